@@ -1,0 +1,51 @@
+/**
+ * auth: operator methods (default `svc_nodeHealth`, spec 5) need the operator bearer token in
+ * `Authorization: Bearer <token>`. With a valid token it records the `operator` fact and passes;
+ * without one, or with a wrong one, it answers exactly what an unknown method gets (-32601 from
+ * the same factory), so a prober cannot tell the method exists.
+ *
+ * Writes: fact `operator`. Order: before allowlist, which reads that fact.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { errors } from '../src/errors.js';
+import { OPERATOR } from '../src/facts.js';
+import { readSecret } from '../src/config/secret.js';
+import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
+
+interface AuthOptions {
+  readonly token: string;
+  readonly operatorMethods: readonly string[];
+}
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** Both sides are hashed first so the comparison takes the same time whatever the lengths. */
+const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+
+export const auth: PluginModule<AuthOptions> = {
+  name: 'auth',
+  parseOptions(options) {
+    const token = readSecret(options, 'token');
+    const operatorMethods = options.stringList('operator_methods', ['svc_nodeHealth']);
+    options.done();
+    return { token, operatorMethods };
+  },
+  create({ token, operatorMethods }) {
+    const expected = digest(token);
+    const guarded = new Set(operatorMethods);
+    const authorised = (header: string | undefined): boolean => {
+      const presented = header === undefined ? undefined : BEARER.exec(header)?.[1];
+      // Compare even when nothing was presented, so both paths cost the same.
+      return timingSafeEqual(digest(presented ?? ''), expected) && presented !== undefined;
+    };
+    return {
+      name: 'auth',
+      handle({ request, peer, facts }: RequestContext): Verdict {
+        if (!guarded.has(request.method)) return undefined;
+        if (!authorised(peer.headers.authorization)) return { error: errors.methodNotFound() };
+        facts.set(OPERATOR, true);
+        return undefined;
+      },
+    };
+  },
+};

@@ -1,0 +1,18 @@
+import { errors, RpcFailure } from '../../src/errors.js';
+
+const RAW_HEX = /^0x(?:[0-9a-fA-F]{2})+$/;
+
+/**
+ * The raw transaction of an `eth_sendRawTransaction` call: params must be exactly one non-empty,
+ * even-length `0x` hex string (its size was already capped by size-limit).
+ */
+export function readRawTransaction(params: unknown): string {
+  if (!Array.isArray(params) || params.length !== 1) {
+    throw new RpcFailure(errors.invalidParams('expected one parameter, the raw transaction as 0x-prefixed hex'));
+  }
+  const raw: unknown = params[0];
+  if (typeof raw !== 'string' || !RAW_HEX.test(raw)) {
+    throw new RpcFailure(errors.invalidParams('the raw transaction must be non-empty 0x-prefixed hex of whole bytes'));
+  }
+  return raw;
+}

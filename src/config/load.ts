@@ -1,0 +1,124 @@
+/**
+ * The ingress configuration: one YAML file, validated whole at start and on reload, then frozen.
+ * Every complaint names its YAML path; unknown keys are refused everywhere.
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import type { ChainEntry } from '../chain.js';
+import { LOG_LEVELS, type LogLevel } from '../log.js';
+import { orderViolation, PLUGINS } from '../registry.js';
+import type { UpstreamOptions } from '../upstream.js';
+import { ConfigError, OptionsReader } from './reader.js';
+
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface IngressConfig {
+  readonly listen: ListenAddress;
+  readonly upstreams: { readonly execution: UpstreamOptions; readonly submit: UpstreamOptions };
+  /** Origins allowed to call from a browser; `*` allows any. */
+  readonly corsOrigins: readonly string[];
+  /** How long SIGTERM waits for in-flight requests before closing what is left. */
+  readonly drainTimeoutMs: number;
+  readonly logLevel: LogLevel;
+  /** Enabled plugins, in execution order. */
+  readonly plugins: readonly ChainEntry[];
+}
+
+export function loadConfigFile(path: string): IngressConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  return parseConfig(text, path);
+}
+
+export function parseConfig(text: string, source = 'config'): IngressConfig {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { uniqueKeys: true, prettyErrors: true });
+  } catch (err) {
+    throw new ConfigError(`${source}: invalid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  return readConfig(OptionsReader.of('', doc));
+}
+
+function readConfig(root: OptionsReader): IngressConfig {
+  const listen = readListen(root, 'listen');
+  const upstreams = readUpstreams(root.child('upstreams'));
+  const cors = root.child('cors');
+  const corsOrigins = cors.stringList('allowed_origins', ['*']);
+  cors.done();
+  const drainTimeoutMs = root.integer('drain_timeout_ms', 10_000);
+  const logLevel = root.string('log_level', 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) root.fail('log_level', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const plugins = readPlugins(root, 'plugins');
+  root.done();
+  return Object.freeze({ listen, upstreams, corsOrigins, drainTimeoutMs, logLevel, plugins });
+}
+
+function readListen(root: OptionsReader, key: string): ListenAddress {
+  const text = root.string(key);
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) root.fail(key, 'must be host:port, e.g. 127.0.0.1:8545 or [::1]:8545');
+  return { host: match[1] ?? match[2]!, port };
+}
+
+function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
+  const url = (key: string, fallback?: string) => {
+    const value = options.string(key, fallback);
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(value);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.password) {
+      options.fail(key, 'must be an http:// or https:// URL without credentials');
+    }
+    return value;
+  };
+  const execution = url('execution');
+  const submit = url('submit', execution);
+  const common = {
+    connections: options.integer('connections', 128, { max: 4096 }),
+    headersTimeoutMs: options.integer('headers_timeout_ms', 10_000),
+    bodyTimeoutMs: options.integer('body_timeout_ms', 30_000),
+  };
+  options.done();
+  return { execution: { url: execution, ...common }, submit: { url: submit, ...common } };
+}
+
+function readPlugins(root: OptionsReader, key: string): readonly ChainEntry[] {
+  if (!root.has(key)) root.fail(key, 'is required: the ordered list of plugins');
+  const list = root.rawList(key);
+  const entries: ChainEntry[] = [];
+  const seen = new Set<string>();
+  list.forEach((item, i) => {
+    const at = `${key}[${i}]`;
+    let name: string;
+    let raw: unknown = undefined;
+    if (typeof item === 'string') {
+      name = item;
+    } else if (item !== null && typeof item === 'object' && !Array.isArray(item) && Object.keys(item).length === 1) {
+      [name, raw] = Object.entries(item)[0]!;
+    } else {
+      throw new ConfigError(`${at}: must be a plugin name or a mapping {name: {options}}`);
+    }
+    const module = PLUGINS.get(name);
+    if (!module) throw new ConfigError(`${at}: unknown plugin "${name}" (known: ${[...PLUGINS.keys()].join(', ')})`);
+    if (seen.has(name)) throw new ConfigError(`${at}: plugin "${name}" is listed twice`);
+    seen.add(name);
+    const options = OptionsReader.of(`${at}.${name}`, raw);
+    if (!options.boolean('enabled', true)) return;
+    entries.push({ module, options: module.parseOptions(options) });
+  });
+  const violation = orderViolation(entries.map((e) => e.module.name));
+  if (violation) throw new ConfigError(`${key}: ${violation} (list order is execution order)`);
+  return Object.freeze(entries);
+}

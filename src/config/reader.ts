@@ -1,0 +1,97 @@
+/**
+ * Reads one YAML mapping into typed options, naming the YAML path in every complaint and
+ * refusing keys nobody asked for (`done()`): a misspelt key must fail at start, not be ignored.
+ */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Raw = Record<string, unknown>;
+
+export class OptionsReader {
+  private readonly seen = new Set<string>();
+
+  private constructor(
+    readonly path: string,
+    private readonly raw: Raw,
+  ) {}
+
+  /** A reader over `value`, which must be a mapping; null or absent reads as an empty one. */
+  static of(path: string, value: unknown): OptionsReader {
+    if (value === null || value === undefined) return new OptionsReader(path, {});
+    if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${path}: must be a mapping`);
+    return new OptionsReader(path, value as Raw);
+  }
+
+  has(key: string): boolean {
+    return this.raw[key] !== undefined && this.raw[key] !== null;
+  }
+
+  fail(key: string, why: string): never {
+    throw new ConfigError(`${this.at(key)}: ${why}`);
+  }
+
+  string(key: string, fallback?: string): string {
+    const value = this.take(key);
+    if (value === undefined) return fallback ?? this.fail(key, 'is required');
+    if (typeof value !== 'string' || value === '') this.fail(key, 'must be a non-empty string');
+    return value;
+  }
+
+  optionalString(key: string): string | undefined {
+    return this.has(key) ? this.string(key) : (this.take(key), undefined);
+  }
+
+  integer(key: string, fallback: number, range: { min?: number; max?: number } = {}): number {
+    const value = this.take(key) ?? fallback;
+    const min = range.min ?? 1;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+      this.fail(key, min === 1 ? 'must be a positive integer' : `must be an integer >= ${min}`);
+    }
+    if (range.max !== undefined && value > range.max) this.fail(key, `must be at most ${range.max}`);
+    return value;
+  }
+
+  boolean(key: string, fallback: boolean): boolean {
+    const value = this.take(key) ?? fallback;
+    if (typeof value !== 'boolean') this.fail(key, 'must be true or false');
+    return value;
+  }
+
+  stringList(key: string, fallback: readonly string[]): readonly string[] {
+    const value = this.take(key) ?? fallback;
+    if (!Array.isArray(value)) this.fail(key, 'must be a list of strings');
+    value.forEach((item, i) => {
+      if (typeof item !== 'string' || item === '') this.fail(`${key}[${i}]`, 'must be a non-empty string');
+    });
+    return Object.freeze([...(value as string[])]);
+  }
+
+  /** A list whose items the caller reads itself (naming `key[i]` in its complaints). */
+  rawList(key: string): readonly unknown[] {
+    const value = this.take(key) ?? [];
+    if (!Array.isArray(value)) this.fail(key, 'must be a list');
+    return value;
+  }
+
+  child(key: string): OptionsReader {
+    return OptionsReader.of(this.at(key), this.take(key));
+  }
+
+  /** Refuses every key that no read asked for. Call once all options are read. */
+  done(): void {
+    for (const key of Object.keys(this.raw)) {
+      if (!this.seen.has(key)) this.fail(key, 'unknown key');
+    }
+  }
+
+  private take(key: string): unknown {
+    this.seen.add(key);
+    const value = this.raw[key];
+    return value === null ? undefined : value;
+  }
+
+  private at(key: string): string {
+    return this.path === '' ? key : `${this.path}.${key}`;
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The wire error catalogue: every JSON-RPC error the ingress itself emits, named by condition.
+ *
+ * The spec reuses -32000 and -32601 for several conditions (section 7), so callers never build
+ * error objects from a bare code: they call the factory named for the condition. One factory per
+ * condition also keeps "same condition, same bytes" true, e.g. an unauthorised `svc_nodeHealth`
+ * and an unknown method both come from `methodNotFound()`.
+ */
+
+/** A JSON-RPC error object as it goes on the wire, plus the HTTP status it travels with. */
+export interface RpcError {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+  /** 200 unless the condition is a rate limit (429); see README "HTTP status policy". */
+  readonly httpStatus?: number;
+}
+
+function rpcError(code: number, message: string, data?: unknown): RpcError {
+  return Object.freeze(data === undefined ? { code, message } : { code, message, data });
+}
+
+// JSON-RPC 2.0 standard codes.
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
+// Ethereum server-error range (EIP-1474), as the spec uses it.
+export const SERVER_ERROR = -32000;
+export const LIMIT_EXCEEDED = -32005;
+
+const METHOD_NOT_FOUND_ERROR = rpcError(METHOD_NOT_FOUND, 'the method does not exist/is not available');
+const BATCH_MESSAGE = 'batch requests are not supported: send one JSON-RPC request per HTTP call';
+
+export const errors = {
+  /** Body is not JSON. */
+  parseError: () => rpcError(PARSE_ERROR, 'parse error: the body is not valid JSON'),
+  /** Body is JSON but not a JSON-RPC 2.0 request object; `why` says which member is wrong. */
+  invalidRequest: (why: string) => rpcError(INVALID_REQUEST, `invalid request: ${why}`),
+  /** A request without an id would be executed with nobody to answer: refused, not run. */
+  notificationRefused: () =>
+    rpcError(INVALID_REQUEST, 'invalid request: notifications (requests without an id) are not supported; add an id'),
+  /** One element of a refused batch, or the whole of an empty or unanswered one. */
+  batchRefused: () => rpcError(INVALID_REQUEST, BATCH_MESSAGE),
+  /** Unknown method, method outside the allowlist, operator method without a valid token. */
+  methodNotFound: () => METHOD_NOT_FOUND_ERROR,
+  /** eth_sendTransaction, eth_sign, eth_signTransaction, eth_signTypedData*: spec 4.5. */
+  signingRefused: () =>
+    rpcError(
+      METHOD_NOT_FOUND,
+      'the method is not supported: this endpoint holds no keys; sign in the client and use eth_sendRawTransaction',
+    ),
+  /** svc_validateTransaction: spec 4.5 and 7. */
+  notSupportedByIngress: (method: string) =>
+    rpcError(METHOD_NOT_FOUND, `the method ${method} is not supported by the ingress`),
+  invalidParams: (why: string) => rpcError(INVALID_PARAMS, `invalid params: ${why}`),
+  /** Raw transaction over the size limit: spec 4.3, message fixed by the spec. */
+  oversizedTransaction: () => rpcError(INVALID_PARAMS, 'oversized transaction'),
+  /** The execution layer could not be reached, or it did not answer in time. */
+  upstreamUnavailable: () => rpcError(INTERNAL_ERROR, 'upstream unavailable: the execution layer did not answer'),
+  /** The execution layer answered something that is not a JSON-RPC response. */
+  upstreamInvalid: () => rpcError(INTERNAL_ERROR, 'upstream error: the execution layer answered an invalid response'),
+  /** The submission target could not be reached: the submission was not forwarded. */
+  submissionUnavailable: () =>
+    rpcError(INTERNAL_ERROR, 'submission unavailable: the transaction was not forwarded; retry later'),
+  /** A bug: the stack goes to the log, never to the client. */
+  internal: () => rpcError(INTERNAL_ERROR, 'internal error'),
+} as const;
+
+/**
+ * An error carried up the stack by code that cannot answer directly (a plugin's helper, the
+ * upstream client). The server turns it into its `rpc` error; anything else thrown is a bug.
+ */
+export class RpcFailure extends Error {
+  constructor(readonly rpc: RpcError, options?: { cause?: unknown }) {
+    super(rpc.message, options);
+    this.name = 'RpcFailure';
+  }
+}
+
+/** Transport refusals: answered with an HTTP status because no JSON-RPC answer can be formed. */
+export const transport = {
+  methodNotAllowed: { status: 405, message: 'only POST is accepted' },
+  unsupportedMediaType: { status: 415, message: 'the body must be JSON sent as Content-Type: application/json' },
+  unsupportedEncoding: { status: 415, message: 'compressed request bodies are not supported' },
+  payloadTooLarge: { status: 413, message: 'request body too large' },
+} as const;

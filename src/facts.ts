@@ -1,0 +1,25 @@
+/**
+ * Facts that one plugin records about a request for later plugins to read. Append-only: a fact
+ * is set at most once, so a later plugin cannot undo an earlier one's finding.
+ */
+export interface Fact<T> {
+  readonly name: string;
+  /** Phantom member carrying the value type; never read. */
+  readonly type?: T;
+}
+
+/** Set by auth: the request carried the operator bearer token. */
+export const OPERATOR: Fact<boolean> = { name: 'operator' };
+
+export class Facts {
+  private readonly values = new Map<Fact<unknown>, unknown>();
+
+  get<T>(fact: Fact<T>): T | undefined {
+    return this.values.get(fact) as T | undefined;
+  }
+
+  set<T>(fact: Fact<T>, value: T): void {
+    if (this.values.has(fact)) throw new Error(`fact "${fact.name}" is already set`);
+    this.values.set(fact, value);
+  }
+}

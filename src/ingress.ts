@@ -1,0 +1,103 @@
+/**
+ * The ingress's lifecycle:
+ * 1. build the runtime (upstream pools, plugin chain) from a validated config;
+ * 2. listen; the address is fixed for the life of the process;
+ * 3. reload: build a new runtime beside the old, swap, retire the old once its requests finish
+ *    (a config that fails to build leaves the running one in place);
+ * 4. shutdown: stop accepting, let in-flight requests finish up to the drain timeout, cut what
+ *    is left, retire the runtime.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { IngressConfig } from './config/load.js';
+import type { Logger } from './log.js';
+import { Runtime } from './runtime.js';
+import { createRequestListener } from './server.js';
+
+export interface Ingress {
+  /** The JSON-RPC endpoint, e.g. http://127.0.0.1:8545. */
+  readonly url: string;
+  readonly port: number;
+  /** Swaps in a new configuration; throws (keeping the old one) if it cannot be built. */
+  reload(config: IngressConfig): Promise<void>;
+  /** Stops accepting, drains, closes. Idempotent. */
+  shutdown(): Promise<void>;
+}
+
+// Node's defaults (300 s per request) would let a slow client hold a socket for minutes.
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+export async function startIngress(config: IngressConfig, log: Logger): Promise<Ingress> {
+  let runtime = await Runtime.create(config, log);
+  const server = createServer(
+    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
+    createRequestListener(() => runtime, log),
+  );
+  let active = 0;
+  let drained: (() => void) | undefined;
+  server.on('request', (_req, res) => {
+    active++;
+    res.once('close', () => {
+      if (--active === 0) drained?.();
+    });
+  });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+  try {
+    await listen(server, config.listen.host, config.listen.port);
+  } catch (err) {
+    await runtime.retire();
+    throw err;
+  }
+  const { port } = server.address() as AddressInfo;
+  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+  let stopping: Promise<void> | undefined;
+
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    async reload(next) {
+      if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
+        log.warn('listen address changes take effect only after a restart', { listen: `${host}:${port}` });
+      }
+      const fresh = await Runtime.create(next, log);
+      const old = runtime;
+      runtime = fresh;
+      log.info('configuration reloaded', { plugins: fresh.chain.names });
+      await old.retire();
+    },
+    shutdown() {
+      stopping ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        if (active > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            new Promise<void>((resolve) => (drained = resolve)),
+            new Promise<void>((resolve) => (timer = setTimeout(resolve, runtime.config.drainTimeoutMs))),
+          ]);
+          clearTimeout(timer);
+          if (active > 0) log.warn('drain timeout: closing requests still in flight', { requests: active });
+        }
+        server.closeAllConnections();
+        await closed;
+        await runtime.retire();
+      })();
+      return stopping;
+    },
+  };
+}
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,123 @@
+/**
+ * JSON-RPC 2.0 envelopes: reading one request object strictly, and writing answers.
+ *
+ * Why the request is re-serialised before it goes upstream: JSON.parse keeps the last of two
+ * duplicate keys, geth matches member names case-insensitively and reth rejects duplicates. If
+ * the ingress forwarded the client's bytes, a request such as
+ * `{"method":"eth_chainId","METHOD":"debug_x"}` could be read one way here and another way by
+ * the EL. Forwarding `canonicalBody` (built from exactly the values inspected) closes that gap.
+ */
+import { errors, type RpcError } from './errors.js';
+
+export type RpcId = string | number | null;
+
+/** A validated request. Frozen: plugins read it, never change it. */
+export interface RpcRequest {
+  readonly jsonrpc: '2.0';
+  readonly id: RpcId;
+  readonly method: string;
+  /** Absent when the client sent no params. */
+  readonly params?: readonly unknown[] | Readonly<Record<string, unknown>>;
+}
+
+export type Answer = { readonly result: unknown } | { readonly error: RpcError };
+
+const MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params']);
+const MAX_METHOD_LENGTH = 128;
+// Real Ethereum params nest a few levels (eth_call state overrides about five); 64 is generous.
+const MAX_PARAMS_DEPTH = 64;
+// Method names on the Ethereum JSON-RPC surface are ASCII identifiers; refusing anything else
+// keeps unicode look-alikes and escape tricks out of every later lookup.
+const METHOD_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+/** Whether `id` can be echoed exactly: strings, null, and numbers JSON round-trips losslessly. */
+export function isValidId(id: unknown): id is RpcId {
+  if (id === null || typeof id === 'string') return true;
+  return typeof id === 'number' && Number.isFinite(id) && Math.abs(id) <= Number.MAX_SAFE_INTEGER;
+}
+
+/** The id to answer with when a message is refused: its own id when readable, otherwise null. */
+export function idOf(message: unknown): RpcId {
+  if (message !== null && typeof message === 'object' && !Array.isArray(message)) {
+    const id = (message as Record<string, unknown>).id;
+    if (isValidId(id)) return id;
+  }
+  return null;
+}
+
+export type EnvelopeResult =
+  | { readonly ok: true; readonly request: RpcRequest }
+  | { readonly ok: false; readonly id: RpcId; readonly error: RpcError };
+
+/** Reads one JSON-RPC 2.0 request object, refusing anything the EL could read differently. */
+export function readRequest(message: unknown): EnvelopeResult {
+  const refuse = (error: RpcError): EnvelopeResult => ({ ok: false, id: idOf(message), error });
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) {
+    return refuse(errors.invalidRequest('the body must be one JSON-RPC request object'));
+  }
+  const m = message as Record<string, unknown>;
+  for (const key of Object.keys(m)) {
+    if (!MEMBERS.has(key)) {
+      return refuse(errors.invalidRequest(`unexpected member "${printable(key)}"`));
+    }
+  }
+  if (m.jsonrpc !== '2.0') return refuse(errors.invalidRequest('"jsonrpc" must be "2.0"'));
+  if (!('id' in m)) return { ok: false, id: null, error: errors.notificationRefused() };
+  if (!isValidId(m.id)) {
+    return refuse(errors.invalidRequest('"id" must be a string, a number within ±2^53 or null'));
+  }
+  const method = m.method;
+  if (typeof method !== 'string') return refuse(errors.invalidRequest('"method" must be a string'));
+  if (method.length > MAX_METHOD_LENGTH || !METHOD_NAME.test(method)) {
+    return refuse(errors.invalidRequest('"method" is not a valid method name'));
+  }
+  const params = m.params;
+  if (params !== undefined && (params === null || typeof params !== 'object')) {
+    return refuse(errors.invalidRequest('"params" must be an array or an object'));
+  }
+  if (params !== undefined && !freezeWithin(params, MAX_PARAMS_DEPTH)) {
+    return refuse(errors.invalidRequest(`"params" is nested deeper than ${MAX_PARAMS_DEPTH} levels`));
+  }
+  const request: RpcRequest =
+    params === undefined
+      ? { jsonrpc: '2.0', id: m.id, method }
+      : { jsonrpc: '2.0', id: m.id, method, params: params as RpcRequest['params'] };
+  return { ok: true, request: Object.freeze(request) };
+}
+
+/** The bytes the upstream receives: exactly the members that were inspected, in a fixed order. */
+export function canonicalBody(request: RpcRequest): string {
+  return JSON.stringify(request);
+}
+
+/** One response object, serialised. The only place response JSON is written. */
+export function formatResponse(id: RpcId, answer: Answer): string {
+  if ('error' in answer) {
+    const { code, message, data } = answer.error;
+    const error = data === undefined ? { code, message } : { code, message, data };
+    return JSON.stringify({ jsonrpc: '2.0', id, error });
+  }
+  return JSON.stringify({ jsonrpc: '2.0', id, result: answer.result });
+}
+
+function printable(key: string): string {
+  return key.length > 32 || /[^\x20-\x7e]/.test(key) ? JSON.stringify(key).slice(1, 33) : key;
+}
+
+/**
+ * Freezes a parsed JSON value in place, iteratively so that hostile nesting cannot overflow the
+ * stack here or later in JSON.stringify. Returns false, leaving the value partly frozen, when it
+ * is nested deeper than `maxDepth`.
+ */
+function freezeWithin(root: object, maxDepth: number): boolean {
+  const pending: Array<[object, number]> = [[root, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, depth] = next;
+    if (depth > maxDepth) return false;
+    Object.freeze(value);
+    for (const child of Object.values(value)) {
+      if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
+    }
+  }
+  return true;
+}

@@ -1,0 +1,67 @@
+/**
+ * The plugin contract. Every entry of the YAML `plugins:` list is one `PluginModule`; the list
+ * order is the execution order.
+ *
+ * - `handle(ctx)` returns an `Answer` to answer the request (result or error: the chain stops
+ *   there) or `undefined` to pass it to the next plugin. When every plugin passes, the core
+ *   streams the request to the execution upstream. A plugin may return a promise of either.
+ * - The request (`ctx.request`) is frozen: plugins read it and never rewrite it. What the EL
+ *   receives is exactly what every plugin saw.
+ * - `ctx.facts` is append-only: a plugin may record a fact for later plugins (auth records
+ *   `operator`), and nobody may overwrite it. Plugins read facts only through the keys in
+ *   `facts.ts`, never each other's modules.
+ * - Throwing is a bug: the client gets a generic internal error and the stack goes to the log.
+ *   Expected failures are answered with catalogue errors (`errors.ts`); a helper deep inside a
+ *   plugin may throw `RpcFailure` to the same effect.
+ * - `handleBatch(elements)` is called for a JSON array body before any request is read (the
+ *   ingress answers one request per HTTP call; the hook only shapes the refusal).
+ * - `maxBodyBytes` asks the transport to cap request bodies; the smallest cap wins.
+ * - `create()` opens what the plugin needs (pay at init, not per request); `close()` releases
+ *   it, must be idempotent, and is called even when a later plugin's `create()` failed.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Answer, RpcId, RpcRequest } from './jsonrpc.js';
+import type { OptionsReader } from './config/reader.js';
+import type { Facts } from './facts.js';
+import type { Logger } from './log.js';
+import type { Upstream } from './upstream.js';
+
+export type Verdict = Answer | undefined;
+
+export interface RequestContext {
+  readonly request: RpcRequest;
+  /** The TCP peer and the request's headers, as received. */
+  readonly peer: { readonly address: string; readonly headers: IncomingHttpHeaders };
+  readonly facts: Facts;
+}
+
+/** One element of a batch refusal. */
+export interface BatchAnswer {
+  readonly id: RpcId;
+  readonly answer: Answer;
+}
+
+export interface Plugin {
+  readonly name: string;
+  readonly maxBodyBytes?: number;
+  handleBatch?(elements: readonly unknown[]): readonly BatchAnswer[];
+  handle?(ctx: RequestContext): Verdict | Promise<Verdict>;
+  close?(): void | Promise<void>;
+}
+
+/** What `create()` may use; shared by every plugin of one chain. */
+export interface PluginEnv {
+  /** The EL: reads, and state for the gate. */
+  readonly execution: Upstream;
+  /** Where admitted submissions go (the execution upstream unless configured). */
+  readonly submit: Upstream;
+  readonly log: Logger;
+}
+
+export interface PluginModule<Options = unknown> {
+  /** The YAML key, file name and metric label. */
+  readonly name: string;
+  /** Reads this plugin's YAML options; must call `options.done()`. */
+  parseOptions(options: OptionsReader): Options;
+  create(options: Options, env: PluginEnv): Plugin | Promise<Plugin>;
+}

@@ -1,0 +1,61 @@
+/**
+ * What one configuration builds: the upstream pools and the plugin chain. SIGHUP builds a new
+ * runtime beside the running one and swaps it in; the old one is retired once the requests that
+ * started on it have finished, so a reload never cuts a request short.
+ */
+import { Chain } from './chain.js';
+import type { IngressConfig } from './config/load.js';
+import { createCors, type Cors } from './cors.js';
+import type { Logger } from './log.js';
+import { Upstream } from './upstream.js';
+
+/** Body cap when no plugin asks for one (size-limit switched off). */
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export class Runtime {
+  readonly maxBodyBytes: number;
+  private inflight = 0;
+  private onIdle: (() => void) | undefined;
+
+  private constructor(
+    readonly config: IngressConfig,
+    readonly chain: Chain,
+    readonly execution: Upstream,
+    private readonly submit: Upstream,
+    readonly cors: Cors,
+  ) {
+    this.maxBodyBytes = chain.maxBodyBytes(DEFAULT_MAX_BODY_BYTES);
+  }
+
+  static async create(config: IngressConfig, log: Logger): Promise<Runtime> {
+    const execution = new Upstream(config.upstreams.execution);
+    const submit =
+      config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit);
+    try {
+      const chain = await Chain.create(config.plugins, { execution, submit, log });
+      return new Runtime(config, chain, execution, submit, createCors(config.corsOrigins));
+    } catch (err) {
+      await closeUpstreams(execution, submit);
+      throw err;
+    }
+  }
+
+  enter(): void {
+    this.inflight++;
+  }
+
+  leave(): void {
+    if (--this.inflight === 0) this.onIdle?.();
+  }
+
+  /** Waits for the requests that started on this runtime, then closes its chain and pools. */
+  async retire(): Promise<void> {
+    if (this.inflight > 0) await new Promise<void>((resolve) => (this.onIdle = resolve));
+    await this.chain.close();
+    await closeUpstreams(this.execution, this.submit);
+  }
+}
+
+async function closeUpstreams(execution: Upstream, submit: Upstream): Promise<void> {
+  await Promise.all(execution === submit ? [execution.close()] : [execution.close(), submit.close()]);
+}

@@ -1,0 +1,132 @@
+/**
+ * The HTTP face of the ingress: transport checks, one JSON-RPC request per POST, the plugin
+ * chain, then either the chain's answer or the EL's answer streamed through.
+ *
+ *   POST ─► transport (405/415/413) ─► JSON (-32700) ─► array? batch refusal
+ *        ─► envelope (-32600) ─► plugin chain ─► Answer ──────────► JSON-RPC response
+ *                                              └► pass ─► stream to EL ─► piped response
+ *
+ * This handler never throws: every path ends in exactly one response (or, once an upstream
+ * answer has started streaming, a cut connection).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errors, INVALID_REQUEST, RpcFailure, transport, type RpcError } from './errors.js';
+import { Facts } from './facts.js';
+import { canonicalBody, formatResponse, readRequest, type Answer, type RpcId } from './jsonrpc.js';
+import { describeError, type Logger } from './log.js';
+import type { RequestContext, Verdict } from './plugin.js';
+import type { Runtime } from './runtime.js';
+
+type TransportRefusal = (typeof transport)[keyof typeof transport];
+
+const JSON_CONTENT_TYPE = /^application\/json\s*(?:;|$)/i;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function createRequestListener(current: () => Runtime, log: Logger) {
+  return function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const runtime = current();
+    runtime.cors.decorate(req, res);
+    if (req.method === 'OPTIONS') return runtime.cors.preflight(req, res);
+    if (req.method !== 'POST') return refuseTransport(res, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
+    if (!JSON_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
+      return refuseTransport(res, transport.unsupportedMediaType);
+    }
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+      return refuseTransport(res, transport.unsupportedEncoding);
+    }
+    const cap = runtime.maxBodyBytes;
+    if (Number(req.headers['content-length']) > cap) return refuseTransport(res, transport.payloadTooLarge);
+
+    runtime.enter();
+    res.once('close', () => runtime.leave());
+    readBody(req, cap, (body) => {
+      if (body === undefined) return refuseTransport(res, transport.payloadTooLarge);
+      handleBody(runtime, req, res, body, log);
+    });
+  };
+}
+
+function handleBody(runtime: Runtime, req: IncomingMessage, res: ServerResponse, body: Buffer, log: Logger): void {
+  let message: unknown;
+  try {
+    message = JSON.parse(utf8.decode(body));
+  } catch {
+    return send(res, formatResponse(null, { error: errors.parseError() }));
+  }
+  if (Array.isArray(message)) return refuseBatch(runtime, res, message);
+  const envelope = readRequest(message);
+  if (!envelope.ok) return send(res, formatResponse(envelope.id, { error: envelope.error }));
+
+  const { request } = envelope;
+  const ctx: RequestContext = {
+    request,
+    peer: { address: req.socket.remoteAddress ?? '', headers: req.headers },
+    facts: new Facts(),
+  };
+  const finish = (verdict: Verdict) => {
+    if (verdict !== undefined) return answer(res, request.id, verdict);
+    runtime.execution.stream(canonicalBody(request), res).catch((err) => fail(err));
+  };
+  const fail = (err: unknown) => {
+    if (res.headersSent) return void res.destroy();
+    answer(res, request.id, { error: toRpcError(err, log, request.method) });
+  };
+  try {
+    const verdict = runtime.chain.run(ctx);
+    if (verdict instanceof Promise) verdict.then(finish, fail);
+    else finish(verdict);
+  } catch (err) {
+    fail(err);
+  }
+}
+
+function refuseBatch(runtime: Runtime, res: ServerResponse, elements: readonly unknown[]): void {
+  // JSON-RPC 2.0: an empty array is answered with one error object, not an empty array.
+  const answers = elements.length === 0 ? undefined : runtime.chain.handleBatch(elements);
+  if (answers === undefined) return send(res, formatResponse(null, { error: errors.batchRefused() }));
+  send(res, `[${answers.map(({ id, answer }) => formatResponse(id, answer)).join(',')}]`);
+}
+
+function toRpcError(err: unknown, log: Logger, method: string): RpcError {
+  if (err instanceof RpcFailure) return err.rpc;
+  log.error('unexpected error while handling a request', { method, ...describeError(err) });
+  return errors.internal();
+}
+
+function answer(res: ServerResponse, id: RpcId, answer: Answer): void {
+  send(res, formatResponse(id, answer), 'error' in answer ? answer.error.httpStatus : undefined);
+}
+
+function send(res: ServerResponse, body: string, status = 200): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Transport refusals carry a JSON-RPC error body too, for humans with curl. */
+function refuseTransport(res: ServerResponse, refusal: TransportRefusal, headers: Record<string, string> = {}): void {
+  const body = formatResponse(null, { error: { code: INVALID_REQUEST, message: refusal.message } });
+  // The rest of the body (if any) is not read: the connection cannot be reused.
+  res.shouldKeepAlive = false;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  send(res, body, refusal.status);
+}
+
+/** Collects the body up to `cap` bytes; calls back with undefined once the cap is passed. */
+function readBody(req: IncomingMessage, cap: number, done: (body: Buffer | undefined) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > cap) {
+      req.off('data', onData).off('end', onEnd);
+      done(undefined);
+      return;
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = () => done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  // A client that goes away mid-body only ends its own request; 'close' on the response cleans up.
+  req.on('data', onData).on('end', onEnd).on('error', () => {});
+}

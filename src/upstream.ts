@@ -1,0 +1,136 @@
+/**
+ * One upstream (the EL, or the submission target): pooled keep-alive HTTP connections through
+ * undici, used two ways.
+ *
+ * - `stream()` pipes the upstream's answer straight into the client's response: no buffering,
+ *   no parsing, so a multi-megabyte eth_getLogs starts flowing at once and costs no memory. If
+ *   the client goes away, undici sees the response close early and aborts the upstream request.
+ * - `call()` is for the few small answers the ingress must read itself (a block's base fee,
+ *   a fee history to rewrite, a submission's acknowledgement).
+ *
+ * Both translate transport failures into catalogue errors here, at the edge: the caller sees an
+ * `RpcFailure` or a bug, never an undici error.
+ */
+import type { ServerResponse } from 'node:http';
+import { Pool } from 'undici';
+import { errors, RpcFailure } from './errors.js';
+import type { Answer } from './jsonrpc.js';
+
+export interface UpstreamOptions {
+  readonly url: string;
+  /** Keep-alive connections kept to this upstream. */
+  readonly connections: number;
+  /** Time allowed for the upstream's response headers. */
+  readonly headersTimeoutMs: number;
+  /** Time allowed between two chunks of the upstream's response body. */
+  readonly bodyTimeoutMs: number;
+}
+
+/** Largest answer `call()` will read; the answers it is used for are a few KiB. */
+const MAX_CALL_ANSWER_BYTES = 4 * 1024 * 1024;
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+export class Upstream {
+  private readonly pool: Pool;
+  private readonly path: string;
+
+  constructor(private readonly options: UpstreamOptions) {
+    const url = new URL(options.url);
+    this.path = url.pathname + url.search;
+    this.pool = new Pool(url.origin, {
+      connections: options.connections,
+      pipelining: 1,
+      headersTimeout: options.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs,
+      connect: { timeout: Math.min(options.headersTimeoutMs, 5_000) },
+    });
+  }
+
+  /**
+   * Sends `body` and streams the answer into `res` with `headers` added. Rejects with an
+   * `RpcFailure` when nothing has been written to `res` yet; once the answer has started, a
+   * failure can only cut the response short (the socket is destroyed, the client sees a
+   * truncated body rather than a wrong one).
+   */
+  async stream(body: string, res: ServerResponse): Promise<void> {
+    try {
+      await this.pool.stream(
+        { path: this.path, method: 'POST', headers: JSON_HEADERS, body },
+        ({ statusCode, headers }) => {
+          // An EL answers JSON-RPC errors with 200; anything else is an HTML error page or a
+          // broken proxy, which must not reach the client as if it were an answer.
+          if (statusCode !== 200) throw new RpcFailure(errors.upstreamInvalid());
+          const length = headers['content-length'];
+          if (typeof length === 'string') res.setHeader('content-length', length);
+          res.writeHead(200, JSON_HEADERS);
+          return res;
+        },
+      );
+    } catch (err) {
+      if (res.headersSent) throw err;
+      throw toRpcFailure(err);
+    }
+  }
+
+  /** Calls `method` and returns the upstream's answer, result or JSON-RPC error, parsed. */
+  async call(method: string, params: readonly unknown[]): Promise<Answer> {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+    let text: string;
+    try {
+      const reply = await this.pool.request({ path: this.path, method: 'POST', headers: JSON_HEADERS, body });
+      if (reply.statusCode !== 200) {
+        reply.body.destroy();
+        throw new RpcFailure(errors.upstreamInvalid());
+      }
+      text = await readLimited(reply.body, MAX_CALL_ANSWER_BYTES);
+    } catch (err) {
+      throw toRpcFailure(err);
+    }
+    return parseAnswer(text);
+  }
+
+  /** Finishes in-flight requests, then closes the connections. */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  get url(): string {
+    return this.options.url;
+  }
+}
+
+function toRpcFailure(err: unknown): RpcFailure {
+  return err instanceof RpcFailure ? err : new RpcFailure(errors.upstreamUnavailable(), { cause: err });
+}
+
+async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      throw new RpcFailure(errors.upstreamInvalid());
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseAnswer(text: string): Answer {
+  let reply: unknown;
+  try {
+    reply = JSON.parse(text);
+  } catch {
+    throw new RpcFailure(errors.upstreamInvalid());
+  }
+  if (reply !== null && typeof reply === 'object' && !Array.isArray(reply)) {
+    const r = reply as Record<string, unknown>;
+    if ('result' in r) return { result: r.result };
+    const e = r.error as Record<string, unknown> | null | undefined;
+    if (e && typeof e === 'object' && typeof e.code === 'number' && typeof e.message === 'string') {
+      return { error: e.data === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, data: e.data } };
+    }
+  }
+  throw new RpcFailure(errors.upstreamInvalid());
+}
