@@ -30,7 +30,7 @@ export const auth: PluginModule<AuthOptions> = {
     options.done();
     return { token, operatorMethods };
   },
-  create({ token, operatorMethods }) {
+  create({ token, operatorMethods }, { log }) {
     const expected = digest(token);
     const guarded = new Set(operatorMethods);
     const authorised = (header: string | undefined): boolean => {
@@ -42,7 +42,11 @@ export const auth: PluginModule<AuthOptions> = {
       name: 'auth',
       handle({ request, peer, facts }: RequestContext): Verdict {
         if (!guarded.has(request.method)) return undefined;
-        if (!authorised(peer.headers.authorization)) return { error: errors.methodNotFound() };
+        if (!authorised(peer.headers.authorization)) {
+          log.debug('operator method refused: no valid token', { method: request.method, peer: peer.address });
+          return { error: errors.methodNotFound() };
+        }
+        log.debug('operator method authorised', { method: request.method, peer: peer.address });
         facts.set(OPERATOR, true);
         return undefined;
       },

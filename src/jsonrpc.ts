@@ -28,7 +28,7 @@ const MAX_METHOD_LENGTH = 128;
 const MAX_PARAMS_DEPTH = 64;
 // Method names on the Ethereum JSON-RPC surface are ASCII identifiers; refusing anything else
 // keeps unicode look-alikes and escape tricks out of every later lookup.
-const METHOD_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+const METHOD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Whether `id` can be echoed exactly: strings, null, and numbers JSON round-trips losslessly. */
 export function isValidId(id: unknown): id is RpcId {

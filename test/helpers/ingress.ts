@@ -1,0 +1,42 @@
+/** A real ingress in this process, in front of a given EL, from YAML as an operator writes it. */
+import { parseConfig, type IngressConfig } from '../../src/config/load.js';
+import { startIngress, type Ingress } from '../../src/ingress.js';
+import { createLogger } from '../../src/log.js';
+
+export const OPERATOR_TOKEN = 'test-operator-token-0123456789abcdef';
+process.env.SVC_TEST_OPERATOR_TOKEN = OPERATOR_TOKEN;
+
+/** The shipped production chain, with the token from the environment. */
+export const PRODUCTION_PLUGINS = `
+  - batch-refuse
+  - size-limit
+  - auth:
+      token_env: SVC_TEST_OPERATOR_TOKEN
+  - allowlist
+  - gate
+  - fee-rewrite
+`;
+
+export interface TestIngress extends Ingress {
+  /** Every log line written so far. */
+  readonly logs: string[];
+  readonly config: IngressConfig;
+}
+
+export function testConfig(executionUrl: string, plugins = PRODUCTION_PLUGINS, extra = ''): string {
+  return `listen: 127.0.0.1:0
+upstreams:
+  execution: ${executionUrl}
+  headers_timeout_ms: 2000
+  body_timeout_ms: 2000
+log_level: debug
+${extra}
+plugins:${plugins}`;
+}
+
+export async function startTestIngress(yaml: string): Promise<TestIngress> {
+  const config = parseConfig(yaml);
+  const logs: string[] = [];
+  const ingress = await startIngress(config, createLogger(config.logLevel, (line) => logs.push(line)));
+  return { ...ingress, logs, config };
+}
