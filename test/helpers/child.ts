@@ -1,0 +1,78 @@
+/** The real `svc-ingress` command as a child process, for signals and process-level checks. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface IngressProcess {
+  readonly child: ChildProcess;
+  readonly configPath: string;
+  readonly url: string;
+  /** Every stderr line so far. */
+  readonly lines: string[];
+  /** Resolves with the first log line (current or future) whose `msg` matches. */
+  waitForLog(msg: string | RegExp): Promise<Record<string, unknown>>;
+  /** Resolves with the exit code. */
+  readonly exited: Promise<number | null>;
+}
+
+export function writeConfig(yaml: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'svc-ingress-')), 'ingress.yaml');
+  writeFileSync(path, yaml);
+  return path;
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  return spawn(process.execPath, ['dist/src/cli.js', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export async function startIngressProcess(yaml: string, env?: NodeJS.ProcessEnv): Promise<IngressProcess> {
+  const configPath = writeConfig(yaml);
+  const child = runCli(['--config', configPath], env);
+  const lines: string[] = [];
+  const waiters: Array<{ match: string | RegExp; resolve: (entry: Record<string, unknown>) => void }> = [];
+  const matches = (entry: Record<string, unknown>, match: string | RegExp) =>
+    typeof match === 'string' ? entry.msg === match : match.test(String(entry.msg));
+  let buffered = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    let newline: number;
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      lines.push(line);
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      for (const waiter of [...waiters]) {
+        if (matches(entry, waiter.match)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(entry);
+        }
+      }
+    }
+  });
+  child.stdout!.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waitForLog = (match: string | RegExp) => {
+    for (const line of lines) {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        if (matches(entry, match)) return Promise.resolve(entry);
+      } catch {
+        // not a log line
+      }
+    }
+    return new Promise<Record<string, unknown>>((resolve) => waiters.push({ match, resolve }));
+  };
+  const listening = await Promise.race([
+    waitForLog('listening'),
+    exited.then((code) => {
+      throw new Error(`svc-ingress exited with ${code}: ${lines.join('\n')}`);
+    }),
+  ]);
+  return { child, configPath, url: String(listening.url), lines, waitForLog, exited };
+}

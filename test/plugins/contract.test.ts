@@ -1,0 +1,46 @@
+/** The contract every registered plugin keeps (src/plugin.ts). */
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { OptionsReader } from '../../src/config/reader.js';
+import { Facts } from '../../src/facts.js';
+import { createLogger } from '../../src/log.js';
+import type { PluginEnv, RequestContext } from '../../src/plugin.js';
+import { PLUGINS } from '../../src/registry.js';
+import { Upstream } from '../../src/upstream.js';
+
+process.env.SVC_CONTRACT_TOKEN = 'contract-test-token-0123456789';
+/** The smallest valid options of plugins that need some. */
+const REQUIRED: Record<string, Record<string, unknown>> = { auth: { token_env: 'SVC_CONTRACT_TOKEN' } };
+
+const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+const env: PluginEnv = { execution: upstream, submit: upstream, log: createLogger('error') };
+
+describe('plugin contract', () => {
+  after(() => upstream.close());
+
+  for (const [key, module] of PLUGINS) {
+    describe(key, () => {
+      it('is named like its YAML key and its file', () => {
+        expect(module.name).to.equal(key);
+        expect(existsSync(`plugins/${key}.ts`) || existsSync(`plugins/${key}/index.ts`)).to.equal(true);
+      });
+
+      it('refuses unknown option keys, naming the path', () => {
+        const options = OptionsReader.of(`plugins[0].${key}`, { ...REQUIRED[key], no_such_option: 1 });
+        expect(() => module.parseOptions(options)).to.throw(`plugins[0].${key}.no_such_option: unknown key`);
+      });
+
+      it('passes a method it has no business with, and closes idempotently', async () => {
+        const plugin = await module.create(module.parseOptions(OptionsReader.of(key, REQUIRED[key])), env);
+        const ctx: RequestContext = {
+          request: Object.freeze({ jsonrpc: '2.0' as const, id: 1, method: 'eth_chainId', params: Object.freeze([]) }),
+          peer: { address: '127.0.0.1', headers: {} },
+          facts: new Facts(),
+        };
+        expect(await plugin.handle?.(ctx)).to.equal(undefined);
+        await plugin.close?.();
+        await plugin.close?.();
+      });
+    });
+  }
+});

@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { Chain, type ChainEntry } from '../../src/chain.js';
+import { Facts } from '../../src/facts.js';
+import { createLogger } from '../../src/log.js';
+import type { Plugin, PluginEnv, PluginModule, RequestContext } from '../../src/plugin.js';
+import { Upstream } from '../../src/upstream.js';
+
+/** A plugin that records what happens to it and answers for one method. */
+function recorder(name: string, events: string[], behaviour: { answers?: string; async?: boolean; failCreate?: boolean } = {}): ChainEntry {
+  const module: PluginModule<void> = {
+    name,
+    parseOptions: () => undefined,
+    create() {
+      if (behaviour.failCreate) throw new Error(`${name} cannot start`);
+      events.push(`create ${name}`);
+      const plugin: Plugin = {
+        name,
+        handle({ request }: RequestContext) {
+          events.push(`${name} ${request.method}`);
+          const verdict = request.method === behaviour.answers ? { result: name } : undefined;
+          return behaviour.async ? Promise.resolve(verdict) : verdict;
+        },
+        close() {
+          events.push(`close ${name}`);
+        },
+      };
+      return plugin;
+    },
+  };
+  return { module, options: undefined };
+}
+
+const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+const env: PluginEnv = { execution: upstream, submit: upstream, log: createLogger('error') };
+const ctx = (method: string): RequestContext => ({
+  request: Object.freeze({ jsonrpc: '2.0' as const, id: 1, method }),
+  peer: { address: '127.0.0.1', headers: {} },
+  facts: new Facts(),
+});
+
+describe('chain', () => {
+  after(() => upstream.close());
+
+  it('runs plugins in list order and stops at the first answer', async () => {
+    const events: string[] = [];
+    const chain = await Chain.create(
+      [recorder('a', events), recorder('b', events, { answers: 'm' }), recorder('c', events)],
+      env,
+    );
+    expect(chain.run(ctx('m'))).to.deep.equal({ result: 'b' });
+    expect(events).to.deep.equal(['create a', 'create b', 'create c', 'a m', 'b m']);
+  });
+
+  it('passes (undefined) when every plugin passes', async () => {
+    const events: string[] = [];
+    const chain = await Chain.create([recorder('a', events), recorder('b', events)], env);
+    expect(chain.run(ctx('x'))).to.equal(undefined);
+    expect(events.slice(2)).to.deep.equal(['a x', 'b x']);
+  });
+
+  it('continues after an asynchronous pass and keeps the order', async () => {
+    const events: string[] = [];
+    const chain = await Chain.create(
+      [recorder('a', events, { async: true }), recorder('b', events), recorder('c', events, { answers: 'm', async: true })],
+      env,
+    );
+    expect(await chain.run(ctx('m'))).to.deep.equal({ result: 'c' });
+    expect(events.slice(3)).to.deep.equal(['a m', 'b m', 'c m']);
+  });
+
+  it('closes the plugins already created, last first, when a later create fails', async () => {
+    const events: string[] = [];
+    const entries = [recorder('a', events), recorder('b', events), recorder('c', events, { failCreate: true })];
+    let failure: Error | undefined;
+    await Chain.create(entries, env).catch((err: Error) => (failure = err));
+    expect(failure?.message).to.equal('c cannot start');
+    expect(events).to.deep.equal(['create a', 'create b', 'close b', 'close a']);
+  });
+
+  it('closes each plugin once however often close() is called', async () => {
+    const events: string[] = [];
+    const chain = await Chain.create([recorder('a', events)], env);
+    await Promise.all([chain.close(), chain.close()]);
+    await chain.close();
+    expect(events).to.deep.equal(['create a', 'close a']);
+  });
+
+  it('freezes facts once set', () => {
+    const facts = new Facts();
+    const fact = { name: 'f' };
+    facts.set(fact, true);
+    expect(() => facts.set(fact, false)).to.throw('fact "f" is already set');
+    expect(facts.get(fact)).to.equal(true);
+  });
+});

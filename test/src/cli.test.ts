@@ -1,0 +1,121 @@
+import { expect } from 'chai';
+import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { runCli, startIngressProcess, writeConfig, type IngressProcess } from '../helpers/child.js';
+import { useAnvil } from '../helpers/el.js';
+import { post, rpc } from '../helpers/http.js';
+import { OPERATOR_TOKEN, testConfig } from '../helpers/ingress.js';
+
+async function outputOf(args: string[]): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const child = runCli(args);
+  let stderr = '';
+  let stdout = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stderr, stdout };
+}
+
+describe('svc-ingress command', () => {
+  const anvil = useAnvil();
+
+  it('prints its usage and exits 2 without --config', async () => {
+    const { code, stderr } = await outputOf([]);
+    expect(code).to.equal(2);
+    expect(stderr).to.equal('usage: svc-ingress --config FILE\n');
+  });
+
+  it('refuses an invalid file at start, naming the YAML path, and exits 2', async () => {
+    const path = writeConfig('listen: 127.0.0.1:0\nupstreams:\n  execution: http://127.0.0.1:1\nplugins:\n  - size-limit:\n      max_body_bytes: nope\n');
+    const { code, stderr } = await outputOf(['--config', path]);
+    expect(code).to.equal(2);
+    expect(stderr).to.equal('svc-ingress: invalid configuration: plugins[0].size-limit.max_body_bytes: must be a positive integer\n');
+  });
+
+  describe('signals', () => {
+    let ingress: IngressProcess;
+
+    beforeEach(async () => {
+      ingress = await startIngressProcess(testConfig(anvil.current.url).replace('log_level: debug', 'log_level: info'));
+    });
+    afterEach(async () => {
+      if (ingress.child.exitCode === null) ingress.child.kill('SIGKILL');
+      await ingress.exited;
+    });
+
+    it('serves reads from the file it was given', async () => {
+      const reply = await rpc(ingress.url, 'eth_chainId');
+      expect(reply.text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
+    });
+
+    it('reloads the file on SIGHUP', async () => {
+      expect(JSON.parse((await rpc(ingress.url, 'anvil_nodeInfo')).text).error.code).to.equal(-32601);
+      writeFileSync(
+        ingress.configPath,
+        testConfig(anvil.current.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'),
+      );
+      ingress.child.kill('SIGHUP');
+      await ingress.waitForLog('configuration reloaded');
+      expect(JSON.parse((await rpc(ingress.url, 'anvil_nodeInfo')).text)).to.have.property('result');
+    });
+
+    it('keeps the running chain when the reloaded file is invalid, and says why', async () => {
+      writeFileSync(ingress.configPath, testConfig(anvil.current.url, '\n  - allowlist:\n      extra_methodz: []'));
+      ingress.child.kill('SIGHUP');
+      const entry = await ingress.waitForLog('reload refused: keeping the running configuration');
+      expect(entry.reason).to.equal('plugins[0].allowlist.extra_methodz: unknown key');
+      // Still the old chain: the operator method is still guarded, eth_chainId still served.
+      expect((await rpc(ingress.url, 'eth_chainId')).text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
+      expect(JSON.parse((await rpc(ingress.url, 'eth_maxPriorityFeePerGas')).text).result).to.equal('0x0');
+    });
+
+    it('never logs the operator token', async () => {
+      await rpc(ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
+      ingress.child.kill('SIGHUP');
+      await ingress.waitForLog('configuration reloaded');
+      ingress.child.kill('SIGTERM');
+      await ingress.exited;
+      expect(ingress.lines.length).to.be.greaterThan(2);
+      expect(ingress.lines.join('\n')).to.not.include(OPERATOR_TOKEN);
+    });
+  });
+
+  describe('SIGTERM', () => {
+    it('stops accepting, lets the request in flight finish, then exits 0', async () => {
+      // An EL that holds its answer until the test releases it.
+      let held: ServerResponse | undefined;
+      const arrived = new Promise<void>((resolve) => {
+        slow.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+          held = res;
+          resolve();
+        });
+      });
+      const ingress = await startIngressProcess(testConfig(`http://127.0.0.1:${slowPort}`).replace('headers_timeout_ms: 2000', 'headers_timeout_ms: 20000'));
+      const inFlight = rpc(ingress.url, 'eth_blockNumber', [], 77);
+      await arrived;
+      ingress.child.kill('SIGTERM');
+      await ingress.waitForLog('stopping: draining in-flight requests');
+      const refused = await post(ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}').then(
+        () => 'answered',
+        (err: Error & { code?: string }) => err.code ?? err.message,
+      );
+      expect(refused).to.equal('ECONNREFUSED');
+      held!.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":77,"result":"0x2a"}');
+      expect((await inFlight).text).to.equal('{"jsonrpc":"2.0","id":77,"result":"0x2a"}');
+      expect(await ingress.exited).to.equal(0);
+    });
+
+    const slow = createServer();
+    let slowPort = 0;
+    before(async () => {
+      await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+      slowPort = (slow.address() as AddressInfo).port;
+    });
+    after(async () => {
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    });
+  });
+});

@@ -1,0 +1,99 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { parseConfig } from '../../../src/config/load.js';
+
+const base = (plugins: string, extra = '') => `listen: 127.0.0.1:8545
+upstreams:
+  execution: http://127.0.0.1:18545
+${extra}
+plugins:${plugins}`;
+
+const names = (yaml: string) => parseConfig(yaml).plugins.map((p) => p.module.name);
+
+describe('config', () => {
+  it('loads the shipped production example with the default order pinned', () => {
+    process.env.SVC_OPERATOR_TOKEN_FOR_TEST = 'x'.repeat(32);
+    const shipped = readFileSync('config/ingress.yaml', 'utf8').replace(
+      'token_file: /etc/svc-ingress/operator-token',
+      'token_env: SVC_OPERATOR_TOKEN_FOR_TEST',
+    );
+    const config = parseConfig(shipped);
+    expect(config.plugins.map((p) => p.module.name)).to.deep.equal([
+      'batch-refuse', 'size-limit', 'auth', 'allowlist', 'gate', 'fee-rewrite',
+    ]);
+    expect(config.listen).to.deep.equal({ host: '127.0.0.1', port: 8545 });
+    expect(config.upstreams.submit.url).to.equal('http://127.0.0.1:18545');
+  });
+
+  it('loads the devnet configuration', () => {
+    process.env.SVC_OPERATOR_TOKEN = process.env.SVC_OPERATOR_TOKEN ?? 'y'.repeat(32);
+    expect(parseConfig(readFileSync('config/devnet.yaml', 'utf8')).plugins).to.have.length(6);
+  });
+
+  it('accepts bare names and {name: {options}} entries, and IPv6 listen addresses', () => {
+    const config = parseConfig(base('\n  - batch-refuse\n  - fee-rewrite:\n      base_fee_cache_ms: 0').replace('127.0.0.1:8545', '"[::1]:0"'));
+    expect(config.plugins.map((p) => p.module.name)).to.deep.equal(['batch-refuse', 'fee-rewrite']);
+    expect(config.listen).to.deep.equal({ host: '::1', port: 0 });
+  });
+
+  it('switches an entry off with enabled: false without deleting it', () => {
+    expect(names(base('\n  - batch-refuse\n  - allowlist:\n      enabled: false\n  - gate'))).to.deep.equal([
+      'batch-refuse',
+      'gate',
+    ]);
+  });
+
+  for (const [label, yaml, message] of [
+    ['an unknown top-level key', base('\n  - gate', 'listne: 1'), 'listne: unknown key'],
+    ['an unknown upstream key', base('\n  - gate').replace('upstreams:', 'upstreams:\n  exection: x'), 'upstreams.exection: unknown key'],
+    ['an unknown plugin option', base('\n  - size-limit:\n      max_raw_tx: 5'), 'plugins[0].size-limit.max_raw_tx: unknown key'],
+    ['a negative limit', base('\n  - size-limit:\n      max_raw_transaction_bytes: -1'), 'plugins[0].size-limit.max_raw_transaction_bytes: must be a positive integer'],
+    ['a string where a number belongs', base('\n  - gate\n  - fee-rewrite:\n      base_fee_cache_ms: soon'), 'plugins[1].fee-rewrite.base_fee_cache_ms: must be an integer >= 0'],
+    ['an unknown plugin', base('\n  - gate\n  - teleport'), 'plugins[1]: unknown plugin "teleport" (known: batch-refuse, size-limit, auth, allowlist, gate, fee-rewrite)'],
+    ['a plugin listed twice', base('\n  - gate\n  - gate'), 'plugins[1]: plugin "gate" is listed twice'],
+    ['an entry with two names', base('\n  - {gate: null, auth: null}'), 'plugins[0]: must be a plugin name or a mapping {name: {options}}'],
+    ['no plugin list', 'listen: 127.0.0.1:1\nupstreams:\n  execution: http://127.0.0.1:2\n', 'plugins: is required: the ordered list of plugins'],
+    ['a bad listen address', base('\n  - gate').replace('127.0.0.1:8545', 'localhost'), 'listen: must be host:port, e.g. 127.0.0.1:8545 or [::1]:8545'],
+    ['a non-http upstream', base('\n  - gate').replace('http://127.0.0.1:18545', 'ftp://x'), 'upstreams.execution: must be an http:// or https:// URL without credentials'],
+    ['an upstream with credentials', base('\n  - gate').replace('http://', 'http://u:p@'), 'upstreams.execution: must be an http:// or https:// URL without credentials'],
+    ['a bad log level', base('\n  - gate', 'log_level: loud'), 'log_level: must be one of debug, info, warn, error'],
+    ['an inline secret', base('\n  - auth:\n      token: hunter2hunter2hunter2\n  - allowlist'), 'plugins[0].auth.token_file or plugins[0].auth.token_env: exactly one must be set'],
+    ['a missing token variable', base('\n  - auth:\n      token_env: SVC_NO_SUCH_VARIABLE\n  - allowlist'), 'plugins[0].auth.token_env: environment variable SVC_NO_SUCH_VARIABLE is not set'],
+    ['an unreadable token file', base('\n  - auth:\n      token_file: /nonexistent/token\n  - allowlist'), 'plugins[0].auth.token_file: cannot read /nonexistent/token (ENOENT)'],
+    ['duplicate YAML keys', 'listen: a\nlisten: b\n', 'config: invalid YAML: Map keys must be unique'],
+    ['an allowlisted signing method', base('\n  - allowlist:\n      extra_methods: [eth_sign]'), 'plugins[0].allowlist.extra_methods[0]: eth_sign cannot be allowlisted'],
+  ] as const) {
+    it(`refuses ${label}, naming the YAML path`, () => {
+      expect(() => parseConfig(yaml)).to.throw(message);
+    });
+  }
+
+  it('reports an invalid secret without echoing it', () => {
+    process.env.SVC_SHORT_TOKEN = 'short-secret';
+    let message = '';
+    try {
+      parseConfig(base('\n  - auth:\n      token_env: SVC_SHORT_TOKEN'));
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).to.equal('plugins[0].auth.token: the secret must be at least 16 characters');
+  });
+
+  describe('order rules', () => {
+    for (const [plugins, message] of [
+      ['\n  - allowlist\n  - batch-refuse', 'plugins: batch-refuse must come before allowlist (list order is execution order)'],
+      ['\n  - gate\n  - size-limit', 'plugins: size-limit must come before gate (list order is execution order)'],
+      ['\n  - allowlist\n  - auth:\n      token_env: SVC_OPERATOR_TOKEN_FOR_TEST', 'plugins: auth must come before allowlist (list order is execution order)'],
+      ['\n  - gate\n  - allowlist', 'plugins: allowlist must come before gate (list order is execution order)'],
+    ] as const) {
+      it(`refuses ${plugins.replace(/\s+-\s+/g, ' ').split('\n')[0]!.trim()} out of order`, () => {
+        process.env.SVC_OPERATOR_TOKEN_FOR_TEST = 'x'.repeat(32);
+        expect(() => parseConfig(base(plugins))).to.throw(message);
+      });
+    }
+
+    it('checks order only among enabled entries', () => {
+      expect(names(base('\n  - gate\n  - allowlist:\n      enabled: false'))).to.deep.equal(['gate']);
+    });
+  });
+});
