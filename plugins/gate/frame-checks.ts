@@ -1,0 +1,204 @@
+/**
+ * Static checks of a decoded frame transaction (frame-transactions.md section 6, items 2 to 8)
+ * and its gas figures (section 9). No state access, no cryptography: those come later, in that
+ * order, because `sender` is attacker-chosen.
+ */
+import { getBytes } from 'ethers';
+import { FrameMode, type Frame, type FrameTransaction, type SignatureEntry } from './frame-codec.js';
+import { refuse } from './refusal.js';
+import { SCHEMES } from './signatures.js';
+
+/** Section 9 constants. */
+const BASE_COST = 12_000n;
+const PER_FRAME_COST = 475n;
+const VALUE_TRANSFER_FRAME_COST = 6_000n;
+const CALLDATA_TOKEN_COST = 4n;
+const CALLDATA_FLOOR_PER_BYTE = 64n;
+export const TRANSACTION_EXECUTION_CAP = 16_777_216n;
+export const PREFIX_GAS_BUDGET = 100_000n;
+export const PREFIX_STATE_GAS_BUDGET = 500_000n;
+const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+const U64_MAX = (1n << 64n) - 1n;
+const APPROVE_PAYMENT = 1;
+const APPROVE_EXECUTION = 2;
+const APPROVE_BOTH = 3;
+const ATOMIC = 4;
+
+export interface FrameLimits {
+  readonly chainId: bigint;
+  /** Prefix execution + verification gas; never below the reference's 100 000. */
+  readonly prefixGasBudget: bigint;
+  readonly prefixStateGasBudget: bigint;
+}
+
+export interface FrameFacts {
+  /** Who pays: the sender for self shapes, the pay frame's target otherwise. */
+  readonly payer: string;
+  readonly maxGas: bigint;
+  readonly maxCost: bigint;
+  /** The expiry frame's deadline (unix seconds), if the transaction has one. */
+  readonly deadline: bigint | undefined;
+  /** Index of the frame that grants payment: the end of the validation prefix. */
+  readonly prefixEnd: number;
+}
+
+export function checkFrameTransaction(tx: FrameTransaction, limits: FrameLimits): FrameFacts {
+  if (tx.chainId !== limits.chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${limits.chainId}`);
+  if (tx.blobVersionedHashes.length > 0 || tx.maxFeePerBlobGas !== 0n) {
+    refuse('blob-not-supported', 'frame transactions on this chain carry no blobs');
+  }
+  if (tx.maxPriorityFeePerGas > tx.maxFeePerGas) refuse('fee-order', 'max_priority_fee_per_gas exceeds max_fee_per_gas');
+  checkFrames(tx);
+  const deadline = checkExpiry(tx.frames);
+  tx.signatures.forEach(checkEntryShape);
+  const gas = gasFigures(tx);
+  if (gas.capped > TRANSACTION_EXECUTION_CAP) {
+    refuse('gas-cap', `intrinsic plus execution gas ${gas.capped} exceeds ${TRANSACTION_EXECUTION_CAP}`);
+  }
+  const { payerTarget, prefixEnd } = checkPrefixShape(tx, deadline !== undefined ? 1 : 0);
+  checkPrefixBudgets(tx, deadline !== undefined ? 1 : 0, prefixEnd, limits);
+  return {
+    payer: payerTarget ?? tx.sender,
+    maxGas: gas.maxGas,
+    maxCost: gas.maxGas * tx.maxFeePerGas,
+    deadline,
+    prefixEnd,
+  };
+}
+
+const isSender = (tx: FrameTransaction, target: string | undefined) => target === undefined || target === tx.sender;
+
+function checkFrames(tx: FrameTransaction): void {
+  let gas = 0n;
+  let inBatch = false;
+  tx.frames.forEach((frame, i) => {
+    const bad = (why: string) => refuse('frame-invalid', `frame ${i}: ${why}`);
+    if (frame.mode > FrameMode.Sender) bad(`unknown mode ${frame.mode}`);
+    if (frame.flags >= 8) bad('flags above bit 2 must be zero');
+    if (frame.value !== 0n && frame.mode !== FrameMode.Sender) bad('only SENDER frames may carry value');
+    if ((frame.flags & APPROVE_EXECUTION) !== 0 && !isSender(tx, frame.target)) {
+      bad('a frame that may grant execution must target the sender');
+    }
+    const atomic = (frame.flags & ATOMIC) !== 0;
+    if (atomic) {
+      if (frame.mode === FrameMode.Verify) bad('a VERIFY frame cannot be atomic');
+      if (i === tx.frames.length - 1) bad('the last frame cannot be atomic');
+      if (tx.frames[i + 1]!.mode === FrameMode.Verify) bad('an atomic frame cannot precede a VERIFY frame');
+    }
+    // A batch is a run of atomic frames plus the frame that ends it; none may grant approval.
+    if ((atomic || inBatch) && (frame.flags & APPROVE_BOTH) !== 0) bad('frames inside an atomic batch carry no approval bits');
+    inBatch = atomic;
+    gas += frame.executionGas + frame.stateGas;
+    if (gas > U64_MAX) bad('total gas overflows 64 bits');
+  });
+}
+
+function checkExpiry(frames: readonly Frame[]): bigint | undefined {
+  let deadline: bigint | undefined;
+  frames.forEach((frame, i) => {
+    if (frame.mode !== FrameMode.Verify || frame.target !== EXPIRY_VERIFIER) return;
+    const bad = (why: string) => refuse('expiry-invalid', `frame ${i}: ${why}`);
+    if (deadline !== undefined) bad('at most one expiry frame');
+    if (i !== 0) bad('the expiry frame must be frame 0');
+    if (frame.flags !== 0 || frame.value !== 0n || frame.stateGas !== 0n) bad('the expiry frame has flags, value and state gas 0');
+    if (getBytes(frame.data).length !== 8) bad('the expiry frame carries exactly 8 bytes of deadline');
+    deadline = BigInt(frame.data);
+  });
+  return deadline;
+}
+
+function checkEntryShape(entry: SignatureEntry, i: number): void {
+  const scheme = SCHEMES.get(entry.scheme);
+  if (scheme === undefined) refuse('sig-scheme-unknown', `signature ${i}: unknown scheme 0x${entry.scheme.toString(16)}`);
+  if (scheme.name === 'ARBITRARY' && entry.signer !== undefined) refuse('sig-invalid', `signature ${i}: ARBITRARY entries name no signer`);
+  if (entry.msg !== undefined && (getBytes(entry.msg).length !== 32 || /^0x0*$/.test(entry.msg))) {
+    refuse('sig-invalid', `signature ${i}: msg must be empty or a non-zero 32-byte digest`);
+  }
+  const length = (entry.signature.length - 2) / 2;
+  if (scheme.signatureBytes !== undefined && length !== scheme.signatureBytes) {
+    refuse(scheme.lengthReason, `signature ${i}: ${scheme.name} signatures are ${scheme.signatureBytes} bytes, not ${length}`);
+  }
+}
+
+/** Section 9: intrinsic gas, calldata floor, max gas. */
+function gasFigures(tx: FrameTransaction): { capped: bigint; maxGas: bigint } {
+  const frames = BigInt(tx.frames.length);
+  let tokens = 0n;
+  let bytes = 0n;
+  const count = (hex: string | undefined) => {
+    if (hex === undefined) return;
+    const data = getBytes(hex);
+    bytes += BigInt(data.length);
+    for (const b of data) tokens += b === 0 ? 1n : 4n;
+  };
+  let schemeGas = 0n;
+  for (const entry of tx.signatures) {
+    count(entry.signer);
+    count(entry.msg);
+    count(entry.signature);
+    schemeGas += SCHEMES.get(entry.scheme)!.verificationGas;
+  }
+  let execution = 0n;
+  let state = 0n;
+  let valueCost = 0n;
+  for (const frame of tx.frames) {
+    count(frame.data);
+    execution += frame.executionGas;
+    state += frame.stateGas;
+    if (frame.value > 0n && frame.target !== undefined && frame.target !== tx.sender) valueCost += VALUE_TRANSFER_FRAME_COST;
+  }
+  const fixed = BASE_COST + PER_FRAME_COST * frames + schemeGas + valueCost;
+  const intrinsic = fixed + CALLDATA_TOKEN_COST * tokens;
+  const floor = fixed + CALLDATA_FLOOR_PER_BYTE * bytes;
+  const maxGas = intrinsic + execution + state > floor + state ? intrinsic + execution + state : floor + state;
+  const capped = intrinsic + execution > floor ? intrinsic + execution : floor;
+  return { capped, maxGas };
+}
+
+/** Item 7: the validation prefix is [self], [deploy, self], [only, pay] or [deploy, only, pay]. */
+function checkPrefixShape(tx: FrameTransaction, start: number): { payerTarget: string | undefined; prefixEnd: number } {
+  const at = (i: number) => tx.frames[start + i];
+  const is = (frame: Frame | undefined, mode: FrameMode, flags: number, toSender: boolean) =>
+    frame !== undefined &&
+    frame.mode === mode &&
+    (frame.flags & ~ATOMIC) === flags &&
+    (!toSender || isSender(tx, frame.target));
+  const deploy = (f: Frame | undefined) => is(f, FrameMode.Default, 0, false);
+  const self = (f: Frame | undefined) => is(f, FrameMode.Verify, APPROVE_BOTH, true);
+  const only = (f: Frame | undefined) => is(f, FrameMode.Verify, APPROVE_EXECUTION, true);
+  const pay = (f: Frame | undefined) => is(f, FrameMode.Verify, APPROVE_PAYMENT, false);
+  const d = deploy(at(0)) ? 1 : 0;
+  let prefixEnd: number;
+  let payerTarget: string | undefined;
+  if (self(at(d))) {
+    prefixEnd = start + d;
+  } else if (only(at(d)) && pay(at(d + 1))) {
+    prefixEnd = start + d + 1;
+    payerTarget = tx.frames[prefixEnd]!.target;
+  } else {
+    refuse('prefix-shape', 'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]');
+  }
+  for (let i = start; i <= prefixEnd; i++) {
+    if ((tx.frames[i]!.flags & ATOMIC) !== 0) refuse('prefix-shape', `frame ${i}: prefix frames cannot be atomic`);
+  }
+  for (let i = prefixEnd + 1; i < tx.frames.length; i++) {
+    if (tx.frames[i]!.mode === FrameMode.Verify) refuse('prefix-shape', `frame ${i}: no VERIFY frame after the payment grant`);
+  }
+  return { payerTarget, prefixEnd };
+}
+
+function checkPrefixBudgets(tx: FrameTransaction, start: number, prefixEnd: number, limits: FrameLimits): void {
+  let execution = 0n;
+  let state = 0n;
+  for (let i = start; i <= prefixEnd; i++) {
+    execution += tx.frames[i]!.executionGas;
+    state += tx.frames[i]!.stateGas;
+  }
+  for (const entry of tx.signatures) execution += SCHEMES.get(entry.scheme)!.verificationGas;
+  if (execution > limits.prefixGasBudget) {
+    refuse('prefix-gas', `validation prefix needs ${execution} gas, over the budget of ${limits.prefixGasBudget}`);
+  }
+  if (state > limits.prefixStateGasBudget) {
+    refuse('prefix-gas', `validation prefix needs ${state} state gas, over the budget of ${limits.prefixStateGasBudget}`);
+  }
+}
