@@ -64,6 +64,27 @@ export const errors = {
   /** The submission target could not be reached: the submission was not forwarded. */
   submissionUnavailable: () =>
     rpcError(INTERNAL_ERROR, 'submission unavailable: the transaction was not forwarded; retry later'),
+  /** Spec 7: the same hash was admitted recently. */
+  alreadyKnown: () => rpcError(SERVER_ERROR, 'already known'),
+  /**
+   * Spec 7: refused by the gate. `reason` is a stable code (frame-transactions.md's, or the
+   * gate's own), `detail` a sentence; a verdict answered from the cache says so.
+   */
+  rejected: (reason: string, detail: string, cached = false) =>
+    rpcError(SERVER_ERROR, `rejected: ${detail}${cached ? ' (cached verdict)' : ''}`, cached ? { reason, cached } : { reason }),
+  /** Spec 7: the execution layer's own validation refused it; its reason is carried verbatim. */
+  rejectedByExecutionLayer: (reason: string, cached = false) =>
+    rpcError(
+      SERVER_ERROR,
+      `rejected by the execution layer: ${reason}${cached ? ' (cached verdict)' : ''}`,
+      cached ? { reason: 'el-rejected', cached } : { reason: 'el-rejected' },
+    ),
+  /** Spec 4.3: submissions must reach a validator; a follower without a relay refuses them. */
+  followerRefusesSubmissions: () =>
+    rpcError(SERVER_ERROR, 'submissions are not accepted by this node (a follower): send them to the public endpoint'),
+  /** Spec 7: the gate could not read state or validate: it fails closed. */
+  validationUnavailable: () =>
+    rpcError(INTERNAL_ERROR, 'validation unavailable: the ingress could not reach its execution layer'),
   /** A bug: the stack goes to the log, never to the client. */
   internal: () => rpcError(INTERNAL_ERROR, 'internal error'),
 } as const;

@@ -34,7 +34,7 @@ export class Upstream {
   private readonly pool: Pool;
   private readonly path: string;
 
-  constructor(private readonly options: UpstreamOptions) {
+  constructor(readonly options: UpstreamOptions) {
     const url = new URL(options.url);
     this.path = url.pathname + url.search;
     this.pool = new Pool(url.origin, {
@@ -94,9 +94,6 @@ export class Upstream {
     return this.pool.close();
   }
 
-  get url(): string {
-    return this.options.url;
-  }
 }
 
 function toRpcFailure(err: unknown): RpcFailure {

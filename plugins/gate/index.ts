@@ -1,29 +1,137 @@
 /**
- * gate: answers every `eth_sendRawTransaction` (spec 4.3, 4.4). The whole chain's only path
- * to consensus.
+ * gate: answers every `eth_sendRawTransaction` (spec 4.3, 4.4, 7). What it admits is
+ * forwarded to the submission target and answered with keccak-256 of the raw bytes; what it
+ * refuses gets a synchronous -32000 with a reason and never reaches consensus.
  *
- * Today: the params' shape is checked (-32602), then the transaction is forwarded to the
- * submission target and answered with keccak-256 of its raw bytes. Decoding, signature and
- * admission checks join here, each in its own file, before `forwardSubmission`.
+ * The order of checks, cheapest first; each stage runs only if every earlier one passed:
  *
- * Order: after size-limit (sizes are capped before any decoding) and after allowlist.
+ *   params shape ─► duplicate window ─► cached verdict        (memory only)
+ *     ─► decode, static checks, signatures                    (CPU, no state)
+ *     ─► head state: nonce, in-flight, base fee, payer funds  (EL reads, shared per head)
+ *     ─► EL validation: svc_validateTransaction               (EL simulation)
+ *     ─► forward to the submission target
+ *
+ * Fails closed: an EL that cannot be read gives -32603 and nothing is forwarded.
+ * Order: after size-limit (sizes capped before decoding), allowlist and rate-limit.
  */
+import { keccak256 } from 'ethers';
+import { errors } from '../../src/errors.js';
+import type { Answer } from '../../src/jsonrpc.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
+import { Upstream } from '../../src/upstream.js';
+import { checkAdmission } from './admission.js';
+import { GateCounters } from './counters.js';
+import { decodeSubmission } from './decode.js';
+import { createElValidation, ExecutionLayerRefusal } from './el-validation.js';
 import { forwardSubmission } from './forward.js';
+import { InFlight } from './in-flight.js';
+import { parseGateOptions, type GateOptions } from './options.js';
+import { Refusal } from './refusal.js';
 import { readRawTransaction } from './shape.js';
+import { HeadState, Unavailable } from './state.js';
+import { VerdictCache, type CachedRefusal } from './verdict-cache.js';
 
-export const gate: PluginModule<void> = {
+export const gate: PluginModule<GateOptions> = {
   name: 'gate',
-  parseOptions(options) {
-    options.done();
-  },
-  create(_options, { submit }) {
+  parseOptions: parseGateOptions,
+  create(options, { execution, submit, log }) {
+    const counters = new GateCounters();
+    if (options.role === 'follower') {
+      const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl });
+      return {
+        name: 'gate',
+        counters,
+        handle({ request }: RequestContext): Verdict | Promise<Verdict> {
+          if (request.method !== 'eth_sendRawTransaction') return undefined;
+          const raw = readRawTransaction(request.params);
+          counters.seen++;
+          if (relay === undefined) return { error: errors.followerRefusesSubmissions() };
+          return forwardSubmission(relay, raw);
+        },
+        close: () => relay?.close(),
+      };
+    }
+
+    const state = new HeadState(execution, options.headCacheMs);
+    const inFlight = new InFlight(options.skipAfterBlocks);
+    const cache = new VerdictCache(options);
+    const validate = createElValidation(execution, options.validationMethod, options.validationRecheckMs);
+    const judging = new Map<string, Promise<Answer>>();
+
+    const replay = (hash: string): Answer | undefined => {
+      if (cache.isAdmitted(hash)) {
+        counters.refused('already-known');
+        return { error: errors.alreadyKnown() };
+      }
+      const cached = cache.refusal(hash, state.known?.number);
+      if (cached === undefined) return undefined;
+      counters.cachedVerdicts++;
+      return { error: wireError(cached, true) };
+    };
+
+    const judge = async (raw: string, hash: string): Promise<Answer> => {
+      let head: bigint | undefined;
+      let release: (() => void) | undefined;
+      try {
+        const sub = decodeSubmission(raw, hash, options);
+        const admitted = await checkAdmission(sub, state, inFlight, options);
+        head = admitted.head.number;
+        release = admitted.release;
+        await validate(sub);
+      } catch (err) {
+        release?.();
+        if (err instanceof Unavailable) {
+          log.warn('gate: execution layer unavailable, submission refused', { error: err.message });
+          return { error: errors.validationUnavailable() };
+        }
+        if (!(err instanceof Refusal)) throw err;
+        const refusal: CachedRefusal = { reason: err.reason, detail: err.detail, byExecutionLayer: err instanceof ExecutionLayerRefusal, head };
+        cache.refuse(hash, refusal);
+        counters.refused(err.reason);
+        return { error: wireError(refusal, false) };
+      }
+      let answer: Answer;
+      try {
+        answer = await forwardSubmission(submit, raw);
+      } catch (err) {
+        release();
+        throw err;
+      }
+      if ('error' in answer) {
+        release();
+        counters.refused('submit-rejected');
+        return answer;
+      }
+      cache.admit(hash);
+      counters.admitted++;
+      return answer;
+    };
+
     return {
       name: 'gate',
+      counters,
       handle({ request }: RequestContext): Verdict | Promise<Verdict> {
         if (request.method !== 'eth_sendRawTransaction') return undefined;
-        return forwardSubmission(submit, readRawTransaction(request.params));
+        const raw = readRawTransaction(request.params);
+        counters.seen++;
+        const hash = keccak256(raw);
+        const earlier = replay(hash);
+        if (earlier !== undefined) return earlier;
+        // The same bytes twice at once: the second waits for the first's verdict.
+        const running = judging.get(hash);
+        if (running !== undefined) {
+          return running.then((first) => ('result' in first ? { error: errors.alreadyKnown() } : first));
+        }
+        const verdict = judge(raw, hash).finally(() => judging.delete(hash));
+        judging.set(hash, verdict);
+        return verdict;
       },
     };
   },
 };
+
+function wireError(refusal: CachedRefusal, cached: boolean) {
+  return refusal.byExecutionLayer
+    ? errors.rejectedByExecutionLayer(refusal.detail, cached)
+    : errors.rejected(refusal.reason, refusal.detail, cached);
+}

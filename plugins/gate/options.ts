@@ -1,0 +1,52 @@
+/** The gate's YAML options, with the safe defaults documented in config/ingress.yaml. */
+import type { OptionsReader } from '../../src/config/reader.js';
+import type { AdmissionLimits } from './admission.js';
+import type { DecodeLimits } from './decode.js';
+import { PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from './frame-checks.js';
+
+export interface GateOptions extends DecodeLimits, AdmissionLimits {
+  readonly role: 'validator' | 'follower';
+  readonly relayUrl: string | undefined;
+  readonly duplicateWindowMs: number;
+  readonly verdictTtlMs: number;
+  readonly maxEntries: number;
+  readonly headCacheMs: number;
+  readonly skipAfterBlocks: bigint;
+  readonly validationMethod: string;
+  readonly validationRecheckMs: number;
+}
+
+/** Spec section 1 network parameters. */
+const CHAIN_ID = 8141;
+const BLOCK_GAS_LIMIT = 60_000_000;
+
+export function parseGateOptions(options: OptionsReader): GateOptions {
+  const role = options.string('role', 'validator');
+  if (role !== 'validator' && role !== 'follower') options.fail('role', 'must be validator or follower');
+  const relayUrl = options.optionalString('relay_url');
+  if (relayUrl !== undefined && role !== 'follower') options.fail('relay_url', 'applies only to role: follower');
+  if (relayUrl !== undefined && !/^https?:\/\/[^@\s]+$/.test(relayUrl)) options.fail('relay_url', 'must be an http:// or https:// URL');
+  const parsed: GateOptions = {
+    role,
+    relayUrl,
+    chainId: BigInt(options.integer('chain_id', CHAIN_ID)),
+    blockGasLimit: BigInt(options.integer('block_gas_limit', BLOCK_GAS_LIMIT)),
+    nonceGapMax: BigInt(options.integer('nonce_gap_max', 64, { min: 0 })),
+    inFlightCap: options.integer('in_flight_cap', 16),
+    frameInFlightCap: options.integer('frame_in_flight_cap', 1),
+    skipAfterBlocks: BigInt(options.integer('skip_after_blocks', 5)),
+    duplicateWindowMs: options.integer('duplicate_window_ms', 60_000),
+    verdictTtlMs: options.integer('verdict_ttl_ms', 30_000),
+    maxEntries: options.integer('cache_max_entries', 200_000),
+    headCacheMs: options.integer('head_cache_ms', 100, { min: 0, max: 5_000 }),
+    validationMethod: options.string('validation_method', 'svc_validateTransaction'),
+    validationRecheckMs: options.integer('validation_recheck_ms', 60_000),
+    // frame-transactions.md section 6 item 8: configurable, never lower than the reference.
+    prefixGasBudget: BigInt(options.integer('prefix_gas_budget', Number(PREFIX_GAS_BUDGET), { min: Number(PREFIX_GAS_BUDGET) })),
+    prefixStateGasBudget: BigInt(
+      options.integer('prefix_state_gas_budget', Number(PREFIX_STATE_GAS_BUDGET), { min: Number(PREFIX_STATE_GAS_BUDGET) }),
+    ),
+  };
+  options.done();
+  return parsed;
+}

@@ -1,0 +1,103 @@
+/**
+ * Head state as the gate reads it from the EL: the latest block (number, base fee, timestamp)
+ * and accounts (nonce, balance) at that block. Reads are shared: one head read serves every
+ * submission for `headCacheMs`, and an account is read once per head however many submissions
+ * name it. A failed read throws `Unavailable`: the gate then fails closed.
+ */
+import { RpcFailure } from '../../src/errors.js';
+import type { Answer } from '../../src/jsonrpc.js';
+import type { Upstream } from '../../src/upstream.js';
+
+export interface Head {
+  readonly number: bigint;
+  readonly baseFee: bigint;
+  readonly timestamp: bigint;
+}
+
+export interface Account {
+  readonly nonce: bigint;
+  readonly balance: bigint;
+}
+
+/** The EL could not be read: not a verdict on the transaction. */
+export class Unavailable extends Error {
+  override name = 'Unavailable';
+}
+
+export class HeadState {
+  private head: { promise: Promise<Head>; expires: number } | undefined;
+  private lastHead: Head | undefined;
+  private accounts = new Map<string, Promise<Account>>();
+  private accountsHead = -1n;
+
+  constructor(
+    private readonly execution: Upstream,
+    private readonly headCacheMs: number,
+  ) {}
+
+  /** The newest head known without a read, if any (verdict-cache checks use it). */
+  get known(): Head | undefined {
+    return this.lastHead;
+  }
+
+  latest(): Promise<Head> {
+    const now = Date.now();
+    if (this.head === undefined || now >= this.head.expires) {
+      const entry = { promise: this.readHead(), expires: now + this.headCacheMs };
+      this.head = entry;
+      entry.promise.then(
+        (head) => (this.lastHead = head),
+        () => {
+          if (this.head === entry) this.head = undefined;
+        },
+      );
+    }
+    return this.head.promise;
+  }
+
+  account(address: string, head: Head): Promise<Account> {
+    if (head.number !== this.accountsHead) {
+      this.accounts = new Map();
+      this.accountsHead = head.number;
+    }
+    let account = this.accounts.get(address);
+    if (account === undefined) {
+      account = this.readAccount(address, head);
+      this.accounts.set(address, account);
+      account.catch(() => this.accounts.delete(address));
+    }
+    return account;
+  }
+
+  private async readHead(): Promise<Head> {
+    const block = (await this.read('eth_getBlockByNumber', ['latest', false])) as Record<string, unknown> | null;
+    if (block === null || typeof block.number !== 'string') throw new Unavailable('the EL returned no latest block');
+    return {
+      number: BigInt(block.number),
+      baseFee: typeof block.baseFeePerGas === 'string' ? BigInt(block.baseFeePerGas) : 0n,
+      timestamp: BigInt(block.timestamp as string),
+    };
+  }
+
+  private async readAccount(address: string, head: Head): Promise<Account> {
+    const at = '0x' + head.number.toString(16);
+    const [nonce, balance] = await Promise.all([
+      this.read('eth_getTransactionCount', [address, at]),
+      this.read('eth_getBalance', [address, at]),
+    ]);
+    if (typeof nonce !== 'string' || typeof balance !== 'string') throw new Unavailable('the EL returned no account state');
+    return { nonce: BigInt(nonce), balance: BigInt(balance) };
+  }
+
+  private async read(method: string, params: unknown[]): Promise<unknown> {
+    let answer: Answer;
+    try {
+      answer = await this.execution.call(method, params);
+    } catch (err) {
+      if (err instanceof RpcFailure) throw new Unavailable(`${method}: ${err.message}`, { cause: err });
+      throw err;
+    }
+    if ('error' in answer) throw new Unavailable(`${method}: ${answer.error.message}`);
+    return answer.result;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Remembers, per transaction hash, what the gate answered recently:
+ * - admitted hashes form the duplicate window (spec 7 "already known");
+ * - refusals are replayed marked as cached. A refusal that depends only on the bytes (decoding,
+ *   signatures) holds for the whole TTL; one that depends on state (nonce, balance, the EL's
+ *   verdict) holds only while the head it was judged at is still the head.
+ *
+ * Entries expire in insertion order (one TTL per map), so expiry is a sweep from the front.
+ */
+
+export interface CachedRefusal {
+  readonly reason: string;
+  readonly detail: string;
+  /** The EL's own words, for an EL refusal. */
+  readonly byExecutionLayer: boolean;
+  /** Head number it was judged at; undefined when the verdict does not depend on state. */
+  readonly head: bigint | undefined;
+}
+
+class ExpiringMap<V> {
+  private readonly entries = new Map<string, { value: V; expires: number }>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+  ) {}
+
+  get(key: string, now = Date.now()): V | undefined {
+    this.sweep(now);
+    return this.entries.get(key)?.value;
+  }
+
+  set(key: string, value: V, now = Date.now()): void {
+    this.sweep(now);
+    this.entries.delete(key);
+    // Bounded memory under a flood of distinct hashes: the oldest entry makes room.
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { value, expires: now + this.ttlMs });
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private sweep(now: number): void {
+    for (const [key, entry] of this.entries) {
+      if (entry.expires > now) return;
+      this.entries.delete(key);
+    }
+  }
+}
+
+export class VerdictCache {
+  private readonly admitted: ExpiringMap<true>;
+  private readonly refused: ExpiringMap<CachedRefusal>;
+
+  constructor(options: { duplicateWindowMs: number; verdictTtlMs: number; maxEntries: number }) {
+    this.admitted = new ExpiringMap(options.duplicateWindowMs, options.maxEntries);
+    this.refused = new ExpiringMap(options.verdictTtlMs, options.maxEntries);
+  }
+
+  isAdmitted(hash: string): boolean {
+    return this.admitted.get(hash) !== undefined;
+  }
+
+  admit(hash: string): void {
+    this.admitted.set(hash, true);
+  }
+
+  /** A refusal still valid at `head` (the newest head known), if one is cached. */
+  refusal(hash: string, head: bigint | undefined): CachedRefusal | undefined {
+    const cached = this.refused.get(hash);
+    if (cached === undefined || (cached.head !== undefined && cached.head !== head)) return undefined;
+    return cached;
+  }
+
+  refuse(hash: string, refusal: CachedRefusal): void {
+    this.refused.set(hash, refusal);
+  }
+}
+

@@ -1,0 +1,102 @@
+/**
+ * Builds type 0x06 frame transactions for tests and benchmarks, field by field, with ethers'
+ * RLP (frame-transactions.md section 3). Signing follows section 5: every signer signs the
+ * signature hash, the payload with empty-msg signatures blanked.
+ */
+import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
+import { concat, encodeRlp, getBytes, hexlify, keccak256, SigningKey, toBeHex, type RlpStructuredData } from 'ethers';
+
+export interface FrameFields {
+  mode: number;
+  flags: number;
+  target?: string;
+  executionGas: bigint;
+  stateGas?: bigint;
+  value?: bigint;
+  data?: string;
+}
+
+export interface EntryFields {
+  scheme: number;
+  signer?: string;
+  msg?: string;
+  signature?: string;
+}
+
+export interface FrameTxFields {
+  chainId?: bigint;
+  nonce?: bigint;
+  sender: string;
+  frames: FrameFields[];
+  signatures: EntryFields[];
+  fees?: [bigint, bigint, bigint];
+  blobHashes?: string[];
+}
+
+const int = (v: bigint | number) => (BigInt(v) === 0n ? '0x' : toBeHex(BigInt(v)));
+
+function payload(tx: FrameTxFields, blankEmptyMsg: boolean): RlpStructuredData[] {
+  const fees = tx.fees ?? [0n, 2_000_000_000n, 0n];
+  return [
+    int(tx.chainId ?? 8141n),
+    int(tx.nonce ?? 0n),
+    tx.sender,
+    tx.frames.map((f) => [int(f.mode), int(f.flags), f.target ?? '0x', [int(f.executionGas), int(f.stateGas ?? 0n)], int(f.value ?? 0n), f.data ?? '0x']),
+    tx.signatures.map((s) => [
+      int(s.scheme),
+      s.signer ?? '0x',
+      s.msg ?? '0x',
+      blankEmptyMsg && s.msg === undefined ? '0x' : (s.signature ?? '0x'),
+    ]),
+    fees.map(int),
+    tx.blobHashes ?? [],
+  ];
+}
+
+export function encodeFrameTx(tx: FrameTxFields): string {
+  return concat(['0x06', encodeRlp(payload(tx, false))]);
+}
+
+export function frameSigHash(tx: FrameTxFields): string {
+  return keccak256(concat(['0x06', encodeRlp(payload(tx, true))]));
+}
+
+export function secp256k1Entry(key: string, digest: string): string {
+  const sig = new SigningKey(key).sign(digest);
+  return concat([new Uint8Array([sig.yParity]), sig.r, sig.s]);
+}
+
+export function mldsaKeys(seed: Uint8Array): { publicKey: Uint8Array; secretKey: Uint8Array; address: string } {
+  const { publicKey, secretKey } = ml_dsa65.keygen(seed);
+  return { publicKey, secretKey, address: '0x' + keccak256(publicKey).slice(26) };
+}
+
+/** `public_key ‖ signature`, signed deterministically (no extra entropy). */
+export function mldsaEntry(keys: { publicKey: Uint8Array; secretKey: Uint8Array }, digest: string): string {
+  const signature = ml_dsa65.sign(getBytes(digest), keys.secretKey, { extraEntropy: false });
+  return hexlify(concat([keys.publicKey, signature]));
+}
+
+/** A signed transfer: [self VERIFY to the sender, SENDER frame sending `value` to `to`]. */
+export function transferFrameTx(options: {
+  sender: string;
+  nonce?: bigint;
+  to: string;
+  value: bigint;
+  scheme: number;
+  sign: (digest: string) => string;
+  verifyGas?: bigint;
+}): { raw: string; fields: FrameTxFields } {
+  const fields: FrameTxFields = {
+    nonce: options.nonce ?? 0n,
+    sender: options.sender,
+    frames: [
+      { mode: 1, flags: 3, executionGas: options.verifyGas ?? 50_000n },
+      { mode: 2, flags: 0, target: options.to, executionGas: 50_000n, value: options.value },
+    ],
+    signatures: [{ scheme: options.scheme }],
+    fees: [0n, 2_000_000_000n, 0n],
+  };
+  fields.signatures[0]!.signature = options.sign(frameSigHash(fields));
+  return { raw: encodeFrameTx(fields), fields };
+}
