@@ -16,12 +16,8 @@ export interface AdmissionLimits {
   readonly frameInFlightCap: number;
 }
 
-export interface Admitted {
-  /** The head the submission was judged at. */
-  readonly head: Head;
-  /** Gives the in-flight slot back (the EL or the submission target refused after all). */
-  readonly release: () => void;
-}
+/** Gives the in-flight slot back (the EL or the submission target refused after all). */
+export type Release = () => void;
 
 /**
  * Admits a submission or throws a Refusal (or Unavailable). An admitted submission holds its
@@ -30,11 +26,11 @@ export interface Admitted {
  */
 export async function checkAdmission(
   sub: Submission,
+  head: Head,
   state: HeadState,
   inFlight: InFlight,
   limits: AdmissionLimits,
-): Promise<Admitted> {
-  const head = await state.latest();
+): Promise<Release> {
   const sender = await state.account(sub.sender, head);
   const pending = inFlight.pending(sub.sender, sender.nonce, head.number);
 
@@ -68,5 +64,5 @@ export async function checkAdmission(
     );
   }
   inFlight.add(sub.sender, { hash: sub.hash, nonce: sub.nonce, payer: sub.payer, cost: sub.maxCost, head: head.number });
-  return { head, release: () => inFlight.release(sub.sender, sub.nonce, sub.hash) };
+  return () => inFlight.release(sub.sender, sub.nonce, sub.hash);
 }

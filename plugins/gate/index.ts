@@ -19,7 +19,7 @@ import { errors } from '../../src/errors.js';
 import type { Answer } from '../../src/jsonrpc.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
-import { checkAdmission } from './admission.js';
+import { checkAdmission, type Release } from './admission.js';
 import { GateCounters } from './counters.js';
 import { decodeSubmission } from './decode.js';
 import { createElValidation, ExecutionLayerRefusal } from './el-validation.js';
@@ -58,25 +58,32 @@ export const gate: PluginModule<GateOptions> = {
     const validate = createElValidation(execution, options.validationMethod, options.validationRecheckMs);
     const judging = new Map<string, Promise<Answer>>();
 
-    const replay = (hash: string): Answer | undefined => {
+    /** What the gate already said about these bytes, if it still holds. */
+    const replay = (hash: string): Answer | Promise<Answer | undefined> | undefined => {
       if (cache.isAdmitted(hash)) {
         counters.refused('already-known');
         return { error: errors.alreadyKnown() };
       }
-      const cached = cache.refusal(hash, state.known?.number);
+      const cached = cache.refusal(hash);
       if (cached === undefined) return undefined;
-      counters.cachedVerdicts++;
-      return { error: wireError(cached, true) };
+      const replayed = () => {
+        counters.cachedVerdicts++;
+        return { error: wireError(cached, true) };
+      };
+      if (cached.head === undefined) return replayed();
+      // A state-bound verdict holds only at the head it was judged at.
+      return state.latest().then((head) => (head.number === cached.head ? replayed() : undefined));
     };
 
     const judge = async (raw: string, hash: string): Promise<Answer> => {
+      // Undefined while the verdict depends only on the bytes; the head number once state is read.
       let head: bigint | undefined;
-      let release: (() => void) | undefined;
+      let release: Release | undefined;
       try {
         const sub = decodeSubmission(raw, hash, options);
-        const admitted = await checkAdmission(sub, state, inFlight, options);
-        head = admitted.head.number;
-        release = admitted.release;
+        const latest = await state.latest();
+        head = latest.number;
+        release = await checkAdmission(sub, latest, state, inFlight, options);
         await validate(sub);
       } catch (err) {
         release?.();
@@ -107,6 +114,15 @@ export const gate: PluginModule<GateOptions> = {
       return answer;
     };
 
+    /** Judges the bytes once: the same bytes twice at once wait for the first verdict. */
+    const judgeOnce = (raw: string, hash: string): Promise<Answer> => {
+      const running = judging.get(hash);
+      if (running !== undefined) return running.then((first) => ('result' in first ? { error: errors.alreadyKnown() } : first));
+      const verdict = judge(raw, hash).finally(() => judging.delete(hash));
+      judging.set(hash, verdict);
+      return verdict;
+    };
+
     return {
       name: 'gate',
       counters,
@@ -115,16 +131,11 @@ export const gate: PluginModule<GateOptions> = {
         const raw = readRawTransaction(request.params);
         counters.seen++;
         const hash = keccak256(raw);
+        if (judging.has(hash)) return judgeOnce(raw, hash);
         const earlier = replay(hash);
-        if (earlier !== undefined) return earlier;
-        // The same bytes twice at once: the second waits for the first's verdict.
-        const running = judging.get(hash);
-        if (running !== undefined) {
-          return running.then((first) => ('result' in first ? { error: errors.alreadyKnown() } : first));
-        }
-        const verdict = judge(raw, hash).finally(() => judging.delete(hash));
-        judging.set(hash, verdict);
-        return verdict;
+        if (earlier === undefined) return judgeOnce(raw, hash);
+        if (!(earlier instanceof Promise)) return earlier;
+        return earlier.then((answer) => answer ?? judgeOnce(raw, hash), () => ({ error: errors.validationUnavailable() }));
       },
     };
   },

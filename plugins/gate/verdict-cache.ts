@@ -67,11 +67,9 @@ export class VerdictCache {
     this.admitted.set(hash, true);
   }
 
-  /** A refusal still valid at `head` (the newest head known), if one is cached. */
-  refusal(hash: string, head: bigint | undefined): CachedRefusal | undefined {
-    const cached = this.refused.get(hash);
-    if (cached === undefined || (cached.head !== undefined && cached.head !== head)) return undefined;
-    return cached;
+  /** A recent refusal; the caller checks that a state-bound one was judged at the current head. */
+  refusal(hash: string): CachedRefusal | undefined {
+    return this.refused.get(hash);
   }
 
   refuse(hash: string, refusal: CachedRefusal): void {

@@ -1,0 +1,267 @@
+import { expect } from 'chai';
+import { JsonRpcProvider, keccak256, parseEther, Transaction, Wallet, type TransactionRequest } from 'ethers';
+import { readFileSync } from 'node:fs';
+import { DEV_KEY, DEV_KEYS, useAnvil } from '../../helpers/el.js';
+import { call, rpc } from '../../helpers/http.js';
+import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
+import { startTap, type Tap } from '../../helpers/tap.js';
+import { startValidatingEl, type Validation, type ValidatingEl } from '../../helpers/validating-el.js';
+
+const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
+const VECTOR = JSON.parse(readFileSync('test/plugins/gate/mldsa65-vector.json', 'utf8')) as { sender: string; raw: string; hash: string };
+const KEYS = DEV_KEYS.slice(1);
+
+const gateYaml = (options: string) => PRODUCTION_PLUGINS.replace('  - gate\n', `  - gate:\n${options}\n`);
+const rejected = (id: unknown, reason: string, message: string, cached = false) =>
+  JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: `rejected: ${message}`, data: cached ? { reason, cached } : { reason } } });
+
+describe('gate', () => {
+  const anvil = useAnvil();
+  let tap: Tap;
+  let ingress: TestIngress;
+  let provider: JsonRpcProvider;
+
+  before(async () => {
+    tap = await startTap(anvil.current.url);
+    ingress = await startTestIngress(testConfig(tap.url, gateYaml('      head_cache_ms: 0')));
+    provider = new JsonRpcProvider(anvil.current.url, 8141, { staticNetwork: true, batchMaxCount: 1 });
+  });
+  after(async () => {
+    provider.destroy();
+    await ingress.shutdown();
+    await tap.close();
+  });
+  beforeEach(() => {
+    tap.bodies.length = 0;
+  });
+
+  const wallet = (key: string = DEV_KEY) => new Wallet(key, provider);
+  // Read directly, not through ethers: its provider reuses an identical call's answer for 250 ms,
+  // and anvil answers `pending` with a stale count once a block is mined.
+  const nonceOf = async (address: string) => Number(await call<string>(anvil.current.url, 'eth_getTransactionCount', [address, 'latest']));
+  const signed = async (w: Wallet, tx: TransactionRequest) =>
+    w.signTransaction(
+      await w.populateTransaction({
+        to: RECIPIENT,
+        value: 1n,
+        maxPriorityFeePerGas: 0n,
+        nonce: await nonceOf(w.address),
+        ...tx,
+      }),
+    );
+  const submit = async (raw: string, id: unknown = 1) => (await rpc(ingress.url, 'eth_sendRawTransaction', [raw], id)).text;
+  const forwarded = () => tap.methods().includes('eth_sendRawTransaction');
+
+  describe('admits and forwards every standard type', () => {
+    const types: Array<[string, TransactionRequest]> = [
+      ['legacy (EIP-155)', { type: 0, gasPrice: 2_000_000_000n, maxPriorityFeePerGas: undefined }],
+      ['EIP-2930', { type: 1, gasPrice: 2_000_000_000n, maxPriorityFeePerGas: undefined, accessList: [{ address: RECIPIENT, storageKeys: [] }] }],
+      ['EIP-1559', { type: 2 }],
+    ];
+    for (const [label, tx] of types) {
+      it(`admits a ${label} transfer: answered keccak-256 of the raw bytes, then mined`, async () => {
+        const raw = await signed(wallet(), tx);
+        expect(Transaction.from(raw).type).to.equal(tx.type);
+        expect(await submit(raw, 8)).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 8, result: keccak256(raw) }));
+        const receipt = await call<{ transactionHash: string; status: string }>(ingress.url, 'eth_getTransactionReceipt', [keccak256(raw)]);
+        expect(receipt).to.include({ transactionHash: keccak256(raw), status: '0x1' });
+      });
+    }
+
+    it('admits an EIP-7702 set-code transaction, mined', async () => {
+      const w = wallet();
+      const nonce = await nonceOf(w.address);
+      const authorization = await w.authorize({ address: RECIPIENT, nonce: nonce + 1, chainId: 8141 });
+      const raw = await signed(w, { type: 4, to: w.address, authorizationList: [authorization], gasLimit: 100_000n });
+      expect(Transaction.from(raw).type).to.equal(4);
+      expect(await submit(raw)).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 1, result: keccak256(raw) }));
+      const receipt = await call<{ transactionHash: string }>(ingress.url, 'eth_getTransactionReceipt', [keccak256(raw)]);
+      expect(receipt.transactionHash).to.equal(keccak256(raw));
+    });
+  });
+
+  describe('refuses, synchronously, with a reason, forwarding nothing', () => {
+    afterEach(() => expect(forwarded(), 'forwarded to the submission target').to.equal(false));
+
+    it('a blob transaction (type 0x03)', async () => {
+      expect(await submit('0x03f8' + 'aa'.repeat(40), 2)).to.equal(
+        rejected(2, 'blob-not-supported', 'blob transactions (type 0x03) are not accepted: blob sidecars have no data-availability path'),
+      );
+    });
+
+    it('an unknown type', async () => {
+      expect(await submit('0x05c0')).to.equal(rejected(1, 'type-unsupported', 'transaction type 0x05 is not supported'));
+    });
+
+    it('another chain id', async () => {
+      const w = Wallet.createRandom();
+      const raw = await w.signTransaction({ chainId: 1, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, type: 2 });
+      expect(await submit(raw)).to.equal(rejected(1, 'wrong-chain-id', 'chain id 1 is not 8141'));
+    });
+
+    it('a legacy transaction without EIP-155 replay protection', async () => {
+      const w = Wallet.createRandom();
+      const raw = await w.signTransaction({ type: 0, chainId: 0, to: RECIPIENT, gasLimit: 21_000, gasPrice: 2_000_000_000n });
+      expect(Transaction.from(raw).chainId).to.equal(0n);
+      expect(await submit(raw)).to.equal(
+        rejected(1, 'legacy-not-eip155', 'legacy transactions must be EIP-155 (replay-protected) signed for chain 8141'),
+      );
+    });
+
+    it('gas above the block gas limit', async () => {
+      const raw = await signed(wallet(), { gasLimit: 60_000_001n });
+      expect(await submit(raw)).to.equal(rejected(1, 'gas-limit', 'gas limit 60000001 exceeds the block gas limit 60000000'));
+    });
+
+    it('a nonce below the sender\'s state nonce', async () => {
+      const raw = await signed(wallet(), { nonce: 0 });
+      const next = await nonceOf(wallet().address);
+      expect(await submit(raw)).to.equal(rejected(1, 'nonce-too-low', `nonce too low: the sender's next nonce is ${next}`));
+    });
+
+    it('a nonce more than 64 ahead of the sender\'s state nonce', async () => {
+      const w = wallet(KEYS[0]);
+      const next = await nonceOf(w.address);
+      const raw = await signed(w, { nonce: next + 65 });
+      expect(await submit(raw)).to.equal(
+        rejected(1, 'nonce-gap', `nonce gap too large: nonce ${next + 65} is more than 64 ahead of the sender's state nonce ${next}`),
+      );
+    });
+
+    it('a payer that cannot cover the maximum cost', async () => {
+      const w = Wallet.createRandom(provider);
+      const raw = await w.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+      expect(await submit(raw)).to.equal(
+        rejected(1, 'insufficient-funds', `the payer ${w.address.toLowerCase()} cannot cover the maximum cost ${21_000n * 2_000_000_000n + 1n} wei (balance 0)`),
+      );
+    });
+
+    it('a fee cap below the current base fee', async () => {
+      const { baseFeePerGas } = await call<{ baseFeePerGas: string }>(anvil.current.url, 'eth_getBlockByNumber', ['latest', false]);
+      const raw = await signed(wallet(), { maxFeePerGas: 1n });
+      expect(await submit(raw)).to.equal(
+        rejected(1, 'fee-too-low', `max fee per gas 1 is below the current base fee ${BigInt(baseFeePerGas)}`),
+      );
+    });
+
+    it('a frame transaction when the EL cannot validate it', async () => {
+      await call(anvil.current.url, 'anvil_setBalance', [VECTOR.sender, '0x8ac7230489e80000']);
+      expect(await submit(VECTOR.raw)).to.equal(
+        rejected(1, 'verify-unavailable', 'the execution layer cannot validate frame transactions (it has no validation method)'),
+      );
+    });
+
+    it('a second submission of the same bytes: "already known"', async () => {
+      const raw = await signed(wallet(KEYS[1]), {});
+      expect(JSON.parse(await submit(raw))).to.have.property('result', keccak256(raw));
+      tap.bodies.length = 0;
+      expect(await submit(raw, 5)).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32000,"message":"already known"}}');
+    });
+
+    it('a recently refused transaction again, marked as a cached verdict', async () => {
+      const w = Wallet.createRandom();
+      const raw = await w.signTransaction({ chainId: 9, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, type: 2 });
+      expect(await submit(raw)).to.equal(rejected(1, 'wrong-chain-id', 'chain id 9 is not 8141'));
+      expect(await submit(raw)).to.equal(rejected(1, 'wrong-chain-id', 'chain id 9 is not 8141 (cached verdict)', true));
+    });
+  });
+
+  it('passes a refusal by the submission target through with its reason', async () => {
+    // The gate does not compute intrinsic gas for standard types: anvil refuses it.
+    const raw = await signed(wallet(KEYS[2]), { gasLimit: 20_000n });
+    const reply = JSON.parse(await submit(raw));
+    expect(reply.error.message).to.match(/intrinsic gas too low/i);
+    expect(forwarded()).to.equal(true);
+  });
+
+  it('fails closed with -32603 when the EL is unreachable, forwarding nothing', async () => {
+    const orphan = await startTestIngress(testConfig('http://127.0.0.1:1'));
+    try {
+      const raw = await signed(wallet(KEYS[3]), {});
+      expect(await (await rpc(orphan.url, 'eth_sendRawTransaction', [raw], 2)).text).to.equal(
+        '{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"validation unavailable: the ingress could not reach its execution layer"}}',
+      );
+    } finally {
+      await orphan.shutdown();
+    }
+  });
+
+  it('answers -32603 when the submission target is unreachable', async () => {
+    const orphan = await startTestIngress(
+      testConfig(tap.url).replace(`execution: ${tap.url}`, `execution: ${tap.url}\n  submit: http://127.0.0.1:1`),
+    );
+    try {
+      const raw = await signed(wallet(KEYS[3]), {});
+      expect(await (await rpc(orphan.url, 'eth_sendRawTransaction', [raw], 2)).text).to.equal(
+        '{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"submission unavailable: the transaction was not forwarded; retry later"}}',
+      );
+    } finally {
+      await orphan.shutdown();
+    }
+  });
+
+  describe('with an EL that validates (svc_validateTransaction)', () => {
+    let el: ValidatingEl;
+    let validating: TestIngress;
+    let verdict: (raw: string) => Validation = () => ({ result: { valid: true } });
+
+    before(async () => {
+      el = await startValidatingEl(anvil.current.url, (raw) => verdict(raw));
+      validating = await startTestIngress(testConfig(el.url, gateYaml('      head_cache_ms: 0')));
+      await call(anvil.current.url, 'anvil_setBalance', [VECTOR.sender, '0x8ac7230489e80000']);
+    });
+    after(async () => {
+      await validating.shutdown();
+      await el.close();
+    });
+
+    it('forwards an ML-DSA-65 frame transaction the EL accepts, answering its hash', async () => {
+      const reply = await rpc(validating.url, 'eth_sendRawTransaction', [VECTOR.raw], 3);
+      expect(reply.text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 3, result: VECTOR.hash }));
+      expect(el.validated).to.deep.equal([VECTOR.raw]);
+      expect(el.submittedFrames).to.deep.equal([VECTOR.raw]);
+    });
+
+    it('refuses with the EL\'s reason what the EL rejects', async () => {
+      verdict = () => ({ error: { code: -32000, message: 'verify-rejected: frame 0 reverted' } });
+      const raw = await signed(wallet(KEYS[3]), {});
+      const reply = await rpc(validating.url, 'eth_sendRawTransaction', [raw], 4);
+      expect(reply.text).to.equal(
+        JSON.stringify({ jsonrpc: '2.0', id: 4, error: { code: -32000, message: 'rejected by the execution layer: verify-rejected: frame 0 reverted', data: { reason: 'el-rejected' } } }),
+      );
+      expect(el.validated).to.include(raw);
+    });
+  });
+});
+
+describe('gate: in-flight cap', () => {
+  const anvil = useAnvil({ extraArgs: ['--no-mining'] });
+  let ingress: TestIngress;
+  let provider: JsonRpcProvider;
+
+  before(async () => {
+    ingress = await startTestIngress(testConfig(anvil.current.url, gateYaml('      head_cache_ms: 0\n      in_flight_cap: 2')));
+    provider = new JsonRpcProvider(anvil.current.url, 8141, { staticNetwork: true, batchMaxCount: 1 });
+  });
+  after(async () => {
+    provider.destroy();
+    await ingress.shutdown();
+  });
+
+  it('refuses a third transaction in flight, and frees the slots once they are mined', async () => {
+    const w = new Wallet(DEV_KEY, provider);
+    const sign = (nonce: number) =>
+      w.signTransaction({ chainId: 8141, nonce, to: RECIPIENT, value: parseEther('0.001'), gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+    const send = async (nonce: number) => JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [await sign(nonce)])).text);
+    expect((await send(0)).error).to.equal(undefined);
+    expect((await send(1)).error).to.equal(undefined);
+    expect((await send(2)).error).to.deep.equal({
+      code: -32000,
+      message: 'rejected: too many in-flight transactions for the sender (cap 2)',
+      data: { reason: 'in-flight-cap' },
+    });
+    await call(anvil.current.url, 'evm_mine');
+    expect(await call(anvil.current.url, 'eth_getTransactionCount', [w.address, 'latest'])).to.equal('0x2');
+    expect((await send(2)).error).to.equal(undefined);
+  });
+});
