@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError } from './config/reader.js';
-import { startIngress } from './ingress.js';
+import { startIngress, type Ingress } from './ingress.js';
 import { createLogger, describeError } from './log.js';
 
 const USAGE = 'usage: svc-ingress --config FILE';
@@ -39,10 +39,13 @@ async function main(): Promise<number> {
     return 2;
   }
   const log = createLogger(config.logLevel);
-  const ingress = await startIngress(config, log);
-  log.info('listening', { url: ingress.url, plugins: config.plugins.map((p) => p.module.name) });
-
+  // Signal handlers go in before anything is announced: a SIGHUP that arrives before Node has a
+  // listener for it takes the default action and kills the process.
+  let ingress: Ingress | undefined;
+  let stopRequested: ((signal: string) => void) | undefined;
+  const stopped = new Promise<string>((resolve) => (stopRequested = resolve));
   process.on('SIGHUP', () => {
+    if (ingress === undefined) return log.warn('reload ignored: still starting');
     let next;
     try {
       next = loadConfigFile(path);
@@ -50,24 +53,22 @@ async function main(): Promise<number> {
       log.error('reload refused: keeping the running configuration', { reason: (err as Error).message });
       return;
     }
-    ingress.reload(next).catch((err) =>
-      log.error('reload failed: keeping the running configuration', describeError(err)),
-    );
+    ingress.reload(next).catch((err) => log.error('reload failed: keeping the running configuration', describeError(err)));
   });
-  return new Promise<number>((resolve) => {
-    const stop = (signal: string) => {
-      log.info('stopping: draining in-flight requests', { signal });
-      ingress.shutdown().then(
-        () => resolve(0),
-        (err) => {
-          log.error('shutdown failed', describeError(err));
-          resolve(1);
-        },
-      );
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
+  process.once('SIGTERM', () => stopRequested!('SIGTERM'));
+  process.once('SIGINT', () => stopRequested!('SIGINT'));
+
+  ingress = await startIngress(config, log);
+  log.info('listening', { url: ingress.url, plugins: config.plugins.map((p) => p.module.name) });
+  const signal = await stopped;
+  log.info('stopping: draining in-flight requests', { signal });
+  try {
+    await ingress.shutdown();
+    return 0;
+  } catch (err) {
+    log.error('shutdown failed', describeError(err));
+    return 1;
+  }
 }
 
 main().then(

@@ -66,13 +66,14 @@ export async function startIngressProcess(yaml: string, env?: NodeJS.ProcessEnv)
         // not a log line
       }
     }
-    return new Promise<Record<string, unknown>>((resolve) => waiters.push({ match, resolve }));
+    // A child that exits before logging it fails the wait instead of hanging the test.
+    return Promise.race([
+      new Promise<Record<string, unknown>>((resolve) => waiters.push({ match, resolve })),
+      exited.then((code): never => {
+        throw new Error(`svc-ingress exited with ${code} before logging "${match}": ${lines.join('\n')}`);
+      }),
+    ]);
   };
-  const listening = await Promise.race([
-    waitForLog('listening'),
-    exited.then((code) => {
-      throw new Error(`svc-ingress exited with ${code}: ${lines.join('\n')}`);
-    }),
-  ]);
+  const listening = await waitForLog('listening');
   return { child, configPath, url: String(listening.url), lines, waitForLog, exited };
 }

@@ -31,3 +31,21 @@ export async function call<T = unknown>(url: string, method: string, params: unk
   if (parsed.error) throw new Error(`${method}: ${parsed.error.message}`);
   return parsed.result as T;
 }
+
+/**
+ * The receipt of `hash`, once mined. anvil (like any EL over HTTP) has no push, so this polls,
+ * bounded: it fails after `timeoutMs`.
+ */
+export async function receiptOf<T = { transactionHash: string; status: string; blockNumber: string }>(
+  url: string,
+  hash: string,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const receipt = await call<T | null>(url, 'eth_getTransactionReceipt', [hash]);
+    if (receipt !== null) return receipt;
+    if (Date.now() > deadline) throw new Error(`no receipt for ${hash} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { JsonRpcProvider, keccak256, parseEther, Transaction, Wallet, type TransactionRequest } from 'ethers';
 import { readFileSync } from 'node:fs';
+import { parseConfig } from '../../../src/config/load.js';
 import { DEV_KEY, DEV_KEYS, useAnvil } from '../../helpers/el.js';
-import { call, rpc } from '../../helpers/http.js';
+import { call, receiptOf, rpc } from '../../helpers/http.js';
 import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 import { startTap, type Tap } from '../../helpers/tap.js';
 import { startValidatingEl, type Validation, type ValidatingEl } from '../../helpers/validating-el.js';
@@ -63,7 +64,7 @@ describe('gate', () => {
         const raw = await signed(wallet(), tx);
         expect(Transaction.from(raw).type).to.equal(tx.type);
         expect(await submit(raw, 8)).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 8, result: keccak256(raw) }));
-        const receipt = await call<{ transactionHash: string; status: string }>(ingress.url, 'eth_getTransactionReceipt', [keccak256(raw)]);
+        const receipt = await receiptOf(ingress.url, keccak256(raw));
         expect(receipt).to.include({ transactionHash: keccak256(raw), status: '0x1' });
       });
     }
@@ -75,7 +76,7 @@ describe('gate', () => {
       const raw = await signed(w, { type: 4, to: w.address, authorizationList: [authorization], gasLimit: 100_000n });
       expect(Transaction.from(raw).type).to.equal(4);
       expect(await submit(raw)).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 1, result: keccak256(raw) }));
-      const receipt = await call<{ transactionHash: string }>(ingress.url, 'eth_getTransactionReceipt', [keccak256(raw)]);
+      const receipt = await receiptOf(ingress.url, keccak256(raw));
       expect(receipt.transactionHash).to.equal(keccak256(raw));
     });
   });
@@ -263,5 +264,51 @@ describe('gate: in-flight cap', () => {
     await call(anvil.current.url, 'evm_mine');
     expect(await call(anvil.current.url, 'eth_getTransactionCount', [w.address, 'latest'])).to.equal('0x2');
     expect((await send(2)).error).to.equal(undefined);
+  });
+});
+
+describe('gate: role follower', () => {
+  const anvil = useAnvil();
+  let validator: TestIngress;
+
+  before(async () => {
+    validator = await startTestIngress(testConfig(anvil.current.url, gateYaml('      head_cache_ms: 0')));
+  });
+  after(() => validator.shutdown());
+
+  const transfer = () =>
+    new Wallet(DEV_KEYS[1]).signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+
+  it('refuses submissions when it has no validator to relay to', async () => {
+    const follower = await startTestIngress(testConfig(anvil.current.url, gateYaml('      role: follower')));
+    try {
+      const reply = await rpc(follower.url, 'eth_sendRawTransaction', [await transfer()], 6);
+      expect(reply.text).to.equal(
+        '{"jsonrpc":"2.0","id":6,"error":{"code":-32000,"message":"submissions are not accepted by this node (a follower): send them to the public endpoint"}}',
+      );
+    } finally {
+      await follower.shutdown();
+    }
+  });
+
+  it('relays submissions to the validator\'s ingress, which gates and forwards them', async () => {
+    const follower = await startTestIngress(
+      testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${validator.url}`)),
+    );
+    try {
+      const raw = await transfer();
+      const reply = await rpc(follower.url, 'eth_sendRawTransaction', [raw], 7);
+      expect(reply.text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 7, result: keccak256(raw) }));
+      const again = JSON.parse((await rpc(follower.url, 'eth_sendRawTransaction', [raw])).text);
+      expect(again.error).to.deep.equal({ code: -32000, message: 'already known' });
+    } finally {
+      await follower.shutdown();
+    }
+  });
+
+  it('refuses relay_url on a validator', () => {
+    expect(() => parseConfig(testConfig('http://127.0.0.1:1', gateYaml('      relay_url: http://127.0.0.1:2')))).to.throw(
+      'plugins[4].gate.relay_url: applies only to role: follower',
+    );
   });
 });
