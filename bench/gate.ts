@@ -1,0 +1,141 @@
+/**
+ * Gate throughput: admitted submissions per second through the running ingress (full plugin
+ * chain, real anvil as EL), for ECDSA transfers and for ML-DSA-65 frame transactions, printed
+ * beside the raw cost of one signature check measured in the same run.
+ *
+ *   npm run build && node dist/bench/gate.js [ecdsaCount] [frameCount]
+ *
+ * anvil runs with mining off so the EL's block production is not what is measured; frame
+ * transactions go through a stub `svc_validateTransaction` in front of anvil (no public EL
+ * implements type 0x06). Rate limits are not in the chain.
+ */
+import { getBytes, keccak256, Transaction, Wallet } from 'ethers';
+import { Pool } from 'undici';
+import { decodeFrameTransaction } from '../plugins/gate/frame-codec.js';
+import { recoverAddress, verifyFrameSignatures } from '../plugins/gate/signatures.js';
+import { startAnvil } from '../devnet/anvil.js';
+import { parseConfig } from '../src/config/load.js';
+import { startIngress } from '../src/ingress.js';
+import { createLogger } from '../src/log.js';
+import { mldsaEntry, mldsaKeys, transferFrameTx } from '../test/helpers/frames.js';
+import { startValidatingEl } from '../test/helpers/validating-el.js';
+
+const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
+const FRAME_COUNT = Number(process.argv[3] ?? 400);
+const CONCURRENCY = 32;
+const PER_SENDER = 16;
+const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
+const FUNDS = '0x3635c9adc5dea00000'; // 1000 ether
+
+const chain = (url: string) => `listen: 127.0.0.1:0
+upstreams:
+  execution: ${url}
+log_level: warn
+plugins:
+  - batch-refuse
+  - size-limit
+  - allowlist
+  - gate:
+      in_flight_cap: ${PER_SENDER}
+      cache_max_entries: 1000000
+  - fee-rewrite
+`;
+
+function rate(count: number, ms: number): string {
+  return `${Math.round((count * 1000) / ms).toLocaleString('en-US')}/s`;
+}
+
+function timed(label: string, count: number, fn: (i: number) => void): number {
+  const start = performance.now();
+  for (let i = 0; i < count; i++) fn(i);
+  const ms = performance.now() - start;
+  console.log(`  ${label.padEnd(48)} ${rate(count, ms).padStart(10)}`);
+  return (count * 1000) / ms;
+}
+
+async function submitAll(url: string, raws: readonly string[]): Promise<{ admitted: number; ms: number; refusals: Map<string, number> }> {
+  const pool = new Pool(url, { connections: CONCURRENCY, pipelining: 1 });
+  let next = 0;
+  let admitted = 0;
+  const refusals = new Map<string, number>();
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < raws.length) {
+        const raw = raws[next++]!;
+        const reply = await pool.request({
+          path: '/',
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }),
+        });
+        const answer = (await reply.body.json()) as { result?: string; error?: { message: string } };
+        if (answer.result === keccak256(raw)) admitted++;
+        else refusals.set(answer.error?.message ?? 'wrong hash', (refusals.get(answer.error?.message ?? '') ?? 0) + 1);
+      }
+    }),
+  );
+  const ms = performance.now() - start;
+  await pool.close();
+  return { admitted, ms, refusals };
+}
+
+async function main(): Promise<void> {
+  console.log(`gate benchmark: ${ECDSA_COUNT} ECDSA transfers, ${FRAME_COUNT} ML-DSA-65 frame transactions, ${CONCURRENCY} clients`);
+  const anvil = await startAnvil({ extraArgs: ['--no-mining'] });
+  const el = await startValidatingEl(anvil.url, () => ({ result: { valid: true } }));
+  const rpc = (method: string, params: unknown[]) =>
+    fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  try {
+    // ECDSA: distinct funded senders, PER_SENDER transfers each (nonces 0..15).
+    const senders = Array.from({ length: Math.ceil(ECDSA_COUNT / PER_SENDER) }, () => Wallet.createRandom());
+    for (const w of senders) await rpc('anvil_setBalance', [w.address, FUNDS]);
+    const ecdsa = await Promise.all(
+      Array.from({ length: ECDSA_COUNT }, (_, i) =>
+        senders[i % senders.length]!.signTransaction({
+          chainId: 8141, nonce: Math.floor(i / senders.length), to: RECIPIENT, value: 1n, gasLimit: 21_000,
+          maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+        }),
+      ),
+    );
+    // ML-DSA-65 frame transfers: one per sender (nonce must equal the state nonce).
+    const frames: string[] = [];
+    for (let i = 0; i < FRAME_COUNT; i++) {
+      const seed = getBytes(keccak256(new Uint8Array([i >> 8, i & 255])));
+      const keys = mldsaKeys(seed);
+      await rpc('anvil_setBalance', [keys.address, FUNDS]);
+      frames.push(transferFrameTx({ sender: keys.address, to: RECIPIENT, value: 1n, scheme: 0x65, sign: (d) => mldsaEntry(keys, d) }).raw);
+    }
+
+    console.log('\nraw signature checks (one core, this run):');
+    const parsed = ecdsa.map((raw) => Transaction.from(raw));
+    timed('secp256k1 recovery, ethers Transaction.from().from', Math.min(500, ECDSA_COUNT), (i) => void Transaction.from(ecdsa[i]!).from);
+    const native = timed('secp256k1 recovery, native libsecp256k1', ECDSA_COUNT, (i) => {
+      const tx = parsed[i]!;
+      const sig = tx.signature!;
+      recoverAddress(getBytes(tx.unsignedHash), getBytes(sig.r), getBytes(sig.s), sig.yParity);
+    });
+    const decodedFrames = frames.map((raw) => decodeFrameTransaction(raw));
+    const mldsa = timed('ML-DSA-65 verify (+ key address), @noble/post-quantum', FRAME_COUNT, (i) => verifyFrameSignatures(decodedFrames[i]!));
+
+    console.log('\nthrough the running ingress (full chain, HTTP, keep-alive):');
+    const log = createLogger('warn');
+    const ecdsaIngress = await startIngress(parseConfig(chain(anvil.url)), log);
+    const e = await submitAll(ecdsaIngress.url, ecdsa);
+    await ecdsaIngress.shutdown();
+    console.log(`  ${'ECDSA transfers admitted'.padEnd(48)} ${rate(e.admitted, e.ms).padStart(10)}  (${e.admitted}/${ECDSA_COUNT}; ${(e.admitted / (e.ms / 1000) / native * 100).toFixed(0)}% of bare native recovery)`);
+    const frameIngress = await startIngress(parseConfig(chain(el.url)), log);
+    const f = await submitAll(frameIngress.url, frames);
+    await frameIngress.shutdown();
+    console.log(`  ${'ML-DSA-65 frame transactions admitted'.padEnd(48)} ${rate(f.admitted, f.ms).padStart(10)}  (${f.admitted}/${FRAME_COUNT}; ${(f.admitted / (f.ms / 1000) / mldsa * 100).toFixed(0)}% of bare ML-DSA verify)`);
+    for (const [why, n] of [...e.refusals, ...f.refusals]) console.log(`  refused ${n}: ${why}`);
+  } finally {
+    await el.close();
+    await anvil.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
