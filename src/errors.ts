@@ -14,6 +14,8 @@ export interface RpcError {
   readonly data?: unknown;
   /** 200 unless the condition is a rate limit (429); see README "HTTP status policy". */
   readonly httpStatus?: number;
+  /** Sent as the Retry-After header (rounded up to seconds) with a 429. */
+  readonly retryAfterMs?: number;
 }
 
 function rpcError(code: number, message: string, data?: unknown): RpcError {
@@ -79,6 +81,21 @@ export const errors = {
       `rejected by the execution layer: ${reason}${cached ? ' (cached verdict)' : ''}`,
       cached ? { reason: 'el-rejected', cached } : { reason: 'el-rejected' },
     ),
+  /**
+   * Spec 7 and 8: over quota. `scope` says whose bucket ran dry (this source's own, or the
+   * host-wide one); HTTP 429 so that proxies and load balancers see it too.
+   */
+  rateLimited: (scope: 'source' | 'host', retryAfterMs: number): RpcError =>
+    Object.freeze({
+      code: LIMIT_EXCEEDED,
+      message:
+        scope === 'source'
+          ? 'rate limited: too many requests from this source; retry later'
+          : 'rate limited: the endpoint is at capacity; retry later',
+      data: { retry_after_ms: retryAfterMs },
+      httpStatus: 429,
+      retryAfterMs,
+    }),
   /** Spec 4.3: submissions must reach a validator; a follower without a relay refuses them. */
   followerRefusesSubmissions: () =>
     rpcError(SERVER_ERROR, 'submissions are not accepted by this node (a follower): send them to the public endpoint'),

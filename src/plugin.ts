@@ -23,6 +23,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Answer, RpcId, RpcRequest } from './jsonrpc.js';
 import type { OptionsReader } from './config/reader.js';
 import type { Facts } from './facts.js';
+import type { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
 import type { Upstream } from './upstream.js';
 
@@ -56,6 +57,8 @@ export interface PluginEnv {
   /** Where admitted submissions go (the execution upstream unless configured). */
   readonly submit: Upstream;
   readonly log: Logger;
+  /** Shared state for a fleet (Redis), with local fallbacks. */
+  readonly fleet: Fleet;
 }
 
 export interface PluginModule<Options = unknown> {

@@ -7,11 +7,12 @@ import { auth } from '../plugins/auth.js';
 import { batchRefuse } from '../plugins/batch-refuse.js';
 import { feeRewrite } from '../plugins/fee-rewrite.js';
 import { gate } from '../plugins/gate/index.js';
+import { rateLimit } from '../plugins/rate-limit/index.js';
 import { sizeLimit } from '../plugins/size-limit.js';
 import type { PluginModule } from './plugin.js';
 
 export const PLUGINS: ReadonlyMap<string, PluginModule<any>> = new Map(
-  [batchRefuse, sizeLimit, auth, allowlist, gate, feeRewrite].map((m) => [m.name, m]),
+  [batchRefuse, sizeLimit, auth, allowlist, rateLimit, gate, feeRewrite].map((m) => [m.name, m]),
 );
 
 /**
@@ -29,6 +30,7 @@ export const ORDER_RULES: ReadonlyArray<readonly [before: string, after: string]
   ['size-limit', '*'],
   ['auth', 'allowlist'],
   ['allowlist', 'gate'],
+  ['allowlist', 'rate-limit'],
   ['rate-limit', 'gate'],
 ];
 

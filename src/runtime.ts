@@ -6,6 +6,7 @@
 import { Chain } from './chain.js';
 import type { IngressConfig } from './config/load.js';
 import { createCors, type Cors } from './cors.js';
+import { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
 import { Upstream } from './upstream.js';
 
@@ -22,6 +23,7 @@ export class Runtime {
     readonly chain: Chain,
     readonly execution: Upstream,
     private readonly submit: Upstream,
+    private readonly fleet: Fleet,
     readonly cors: Cors,
   ) {
     this.maxBodyBytes = chain.maxBodyBytes(DEFAULT_MAX_BODY_BYTES);
@@ -31,11 +33,13 @@ export class Runtime {
     const execution = new Upstream(config.upstreams.execution);
     const submit =
       config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit);
+    const fleet = new Fleet(config.fleet, log);
     try {
-      const chain = await Chain.create(config.plugins, { execution, submit, log });
-      return new Runtime(config, chain, execution, submit, createCors(config.corsOrigins));
+      const chain = await Chain.create(config.plugins, { execution, submit, log, fleet });
+      return new Runtime(config, chain, execution, submit, fleet, createCors(config.corsOrigins));
     } catch (err) {
       await closeUpstreams(execution, submit);
+      await fleet.close();
       throw err;
     }
   }
@@ -53,6 +57,7 @@ export class Runtime {
     if (this.inflight > 0) await new Promise<void>((resolve) => (this.onIdle = resolve));
     await this.chain.close();
     await closeUpstreams(this.execution, this.submit);
+    await this.fleet.close();
   }
 }
 

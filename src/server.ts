@@ -95,7 +95,10 @@ function toRpcError(err: unknown, log: Logger, method: string): RpcError {
 }
 
 function answer(res: ServerResponse, id: RpcId, answer: Answer): void {
-  send(res, formatResponse(id, answer), 'error' in answer ? answer.error.httpStatus : undefined);
+  if (!('error' in answer)) return send(res, formatResponse(id, answer));
+  const { httpStatus, retryAfterMs } = answer.error;
+  if (retryAfterMs !== undefined && !res.headersSent) res.setHeader('retry-after', String(Math.ceil(retryAfterMs / 1000)));
+  send(res, formatResponse(id, answer), httpStatus);
 }
 
 function send(res: ServerResponse, body: string, status = 200): void {

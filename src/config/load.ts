@@ -8,7 +8,9 @@ import type { ChainEntry } from '../chain.js';
 import { LOG_LEVELS, type LogLevel } from '../log.js';
 import { orderViolation, PLUGINS } from '../registry.js';
 import type { UpstreamOptions } from '../upstream.js';
+import type { FleetOptions } from '../fleet.js';
 import { ConfigError, OptionsReader } from './reader.js';
+import { readSecret } from './secret.js';
 
 export interface ListenAddress {
   readonly host: string;
@@ -23,6 +25,8 @@ export interface IngressConfig {
   /** How long SIGTERM waits for in-flight requests before closing what is left. */
   readonly drainTimeoutMs: number;
   readonly logLevel: LogLevel;
+  /** Where shared state lives: this process, or one Redis for a fleet. */
+  readonly fleet: FleetOptions;
   /** Enabled plugins, in execution order. */
   readonly plugins: readonly ChainEntry[];
 }
@@ -56,9 +60,10 @@ function readConfig(root: OptionsReader): IngressConfig {
   const drainTimeoutMs = root.integer('drain_timeout_ms', 10_000);
   const logLevel = root.string('log_level', 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) root.fail('log_level', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const fleet = readFleet(root);
   const plugins = readPlugins(root, 'plugins');
   root.done();
-  return Object.freeze({ listen, upstreams, corsOrigins, drainTimeoutMs, logLevel, plugins });
+  return Object.freeze({ listen, upstreams, corsOrigins, drainTimeoutMs, logLevel, fleet, plugins });
 }
 
 function readListen(root: OptionsReader, key: string): ListenAddress {
@@ -67,6 +72,21 @@ function readListen(root: OptionsReader, key: string): ListenAddress {
   const port = Number(match?.[3]);
   if (!match || port > 65535) root.fail(key, 'must be host:port, e.g. 127.0.0.1:8545 or [::1]:8545');
   return { host: match[1] ?? match[2]!, port };
+}
+
+function readFleet(root: OptionsReader): FleetOptions {
+  const store = root.string('store', 'memory');
+  if (store !== 'memory' && store !== 'redis') root.fail('store', 'must be memory or redis');
+  const inline = root.optionalString('redis_url');
+  const fromSecret = root.has('redis_url_file') || root.has('redis_url_env') ? readSecret(root, 'redis_url') : undefined;
+  if (inline !== undefined && fromSecret !== undefined) root.fail('redis_url', 'set redis_url or redis_url_file/redis_url_env, not both');
+  if (inline !== undefined && /^rediss?:\/\/[^/]*@/.test(inline)) {
+    root.fail('redis_url', 'carries credentials: put it in redis_url_file or redis_url_env');
+  }
+  const redisUrl = inline ?? fromSecret;
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) root.fail('redis_url', 'must be a redis:// or rediss:// URL');
+  if (store === 'redis' && redisUrl === undefined) root.fail('redis_url', 'is required with store: redis');
+  return { store, redisUrl };
 }
 
 function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {

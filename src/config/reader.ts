@@ -23,6 +23,11 @@ export class OptionsReader {
     return new OptionsReader(path, value as Raw);
   }
 
+  /** The keys present, for mappings whose keys are data (e.g. method names). */
+  keys(): string[] {
+    return Object.keys(this.raw);
+  }
+
   has(key: string): boolean {
     return this.raw[key] !== undefined && this.raw[key] !== null;
   }

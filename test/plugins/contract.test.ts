@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { OptionsReader } from '../../src/config/reader.js';
 import { Facts } from '../../src/facts.js';
+import { Fleet } from '../../src/fleet.js';
 import { createLogger } from '../../src/log.js';
 import type { PluginEnv, RequestContext } from '../../src/plugin.js';
 import { PLUGINS } from '../../src/registry.js';
@@ -13,7 +14,8 @@ process.env.SVC_CONTRACT_TOKEN = 'contract-test-token-0123456789';
 const REQUIRED: Record<string, Record<string, unknown>> = { auth: { token_env: 'SVC_CONTRACT_TOKEN' } };
 
 const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
-const env: PluginEnv = { execution: upstream, submit: upstream, log: createLogger('error') };
+const log = createLogger('error');
+const env: PluginEnv = { execution: upstream, submit: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log) };
 
 describe('plugin contract', () => {
   after(() => upstream.close());

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Chain, type ChainEntry } from '../../src/chain.js';
 import { Facts } from '../../src/facts.js';
+import { Fleet } from '../../src/fleet.js';
 import { createLogger } from '../../src/log.js';
 import type { Plugin, PluginEnv, PluginModule, RequestContext } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
@@ -31,7 +32,8 @@ function recorder(name: string, events: string[], behaviour: { answers?: string;
 }
 
 const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
-const env: PluginEnv = { execution: upstream, submit: upstream, log: createLogger('error') };
+const log = createLogger('error');
+const env: PluginEnv = { execution: upstream, submit: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log) };
 const ctx = (method: string): RequestContext => ({
   request: Object.freeze({ jsonrpc: '2.0' as const, id: 1, method }),
   peer: { address: '127.0.0.1', headers: {} },

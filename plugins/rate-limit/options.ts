@@ -1,0 +1,64 @@
+/** rate-limit's YAML options. */
+import type { OptionsReader } from '../../src/config/reader.js';
+import type { BucketSpec } from './bucket.js';
+import { parseCidrs } from './source.js';
+
+export interface TrafficLimits {
+  readonly perSource: BucketSpec;
+  readonly host: BucketSpec | undefined;
+  readonly methodCosts: ReadonlyMap<string, number>;
+}
+
+export interface RateLimitOptions {
+  readonly trustedProxies: ReturnType<typeof parseCidrs>;
+  readonly submissions: TrafficLimits | undefined;
+  readonly reads: TrafficLimits | undefined;
+}
+
+function readBucket(options: OptionsReader): BucketSpec {
+  const ratePerSecond = options.integer('rate_per_second', 0);
+  const burst = options.integer('burst', ratePerSecond);
+  if (burst < ratePerSecond) options.fail('burst', 'must be at least rate_per_second');
+  options.done();
+  return { ratePerSecond, burst };
+}
+
+function readTraffic(parent: OptionsReader, key: string): TrafficLimits | undefined {
+  if (!parent.has(key)) return void parent.child(key);
+  const options = parent.child(key);
+  if (!options.has('per_source')) options.fail('per_source', 'is required: the bucket each source gets');
+  const perSource = readBucket(options.child('per_source'));
+  const host = options.has('host') ? readBucket(options.child('host')) : (options.child('host'), undefined);
+  const costs = options.child('method_costs');
+  const methodCosts = new Map<string, number>();
+  for (const method of costs.keys()) {
+    const cost = costs.integer(method, 1);
+    if (cost > perSource.burst) costs.fail(method, `costs more than per_source.burst (${perSource.burst}): it could never pass`);
+    methodCosts.set(method, cost);
+  }
+  costs.done();
+  options.done();
+  return { perSource, host, methodCosts };
+}
+
+export function parseRateLimitOptions(options: OptionsReader): RateLimitOptions {
+  const list = options.stringList('trusted_proxies', []);
+  let trustedProxies;
+  try {
+    trustedProxies = parseCidrs(list);
+  } catch {
+    const bad = list.findIndex((entry) => {
+      try {
+        parseCidrs([entry]);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    options.fail(`trusted_proxies[${bad}]`, 'must be an IP address or CIDR range');
+  }
+  const submissions = readTraffic(options, 'submissions');
+  const reads = readTraffic(options, 'reads');
+  options.done();
+  return { trustedProxies, submissions, reads };
+}

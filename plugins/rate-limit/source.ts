@@ -1,0 +1,64 @@
+/**
+ * Who sent a request, as the rate limiter counts it.
+ *
+ * - The TCP peer, unless it is one of `trusted_proxies`; then `X-Forwarded-For` is walked from
+ *   the right past trusted hops, and the first untrusted hop is the client. A hop that does not
+ *   parse stops the walk (the last trusted hop is used), so a client cannot smuggle a source in
+ *   through garbage. From an untrusted peer the header is ignored entirely.
+ * - IPv4-mapped IPv6 (`::ffff:1.2.3.4`) counts as the IPv4 address.
+ * - IPv6 sources are grouped by /64: one host usually holds a whole /64, and counting single
+ *   addresses would let it rotate through 2^64 buckets.
+ */
+import ipaddr from 'ipaddr.js';
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+type Cidr = [Address, number];
+
+/** Parses a CIDR list once; throws with the offending entry. */
+export function parseCidrs(list: readonly string[]): Cidr[] {
+  return list.map((entry) => {
+    const cidr = entry.includes('/') ? entry : `${entry}/${ipaddr.parse(entry).kind() === 'ipv4' ? 32 : 128}`;
+    const [address, bits] = ipaddr.parseCIDR(cidr);
+    return [normalise(address), address.kind() === 'ipv6' && normalise(address).kind() === 'ipv4' ? bits - 96 : bits];
+  });
+}
+
+function normalise(address: Address): Address {
+  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (address as ipaddr.IPv6).toIPv4Address()
+    : address;
+}
+
+function parse(text: string): Address | undefined {
+  try {
+    return normalise(ipaddr.parse(text.trim()));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The bucket key of an address: the IPv4 address, or the IPv6 /64 prefix. */
+export function sourceKey(address: Address): string {
+  if (address.kind() === 'ipv4') return address.toString();
+  const prefix = (address as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+  return `${prefix.join(':')}::/64`;
+}
+
+export function createSourceResolver(trustedProxies: readonly Cidr[]) {
+  const trusted = (address: Address) =>
+    trustedProxies.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits));
+  return function sourceOf(peer: string, forwardedFor: string | string[] | undefined): string {
+    const peerAddress = parse(peer);
+    if (peerAddress === undefined) return peer;
+    if (forwardedFor === undefined || !trusted(peerAddress)) return sourceKey(peerAddress);
+    const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
+    let client = peerAddress;
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = parse(hops[i]!);
+      if (hop === undefined) break;
+      client = hop;
+      if (!trusted(hop)) break;
+    }
+    return sourceKey(client);
+  };
+}

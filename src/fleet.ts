@@ -1,0 +1,80 @@
+/**
+ * Fleet mode: several ingress instances behind one public name act as one by keeping their
+ * shared state (rate-limit buckets, the gate's duplicate window, in-flight counts, verdicts) in
+ * one Redis. In-memory (`store: memory`) stays the default.
+ *
+ * Redis is an optimisation of correctness across instances, never a single point of failure:
+ * when a command fails, the caller's local fallback answers instead, the failure is counted
+ * and logged (at most once per `LOG_EVERY_MS`), and Redis is used again as soon as it answers.
+ * Commands fail fast while disconnected (no offline queue), so a dead Redis adds no latency.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from './log.js';
+
+export interface FleetOptions {
+  readonly store: 'memory' | 'redis';
+  /** Without credentials inline; see config `redis_url_file` / `redis_url_env`. */
+  readonly redisUrl: string | undefined;
+}
+
+/** Short: a command that cannot answer within this is treated as Redis being down. */
+const COMMAND_TIMEOUT_MS = 250;
+const RECONNECT_MAX_MS = 2_000;
+const LOG_EVERY_MS = 10_000;
+
+export class Fleet {
+  /** Times a local fallback answered because Redis failed; feeds /metrics. */
+  fallbacks = 0;
+  readonly redis: Redis | undefined;
+  private lastLog = 0;
+
+  constructor(
+    options: FleetOptions,
+    private readonly log: Logger,
+  ) {
+    if (options.store !== 'redis' || options.redisUrl === undefined) return;
+    this.redis = new Redis(options.redisUrl, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      connectTimeout: 1_000,
+      retryStrategy: (attempt) => Math.min(attempt * 100, RECONNECT_MAX_MS),
+    });
+    // ioredis emits 'error' on every failed reconnect; unhandled, that would crash the process.
+    this.redis.on('error', (err) => this.note('redis connection error', err));
+    this.redis.on('ready', () => log.info('redis ready: shared state in use'));
+  }
+
+  get shared(): boolean {
+    return this.redis !== undefined;
+  }
+
+  /**
+   * Runs `remote` against Redis, or `local` when there is no Redis or it fails. `remote` must
+   * throw only for Redis failures (verdicts such as "rate limited" are return values).
+   */
+  async either<T>(what: string, remote: (redis: Redis) => Promise<T>, local: () => T | Promise<T>): Promise<T> {
+    if (this.redis === undefined) return local();
+    try {
+      return await remote(this.redis);
+    } catch (err) {
+      this.fallbacks++;
+      this.note(`redis unavailable: ${what} uses its local fallback`, err);
+      return local();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.redis === undefined) return;
+    this.redis.disconnect();
+  }
+
+  private note(message: string, err: unknown): void {
+    const now = Date.now();
+    if (now - this.lastLog < LOG_EVERY_MS) return;
+    this.lastLog = now;
+    // The error's code only: its message would carry Redis's address into the log.
+    const code = (err as { code?: unknown } | null)?.code ?? (err instanceof Error ? err.name : 'error');
+    this.log.warn(message, { fallbacks: this.fallbacks, code });
+  }
+}
