@@ -16,31 +16,31 @@ export type Consumed = { readonly ok: true } | { readonly ok: false; readonly re
 
 const OK: Consumed = { ok: true };
 
+type Limiter = Pick<BurstyRateLimiter, 'consume'>;
+
 export class Bucket {
-  private readonly local: BurstyRateLimiter;
-  private readonly shared: BurstyRateLimiter | undefined;
+  private readonly local: Limiter;
+  private readonly shared: Limiter | undefined;
 
   constructor(
     private readonly name: string,
     spec: BucketSpec,
     private readonly fleet: Fleet,
   ) {
-    // rate-limiter-flexible's token bucket: a per-second limiter, and when it is empty, a burst
-    // allowance that refills over the time the sustained rate takes to earn it.
+    // rate-limiter-flexible's token bucket: `ratePerSecond` tokens each second, and when those
+    // are spent, an allowance of `burst - ratePerSecond` that refills over the time the
+    // sustained rate takes to earn it. So a quiet source may send `burst` at once.
     const steady = { points: spec.ratePerSecond, duration: 1 };
-    const burst = { points: spec.burst, duration: Math.max(1, Math.ceil(spec.burst / spec.ratePerSecond)) };
+    const extra = spec.burst - spec.ratePerSecond;
+    const allowance = { points: extra, duration: Math.max(1, Math.ceil(extra / spec.ratePerSecond)) };
     const prefix = `svc-ingress:rl:${name}`;
-    this.local = new BurstyRateLimiter(
-      new RateLimiterMemory({ ...steady, keyPrefix: prefix }),
-      new RateLimiterMemory({ ...burst, keyPrefix: `${prefix}:burst` }),
-    );
-    if (fleet.redis !== undefined) {
-      const storeClient = fleet.redis;
-      this.shared = new BurstyRateLimiter(
-        new RateLimiterRedis({ ...steady, keyPrefix: prefix, storeClient }),
-        new RateLimiterRedis({ ...burst, keyPrefix: `${prefix}:burst`, storeClient }),
-      );
-    }
+    const build = (make: (options: { points: number; duration: number; keyPrefix: string }) => Limiter): Limiter =>
+      extra === 0
+        ? make({ ...steady, keyPrefix: prefix })
+        : new BurstyRateLimiter(make({ ...steady, keyPrefix: prefix }) as never, make({ ...allowance, keyPrefix: `${prefix}:burst` }) as never);
+    this.local = build((options) => new RateLimiterMemory(options));
+    const storeClient = fleet.redis;
+    if (storeClient !== undefined) this.shared = build((options) => new RateLimiterRedis({ ...options, storeClient }));
   }
 
   consume(key: string, cost: number): Promise<Consumed> {
@@ -54,7 +54,7 @@ export class Bucket {
 }
 
 /** A refusal is a RateLimiterRes; anything else thrown is a store failure and propagates. */
-async function take(limiter: BurstyRateLimiter, key: string, cost: number): Promise<Consumed> {
+async function take(limiter: Limiter, key: string, cost: number): Promise<Consumed> {
   try {
     await limiter.consume(key, cost);
     return OK;
