@@ -4,7 +4,7 @@
  * account need not exist, but its address must already be funded at head.
  */
 import type { Submission } from './decode.js';
-import type { InFlight } from './in-flight.js';
+import type { Ledger } from './ledger.js';
 import { refuse } from './refusal.js';
 import type { Head, HeadState } from './state.js';
 
@@ -17,23 +17,21 @@ export interface AdmissionLimits {
 }
 
 /** Gives the in-flight slot back (the EL or the submission target refused after all). */
-export type Release = () => void;
+export type Release = () => Promise<void>;
 
 /**
- * Admits a submission or throws a Refusal (or Unavailable). An admitted submission holds its
- * in-flight slot from the moment its checks pass, in the same synchronous step, so two
- * concurrent submissions can never both take the last slot or the same nonce.
+ * Admits a submission, holding an in-flight slot for it, or throws a Refusal (or Unavailable).
+ * The slot is taken atomically with the nonce and cap checks (in the ledger), so concurrent
+ * submissions, on this instance or another, never both take the last slot or the same nonce.
  */
 export async function checkAdmission(
   sub: Submission,
   head: Head,
   state: HeadState,
-  inFlight: InFlight,
+  ledger: Ledger,
   limits: AdmissionLimits,
 ): Promise<Release> {
   const sender = await state.account(sub.sender, head);
-  const pending = inFlight.pending(sub.sender, sender.nonce, head.number);
-
   if (sub.nonce < sender.nonce) refuse('nonce-too-low', `nonce too low: the sender's next nonce is ${sender.nonce}`);
   if (sub.frame !== undefined && sub.nonce !== sender.nonce) {
     refuse('nonce-mismatch', `a frame transaction's nonce must be the sender's next nonce ${sender.nonce}`);
@@ -44,9 +42,6 @@ export async function checkAdmission(
       `nonce gap too large: nonce ${sub.nonce} is more than ${limits.nonceGapMax} ahead of the sender's state nonce ${sender.nonce}`,
     );
   }
-  if (pending.has(sub.nonce)) refuse('nonce-in-flight', `a transaction with nonce ${sub.nonce} from this sender is already in flight`);
-  const cap = sub.frame !== undefined ? limits.frameInFlightCap : limits.inFlightCap;
-  if (pending.size >= cap) refuse('in-flight-cap', `too many in-flight transactions for the sender (cap ${cap})`);
   if (sub.maxFeePerGas < head.baseFee) {
     refuse('fee-too-low', `max fee per gas ${sub.maxFeePerGas} is below the current base fee ${head.baseFee}`);
   }
@@ -54,15 +49,31 @@ export async function checkAdmission(
   if (deadline !== undefined && deadline < head.timestamp) {
     refuse('expiry-invalid', `the transaction expired at ${deadline}, before the latest block (${head.timestamp})`);
   }
-  const payer = sub.payer === sub.sender ? sender : await state.account(sub.payer, head);
-  const reserved = inFlight.reserved(sub.payer);
-  if (payer.balance < sub.maxCost + reserved) {
-    refuse(
-      'insufficient-funds',
-      `the payer ${sub.payer} cannot cover the maximum cost ${sub.maxCost} wei (balance ${payer.balance}` +
-        `${reserved > 0n ? `, ${reserved} reserved by its in-flight transactions` : ''})`,
-    );
+
+  const cap = sub.frame !== undefined ? limits.frameInFlightCap : limits.inFlightCap;
+  const entry = { hash: sub.hash, nonce: sub.nonce, payer: sub.payer, cost: sub.maxCost, head: head.number };
+  const reservation = await ledger.reserve({ sender: sub.sender, entry, stateNonce: sender.nonce, cap });
+  if (reservation === 'nonce-in-flight') {
+    refuse('nonce-in-flight', `a transaction with nonce ${sub.nonce} from this sender is already in flight`);
   }
-  inFlight.add(sub.sender, { hash: sub.hash, nonce: sub.nonce, payer: sub.payer, cost: sub.maxCost, head: head.number });
-  return () => inFlight.release(sub.sender, sub.nonce, sub.hash);
+  if (reservation === 'cap') refuse('in-flight-cap', `too many in-flight transactions for the sender (cap ${cap})`);
+  const release: Release = () => ledger.release(sub.sender, sub.nonce, sub.hash);
+
+  try {
+    const payer = sub.payer === sub.sender ? sender : await state.account(sub.payer, head);
+    // What the payer's in-flight transactions may spend, this one included.
+    const reserved = await ledger.reserved(sub.payer);
+    if (payer.balance < reserved) {
+      const others = reserved - sub.maxCost;
+      refuse(
+        'insufficient-funds',
+        `the payer ${sub.payer} cannot cover the maximum cost ${sub.maxCost} wei (balance ${payer.balance}` +
+          `${others > 0n ? `, ${others} reserved by its in-flight transactions` : ''})`,
+      );
+    }
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  return release;
 }

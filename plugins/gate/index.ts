@@ -5,7 +5,7 @@
  *
  * The order of checks, cheapest first; each stage runs only if every earlier one passed:
  *
- *   params shape ─► duplicate window ─► cached verdict        (memory only)
+ *   params shape ─► duplicate window ─► cached verdict        (memory, or the fleet's Redis)
  *     ─► decode, static checks, signatures                    (CPU, no state)
  *     ─► head state: nonce, in-flight, base fee, payer funds  (EL reads, shared per head)
  *     ─► EL validation: svc_validateTransaction               (EL simulation)
@@ -24,17 +24,17 @@ import { GateCounters } from './counters.js';
 import { decodeSubmission } from './decode.js';
 import { createElValidation, ExecutionLayerRefusal } from './el-validation.js';
 import { forwardSubmission } from './forward.js';
-import { InFlight } from './in-flight.js';
+import { createLedger } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { Refusal } from './refusal.js';
 import { readRawTransaction } from './shape.js';
 import { HeadState, Unavailable } from './state.js';
-import { VerdictCache, type CachedRefusal } from './verdict-cache.js';
+import type { CachedRefusal } from './verdict-cache.js';
 
 export const gate: PluginModule<GateOptions> = {
   name: 'gate',
   parseOptions: parseGateOptions,
-  create(options, { execution, submit, log }) {
+  create(options, { execution, submit, log, fleet }) {
     const counters = new GateCounters();
     if (options.role === 'follower') {
       const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl });
@@ -53,26 +53,23 @@ export const gate: PluginModule<GateOptions> = {
     }
 
     const state = new HeadState(execution, options.headCacheMs);
-    const inFlight = new InFlight(options.skipAfterBlocks);
-    const cache = new VerdictCache(options);
+    const ledger = createLedger(fleet, options);
     const validate = createElValidation(execution, options.validationMethod, options.validationRecheckMs);
     const judging = new Map<string, Promise<Answer>>();
 
     /** What the gate already said about these bytes, if it still holds. */
-    const replay = (hash: string): Answer | Promise<Answer | undefined> | undefined => {
-      if (cache.isAdmitted(hash)) {
+    const replay = async (hash: string): Promise<Answer | undefined> => {
+      if (await ledger.isAdmitted(hash)) {
         counters.refused('already-known');
         return { error: errors.alreadyKnown() };
       }
-      const cached = cache.refusal(hash);
-      if (cached === undefined) return undefined;
-      const replayed = () => {
-        counters.cachedVerdicts++;
-        return { error: wireError(cached, true) };
-      };
-      if (cached.head === undefined) return replayed();
+      const cached = await ledger.refusal(hash);
       // A state-bound verdict holds only at the head it was judged at.
-      return state.latest().then((head) => (head.number === cached.head ? replayed() : undefined));
+      if (cached === undefined || (cached.head !== undefined && cached.head !== (await state.latest()).number)) {
+        return undefined;
+      }
+      counters.cachedVerdicts++;
+      return { error: wireError(cached, true) };
     };
 
     const judge = async (raw: string, hash: string): Promise<Answer> => {
@@ -83,33 +80,39 @@ export const gate: PluginModule<GateOptions> = {
         const sub = decodeSubmission(raw, hash, options);
         const latest = await state.latest();
         head = latest.number;
-        release = await checkAdmission(sub, latest, state, inFlight, options);
+        release = await checkAdmission(sub, latest, state, ledger, options);
         await validate(sub);
       } catch (err) {
-        release?.();
+        await release?.();
         if (err instanceof Unavailable) {
           log.warn('gate: execution layer unavailable, submission refused', { error: err.message });
           return { error: errors.validationUnavailable() };
         }
         if (!(err instanceof Refusal)) throw err;
         const refusal: CachedRefusal = { reason: err.reason, detail: err.detail, byExecutionLayer: err instanceof ExecutionLayerRefusal, head };
-        cache.refuse(hash, refusal);
+        await ledger.remember(hash, refusal);
         counters.refused(err.reason);
         return { error: wireError(refusal, false) };
+      }
+      // Claimed across the fleet before forwarding: another instance admitting the same bytes
+      // at the same moment gets "already known" instead of forwarding them twice.
+      if (!(await ledger.claim(hash))) {
+        await release();
+        counters.refused('already-known');
+        return { error: errors.alreadyKnown() };
       }
       let answer: Answer;
       try {
         answer = await forwardSubmission(submit, raw);
       } catch (err) {
-        release();
+        await Promise.all([release(), ledger.unclaim(hash)]);
         throw err;
       }
       if ('error' in answer) {
-        release();
+        await Promise.all([release(), ledger.unclaim(hash)]);
         counters.refused('submit-rejected');
         return answer;
       }
-      cache.admit(hash);
       counters.admitted++;
       return answer;
     };
@@ -132,10 +135,13 @@ export const gate: PluginModule<GateOptions> = {
         counters.seen++;
         const hash = keccak256(raw);
         if (judging.has(hash)) return judgeOnce(raw, hash);
-        const earlier = replay(hash);
-        if (earlier === undefined) return judgeOnce(raw, hash);
-        if (!(earlier instanceof Promise)) return earlier;
-        return earlier.then((answer) => answer ?? judgeOnce(raw, hash), () => ({ error: errors.validationUnavailable() }));
+        return replay(hash).then(
+          (earlier) => earlier ?? judgeOnce(raw, hash),
+          (err) => {
+            if (!(err instanceof Unavailable)) throw err;
+            return { error: errors.validationUnavailable() };
+          },
+        );
       },
     };
   },

@@ -38,8 +38,8 @@ class ExpiringMap<V> {
     this.entries.set(key, { value, expires: now + this.ttlMs });
   }
 
-  get size(): number {
-    return this.entries.size;
+  delete(key: string): void {
+    this.entries.delete(key);
   }
 
   private sweep(now: number): void {
@@ -65,6 +65,10 @@ export class VerdictCache {
 
   admit(hash: string): void {
     this.admitted.set(hash, true);
+  }
+
+  forget(hash: string): void {
+    this.admitted.delete(hash);
   }
 
   /** A recent refusal; the caller checks that a state-bound one was judged at the current head. */

@@ -10,8 +10,8 @@ export interface IngressProcess {
   readonly url: string;
   /** Every stderr line so far. */
   readonly lines: string[];
-  /** Resolves with the first log line (current or future) whose `msg` matches. */
-  waitForLog(msg: string | RegExp): Promise<Record<string, unknown>>;
+  /** Resolves with the first log line whose `msg` matches, among lines from index `from` on. */
+  waitForLog(msg: string | RegExp, from?: number): Promise<Record<string, unknown>>;
   /** Resolves with the exit code. */
   readonly exited: Promise<number | null>;
 }
@@ -57,8 +57,8 @@ export async function startIngressProcess(yaml: string, env?: NodeJS.ProcessEnv)
   });
   child.stdout!.resume();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const waitForLog = (match: string | RegExp) => {
-    for (const line of lines) {
+  const waitForLog = (match: string | RegExp, from = 0) => {
+    for (const line of lines.slice(from)) {
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;
         if (matches(entry, match)) return Promise.resolve(entry);

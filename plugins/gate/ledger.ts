@@ -1,0 +1,198 @@
+/**
+ * The gate's memory of submissions: the duplicate window, cached verdicts and in-flight slots.
+ * One interface, two homes: this process (`MemoryLedger`), or a fleet's Redis (`RedisLedger`),
+ * so that a second instance refuses a duplicate the first admitted and in-flight caps hold
+ * across instances. `createLedger` puts them behind the fleet's fallback: while Redis fails,
+ * the local ledger answers.
+ */
+import type { Redis } from 'ioredis';
+import type { Fleet } from '../../src/fleet.js';
+import { InFlight, type InFlightEntry } from './in-flight.js';
+import { VerdictCache, type CachedRefusal } from './verdict-cache.js';
+
+export type Reservation = 'ok' | 'nonce-in-flight' | 'cap';
+
+export interface ReserveRequest {
+  readonly sender: string;
+  readonly entry: InFlightEntry;
+  /** The sender's state nonce at `entry.head`: slots below it are done. */
+  readonly stateNonce: bigint;
+  readonly cap: number;
+}
+
+export interface Ledger {
+  isAdmitted(hash: string): Promise<boolean>;
+  /** Marks `hash` admitted for the duplicate window; false if it already was (anywhere). */
+  claim(hash: string): Promise<boolean>;
+  unclaim(hash: string): Promise<void>;
+  refusal(hash: string): Promise<CachedRefusal | undefined>;
+  remember(hash: string, refusal: CachedRefusal): Promise<void>;
+  /** Frees slots the head shows done, then takes one for `entry` if the nonce and cap allow. */
+  reserve(request: ReserveRequest): Promise<Reservation>;
+  release(sender: string, nonce: bigint, hash: string): Promise<void>;
+  /** Wei the payer's in-flight transactions may still spend. */
+  reserved(payer: string): Promise<bigint>;
+}
+
+export interface LedgerOptions {
+  readonly duplicateWindowMs: number;
+  readonly verdictTtlMs: number;
+  readonly maxEntries: number;
+  readonly skipAfterBlocks: bigint;
+}
+
+/** How often the memory ledger drops slots of senders that never came back. */
+const SWEEP_EVERY_MS = 60_000;
+
+export class MemoryLedger implements Ledger {
+  private readonly cache: VerdictCache;
+  private readonly inFlight: InFlight;
+  private lastSweep = Date.now();
+
+  constructor(options: LedgerOptions) {
+    this.cache = new VerdictCache(options);
+    this.inFlight = new InFlight(options.skipAfterBlocks);
+  }
+
+  async isAdmitted(hash: string) {
+    return this.cache.isAdmitted(hash);
+  }
+  async claim(hash: string) {
+    if (this.cache.isAdmitted(hash)) return false;
+    this.cache.admit(hash);
+    return true;
+  }
+  async unclaim(hash: string) {
+    this.cache.forget(hash);
+  }
+  async refusal(hash: string) {
+    return this.cache.refusal(hash);
+  }
+  async remember(hash: string, refusal: CachedRefusal) {
+    this.cache.refuse(hash, refusal);
+  }
+  async reserve({ sender, entry, stateNonce, cap }: ReserveRequest): Promise<Reservation> {
+    if (Date.now() - this.lastSweep > SWEEP_EVERY_MS) {
+      this.lastSweep = Date.now();
+      this.inFlight.sweep(entry.head);
+    }
+    const pending = this.inFlight.pending(sender, stateNonce, entry.head);
+    if (pending.has(entry.nonce)) return 'nonce-in-flight';
+    if (pending.size >= cap) return 'cap';
+    this.inFlight.add(sender, entry);
+    return 'ok';
+  }
+  async release(sender: string, nonce: bigint, hash: string) {
+    this.inFlight.release(sender, nonce, hash);
+  }
+  async reserved(payer: string) {
+    return this.inFlight.reserved(payer);
+  }
+}
+
+const PREFIX = 'svc-ingress:gate';
+/** In-flight keys outlive any slot they hold; they only bound what an abandoned sender leaves. */
+const IN_FLIGHT_TTL_MS = 10 * 60_000;
+
+/**
+ * Takes an in-flight slot atomically across the fleet. Slots are `nonce -> hash|payer|cost|head`
+ * in one hash per sender; each payer's reservations are `hash -> cost`. Nonces and heads are
+ * compared as Lua numbers (doubles): exact below 2^53, far beyond any real nonce or height.
+ */
+const RESERVE_SCRIPT = `
+local slots = KEYS[1]
+local nonce, value, stateNonce, head, skip, cap, ttl, payerPrefix =
+  ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local entries = redis.call('HGETALL', slots)
+local count = 0
+for i = 1, #entries, 2 do
+  local h, payer, cost, at = string.match(entries[i + 1], '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+  if tonumber(entries[i]) < stateNonce or head >= tonumber(at) + skip then
+    redis.call('HDEL', slots, entries[i])
+    redis.call('HDEL', payerPrefix .. payer, h)
+  else
+    count = count + 1
+  end
+end
+if redis.call('HEXISTS', slots, nonce) == 1 then return 'nonce-in-flight' end
+if count >= cap then return 'cap' end
+local h, payer, cost = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|')
+redis.call('HSET', slots, nonce, value)
+redis.call('PEXPIRE', slots, ttl)
+redis.call('HSET', payerPrefix .. payer, h, cost)
+redis.call('PEXPIRE', payerPrefix .. payer, ttl)
+return 'ok'
+`;
+
+const RELEASE_SCRIPT = `
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if not value then return 0 end
+local h, payer = string.match(value, '^([^|]*)|([^|]*)|')
+if h ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', ARGV[3] .. payer, h)
+return 1
+`;
+
+export class RedisLedger implements Ledger {
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: LedgerOptions,
+  ) {}
+
+  async isAdmitted(hash: string) {
+    return (await this.redis.exists(`${PREFIX}:admitted:${hash}`)) === 1;
+  }
+  async claim(hash: string) {
+    return (await this.redis.set(`${PREFIX}:admitted:${hash}`, '1', 'PX', this.options.duplicateWindowMs, 'NX')) === 'OK';
+  }
+  async unclaim(hash: string) {
+    await this.redis.del(`${PREFIX}:admitted:${hash}`);
+  }
+  async refusal(hash: string) {
+    const text = await this.redis.get(`${PREFIX}:refused:${hash}`);
+    if (text === null) return undefined;
+    const stored = JSON.parse(text) as Omit<CachedRefusal, 'head'> & { head: string | null };
+    return { ...stored, head: stored.head === null ? undefined : BigInt(stored.head) };
+  }
+  async remember(hash: string, refusal: CachedRefusal) {
+    const stored = { ...refusal, head: refusal.head === undefined ? null : refusal.head.toString() };
+    await this.redis.set(`${PREFIX}:refused:${hash}`, JSON.stringify(stored), 'PX', this.options.verdictTtlMs);
+  }
+  async reserve({ sender, entry, stateNonce, cap }: ReserveRequest): Promise<Reservation> {
+    const value = `${entry.hash}|${entry.payer}|${entry.cost}|${entry.head}`;
+    return (await this.redis.eval(
+      RESERVE_SCRIPT, 1, `${PREFIX}:inflight:${sender}`,
+      entry.nonce.toString(), value, stateNonce.toString(), entry.head.toString(),
+      this.options.skipAfterBlocks.toString(), String(cap), String(IN_FLIGHT_TTL_MS), `${PREFIX}:reserved:`,
+    )) as Reservation;
+  }
+  async release(sender: string, nonce: bigint, hash: string) {
+    await this.redis.eval(RELEASE_SCRIPT, 1, `${PREFIX}:inflight:${sender}`, nonce.toString(), hash, `${PREFIX}:reserved:`);
+  }
+  async reserved(payer: string) {
+    const costs = await this.redis.hvals(`${PREFIX}:reserved:${payer}`);
+    return costs.reduce((sum, cost) => sum + BigInt(cost), 0n);
+  }
+}
+
+/** The fleet's ledger when Redis is configured, with the local one answering while it fails. */
+export function createLedger(fleet: Fleet, options: LedgerOptions): Ledger {
+  const local = new MemoryLedger(options);
+  if (fleet.redis === undefined) return local;
+  const shared = new RedisLedger(fleet.redis, options);
+  const either =
+    <A extends unknown[], R>(what: string, method: (ledger: Ledger) => (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      fleet.either(`gate ${what}`, () => method(shared).apply(shared, args), () => method(local).apply(local, args));
+  return {
+    isAdmitted: either('duplicate window', (l) => l.isAdmitted),
+    claim: either('duplicate window', (l) => l.claim),
+    unclaim: either('duplicate window', (l) => l.unclaim),
+    refusal: either('verdict cache', (l) => l.refusal),
+    remember: either('verdict cache', (l) => l.remember),
+    reserve: either('in-flight count', (l) => l.reserve),
+    release: either('in-flight count', (l) => l.release),
+    reserved: either('in-flight count', (l) => l.reserved),
+  };
+}

@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import { keccak256, Wallet } from 'ethers';
+import { Agent, request } from 'undici';
+import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
+import { DEV_KEYS, useAnvil } from '../helpers/el.js';
+import { rpc } from '../helpers/http.js';
+import { testConfig } from '../helpers/ingress.js';
+import { startRedis, type RedisServer } from '../helpers/redis.js';
+
+const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
+
+describe('fleet mode: two ingress processes sharing one Redis', () => {
+  const anvil = useAnvil();
+  let redis: RedisServer;
+  let first: IngressProcess;
+  let second: IngressProcess;
+  const client = new Agent({ localAddress: '127.0.0.5' });
+
+  const plugins = `
+  - batch-refuse
+  - allowlist
+  - rate-limit:
+      reads:
+        per_source: {rate_per_second: 4, burst: 4}
+  - gate:
+      head_cache_ms: 0`;
+
+  before(async () => {
+    redis = await startRedis();
+    const yaml = testConfig(anvil.current.url, plugins, `store: redis\nredis_url: ${redis.url}`).replace('log_level: debug', 'log_level: info');
+    [first, second] = await Promise.all([startIngressProcess(yaml), startIngressProcess(yaml)]);
+    await Promise.all([first.waitForLog('redis ready: shared state in use'), second.waitForLog('redis ready: shared state in use')]);
+  });
+  after(async () => {
+    for (const p of [first, second]) p?.child.kill('SIGTERM');
+    await Promise.all([first?.exited, second?.exited]);
+    await client.close();
+    await redis?.stop();
+  });
+
+  const read = async (url: string) => {
+    const reply = await request(url, {
+      dispatcher: client,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+    });
+    await reply.body.dump();
+    return reply.statusCode;
+  };
+  const transfer = (key: string, nonce = 0) =>
+    new Wallet(key).signTransaction({
+      chainId: 8141, nonce, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+    });
+  const submit = async (url: string, raw: string) => JSON.parse((await rpc(url, 'eth_sendRawTransaction', [raw])).text);
+
+  it('refuses on the second instance a duplicate the first admitted: "already known"', async () => {
+    const raw = await transfer(DEV_KEYS[1]);
+    expect(await submit(first.url, raw)).to.have.property('result', keccak256(raw));
+    expect((await submit(second.url, raw)).error).to.deep.equal({ code: -32000, message: 'already known' });
+  });
+
+  it('holds one source to one bucket across both instances', async () => {
+    expect([await read(first.url), await read(second.url), await read(first.url), await read(second.url)]).to.deep.equal([200, 200, 200, 200]);
+    expect(await read(second.url)).to.equal(429);
+    expect(await read(first.url)).to.equal(429);
+  });
+
+  it('keeps serving on local fallbacks while Redis is down, counts it, and shares again once it is back', async () => {
+    await redis.stop();
+    const mark = [first.lines.length, second.lines.length];
+    // Reads are answered (under the local limiter) and submissions still judged.
+    const raw = await transfer(DEV_KEYS[2]);
+    expect(await submit(first.url, raw)).to.have.property('result', keccak256(raw));
+    const warning = await first.waitForLog('redis unavailable: gate duplicate window uses its local fallback', mark[0]);
+    expect(warning.fallbacks).to.be.a('number').and.at.least(1);
+    expect(JSON.stringify(warning)).to.not.include(String(redis.port));
+    expect(await read(second.url)).to.be.oneOf([200, 429]);
+
+    await redis.restart();
+    await Promise.all([
+      first.waitForLog('redis ready: shared state in use', mark[0]),
+      second.waitForLog('redis ready: shared state in use', mark[1]),
+    ]);
+    const again = await transfer(DEV_KEYS[3]);
+    expect(await submit(second.url, again)).to.have.property('result', keccak256(again));
+    expect((await submit(first.url, again)).error).to.deep.equal({ code: -32000, message: 'already known' });
+  });
+});
