@@ -11,30 +11,9 @@
  */
 import { errors } from '../src/errors.js';
 import { OPERATOR } from '../src/facts.js';
+import { PROXIED_SVC_METHODS, READ_METHODS, SUBMISSION_METHOD } from '../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
 
-/** The standard read surface (ethereum/execution-apis) that every EL serves. */
-export const READ_METHODS = [
-  'eth_accounts', 'eth_blobBaseFee', 'eth_blockNumber', 'eth_call', 'eth_capabilities', 'eth_chainId',
-  'eth_config', 'eth_createAccessList', 'eth_estimateGas', 'eth_feeHistory', 'eth_gasPrice',
-  'eth_getBalance', 'eth_getBlockByHash', 'eth_getBlockByNumber', 'eth_getBlockReceipts',
-  'eth_getBlockTransactionCountByHash', 'eth_getBlockTransactionCountByNumber', 'eth_getCode',
-  'eth_getFilterChanges', 'eth_getFilterLogs', 'eth_getLogs', 'eth_getProof',
-  'eth_getRawTransactionByBlockHashAndIndex', 'eth_getRawTransactionByBlockNumberAndIndex',
-  'eth_getRawTransactionByHash', 'eth_getStorageAt', 'eth_getStorageValues',
-  'eth_getTransactionByBlockHashAndIndex', 'eth_getTransactionByBlockNumberAndIndex',
-  'eth_getTransactionByHash', 'eth_getTransactionCount', 'eth_getTransactionReceipt',
-  'eth_getUncleByBlockHashAndIndex', 'eth_getUncleByBlockNumberAndIndex', 'eth_getUncleCountByBlockHash',
-  'eth_getUncleCountByBlockNumber', 'eth_maxPriorityFeePerGas', 'eth_newBlockFilter', 'eth_newFilter',
-  'eth_newPendingTransactionFilter', 'eth_protocolVersion', 'eth_simulateV1', 'eth_syncing',
-  'eth_uninstallFilter',
-  'net_listening', 'net_peerCount', 'net_version',
-  'web3_clientVersion', 'web3_sha3',
-] as const;
-
-/** The chain's own history methods, proxied to the EL (spec 4.1). */
-export const PROXIED_SVC_METHODS = ['svc_getSignatureSidecar', 'svc_getStrippedTransaction', 'svc_historyStatus'] as const;
-export const SUBMISSION_METHOD = 'eth_sendRawTransaction';
 const SIGNING_METHODS = ['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData',
   'eth_signTypedData_v1', 'eth_signTypedData_v3', 'eth_signTypedData_v4'];
 const INGRESS_REFUSED = ['svc_validateTransaction'];

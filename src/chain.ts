@@ -5,6 +5,7 @@
  */
 import type { BatchAnswer, Plugin, PluginEnv, PluginModule, RequestContext, Verdict } from './plugin.js';
 import { describeError, type Logger } from './log.js';
+import type { Metrics } from './metrics.js';
 
 /** An enabled YAML entry with its options already read. */
 export interface ChainEntry {
@@ -21,8 +22,24 @@ export class Chain {
   private constructor(
     private readonly plugins: readonly Plugin[],
     private readonly log: Logger,
+    metrics: Metrics | undefined,
   ) {
-    this.handlers = plugins.flatMap((p) => (p.handle ? [p.handle.bind(p)] : []));
+    // Each handler counts the errors its plugin answers with, by plugin and code.
+    this.handlers = plugins.flatMap((p) => {
+      if (!p.handle) return [];
+      const handle = p.handle.bind(p);
+      if (metrics === undefined) return [handle];
+      const count = (verdict: Verdict) => {
+        if (verdict !== undefined && 'error' in verdict) metrics.refused(p.name, verdict.error.code);
+        return verdict;
+      };
+      return [
+        (ctx: RequestContext) => {
+          const verdict = handle(ctx);
+          return verdict instanceof Promise ? verdict.then(count) : count(verdict);
+        },
+      ];
+    });
   }
 
   /** Creates every plugin in order; if one fails, those already created are closed. */
@@ -31,10 +48,10 @@ export class Chain {
     try {
       for (const entry of entries) created.push(await entry.module.create(entry.options, env));
     } catch (err) {
-      await new Chain(created, env.log).close();
+      await new Chain(created, env.log, undefined).close();
       throw err;
     }
-    return new Chain(created, env.log);
+    return new Chain(created, env.log, env.metrics);
   }
 
   get names(): readonly string[] {

@@ -10,6 +10,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
 
 export interface FleetOptions {
   readonly store: 'memory' | 'redis';
@@ -31,6 +32,7 @@ export class Fleet {
   constructor(
     options: FleetOptions,
     private readonly log: Logger,
+    private readonly metrics?: Metrics,
   ) {
     if (options.store !== 'redis' || options.redisUrl === undefined) return;
     this.redis = new Redis(options.redisUrl, {
@@ -59,6 +61,7 @@ export class Fleet {
       return await remote(this.redis);
     } catch (err) {
       this.fallbacks++;
+      this.metrics?.redisFallback();
       this.note(`redis unavailable: ${what} uses its local fallback`, err);
       return local();
     }

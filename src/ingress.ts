@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IngressConfig } from './config/load.js';
 import type { Logger } from './log.js';
+import { Metrics } from './metrics.js';
 import { Runtime } from './runtime.js';
 import { createRequestListener } from './server.js';
 
@@ -29,11 +30,11 @@ const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
-export async function startIngress(config: IngressConfig, log: Logger): Promise<Ingress> {
-  let runtime = await Runtime.create(config, log);
+export async function startIngress(config: IngressConfig, log: Logger, metrics = new Metrics()): Promise<Ingress> {
+  let runtime = await Runtime.create(config, log, metrics);
   const server = createServer(
     { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
-    createRequestListener(() => runtime, log),
+    createRequestListener(() => runtime, log, metrics),
   );
   let active = 0;
   let drained: (() => void) | undefined;
@@ -64,7 +65,7 @@ export async function startIngress(config: IngressConfig, log: Logger): Promise<
       if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
         log.warn('listen address changes take effect only after a restart', { listen: `${host}:${port}` });
       }
-      const fresh = await Runtime.create(next, log);
+      const fresh = await Runtime.create(next, log, metrics);
       const old = runtime;
       runtime = fresh;
       log.info('configuration reloaded', { plugins: fresh.chain.names });

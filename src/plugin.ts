@@ -25,6 +25,7 @@ import type { OptionsReader } from './config/reader.js';
 import type { Facts } from './facts.js';
 import type { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
 import type { Upstream } from './upstream.js';
 
 export type Verdict = Answer | undefined;
@@ -59,6 +60,8 @@ export interface PluginEnv {
   readonly log: Logger;
   /** Shared state for a fleet (Redis), with local fallbacks. */
   readonly fleet: Fleet;
+  /** The process's metrics; plugins count what they decide. */
+  readonly metrics: Metrics;
 }
 
 export interface PluginModule<Options = unknown> {

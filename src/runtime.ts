@@ -8,6 +8,7 @@ import type { IngressConfig } from './config/load.js';
 import { createCors, type Cors } from './cors.js';
 import { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
 import { Upstream } from './upstream.js';
 
 /** Body cap when no plugin asks for one (size-limit switched off). */
@@ -29,13 +30,14 @@ export class Runtime {
     this.maxBodyBytes = chain.maxBodyBytes(DEFAULT_MAX_BODY_BYTES);
   }
 
-  static async create(config: IngressConfig, log: Logger): Promise<Runtime> {
-    const execution = new Upstream(config.upstreams.execution);
+  static async create(config: IngressConfig, log: Logger, metrics: Metrics): Promise<Runtime> {
+    const onError = (kind: 'unavailable' | 'invalid') => metrics.upstreamError(kind);
+    const execution = new Upstream(config.upstreams.execution, onError);
     const submit =
-      config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit);
-    const fleet = new Fleet(config.fleet, log);
+      config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit, onError);
+    const fleet = new Fleet(config.fleet, log, metrics);
     try {
-      const chain = await Chain.create(config.plugins, { execution, submit, log, fleet });
+      const chain = await Chain.create(config.plugins, { execution, submit, log, fleet, metrics });
       return new Runtime(config, chain, execution, submit, fleet, createCors(config.corsOrigins));
     } catch (err) {
       await closeUpstreams(execution, submit);

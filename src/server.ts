@@ -14,6 +14,7 @@ import { errors, INVALID_REQUEST, RpcFailure, transport, type RpcError } from '.
 import { Facts } from './facts.js';
 import { canonicalBody, formatResponse, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
+import type { Metrics, Outcome } from './metrics.js';
 import type { RequestContext, Verdict } from './plugin.js';
 import type { Runtime } from './runtime.js';
 
@@ -22,7 +23,7 @@ type TransportRefusal = (typeof transport)[keyof typeof transport];
 const JSON_CONTENT_TYPE = /^application\/json\s*(?:;|$)/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function createRequestListener(current: () => Runtime, log: Logger) {
+export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics) {
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();
     runtime.cors.decorate(req, res);
@@ -42,12 +43,19 @@ export function createRequestListener(current: () => Runtime, log: Logger) {
     res.once('close', () => runtime.leave());
     readBody(req, cap, (body) => {
       if (body === undefined) return refuseTransport(res, transport.payloadTooLarge);
-      handleBody(runtime, req, res, body, log);
+      handleBody(runtime, req, res, body, log, metrics);
     });
   };
 }
 
-function handleBody(runtime: Runtime, req: IncomingMessage, res: ServerResponse, body: Buffer, log: Logger): void {
+function handleBody(
+  runtime: Runtime,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  log: Logger,
+  metrics: Metrics,
+): void {
   let message: unknown;
   try {
     message = JSON.parse(utf8.decode(body));
@@ -59,16 +67,27 @@ function handleBody(runtime: Runtime, req: IncomingMessage, res: ServerResponse,
   if (!envelope.ok) return send(res, formatResponse(envelope.id, { error: envelope.error }));
 
   const { request } = envelope;
+  const started = performance.now();
+  let outcome: Outcome = 'error';
+  res.once('close', () => metrics.request(request.method, outcome, (performance.now() - started) / 1000));
   const ctx: RequestContext = {
     request,
     peer: { address: req.socket.remoteAddress ?? '', headers: req.headers },
     facts: new Facts(),
   };
   const finish = (verdict: Verdict) => {
-    if (verdict !== undefined) return answer(res, request.id, verdict);
-    runtime.execution.stream(canonicalBody(request), res).catch((err) => fail(err));
+    if (verdict !== undefined) {
+      outcome = 'error' in verdict ? 'refused' : 'answered';
+      return answer(res, request.id, verdict);
+    }
+    outcome = 'proxied';
+    runtime.execution.stream(canonicalBody(request), res).then(
+      () => metrics.streamedBytes(Number(res.getHeader('content-length') ?? 0)),
+      (err) => fail(err),
+    );
   };
   const fail = (err: unknown) => {
+    outcome = 'error';
     if (res.headersSent) return void res.destroy();
     answer(res, request.id, { error: toRpcError(err, log, request.method) });
   };

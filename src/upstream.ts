@@ -26,6 +26,9 @@ export interface UpstreamOptions {
   readonly bodyTimeoutMs: number;
 }
 
+/** Told of every failed call, for metrics. */
+export type UpstreamErrorListener = (kind: 'unavailable' | 'invalid') => void;
+
 /** Largest answer `call()` will read; the answers it is used for are a few KiB. */
 const MAX_CALL_ANSWER_BYTES = 4 * 1024 * 1024;
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
@@ -34,7 +37,10 @@ export class Upstream {
   private readonly pool: Pool;
   private readonly path: string;
 
-  constructor(readonly options: UpstreamOptions) {
+  constructor(
+    readonly options: UpstreamOptions,
+    private readonly onError: UpstreamErrorListener = () => {},
+  ) {
     const url = new URL(options.url);
     this.path = url.pathname + url.search;
     this.pool = new Pool(url.origin, {
@@ -68,7 +74,7 @@ export class Upstream {
       );
     } catch (err) {
       if (res.headersSent) throw err;
-      throw toRpcFailure(err);
+      throw this.failure(err);
     }
   }
 
@@ -84,9 +90,19 @@ export class Upstream {
       }
       text = await readLimited(reply.body, MAX_CALL_ANSWER_BYTES);
     } catch (err) {
-      throw toRpcFailure(err);
+      throw this.failure(err);
     }
-    return parseAnswer(text);
+    try {
+      return parseAnswer(text);
+    } catch (err) {
+      throw this.failure(err);
+    }
+  }
+
+  private failure(err: unknown): RpcFailure {
+    const failure = err instanceof RpcFailure ? err : new RpcFailure(errors.upstreamUnavailable(), { cause: err });
+    this.onError(failure.rpc.message === errors.upstreamInvalid().message ? 'invalid' : 'unavailable');
+    return failure;
   }
 
   /** Finishes in-flight requests, then closes the connections. */
@@ -96,9 +112,7 @@ export class Upstream {
 
 }
 
-function toRpcFailure(err: unknown): RpcFailure {
-  return err instanceof RpcFailure ? err : new RpcFailure(errors.upstreamUnavailable(), { cause: err });
-}
+
 
 async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
   const chunks: Buffer[] = [];

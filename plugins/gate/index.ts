@@ -20,7 +20,6 @@ import type { Answer } from '../../src/jsonrpc.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
 import { checkAdmission, type Release } from './admission.js';
-import { GateCounters } from './counters.js';
 import { decodeSubmission } from './decode.js';
 import { createElValidation, ExecutionLayerRefusal } from './el-validation.js';
 import { forwardSubmission } from './forward.js';
@@ -34,17 +33,14 @@ import type { CachedRefusal } from './verdict-cache.js';
 export const gate: PluginModule<GateOptions> = {
   name: 'gate',
   parseOptions: parseGateOptions,
-  create(options, { execution, submit, log, fleet }) {
-    const counters = new GateCounters();
+  create(options, { execution, submit, log, fleet, metrics }) {
     if (options.role === 'follower') {
       const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl });
       return {
         name: 'gate',
-        counters,
         handle({ request }: RequestContext): Verdict | Promise<Verdict> {
           if (request.method !== 'eth_sendRawTransaction') return undefined;
           const raw = readRawTransaction(request.params);
-          counters.seen++;
           if (relay === undefined) return { error: errors.followerRefusesSubmissions() };
           return forwardSubmission(relay, raw);
         },
@@ -60,7 +56,7 @@ export const gate: PluginModule<GateOptions> = {
     /** What the gate already said about these bytes, if it still holds. */
     const replay = async (hash: string): Promise<Answer | undefined> => {
       if (await ledger.isAdmitted(hash)) {
-        counters.refused('already-known');
+        metrics.gateVerdict('refused', 'already-known');
         return { error: errors.alreadyKnown() };
       }
       const cached = await ledger.refusal(hash);
@@ -68,7 +64,7 @@ export const gate: PluginModule<GateOptions> = {
       if (cached === undefined || (cached.head !== undefined && cached.head !== (await state.latest()).number)) {
         return undefined;
       }
-      counters.cachedVerdicts++;
+      metrics.gateVerdict('cached', cached.reason);
       return { error: wireError(cached, true) };
     };
 
@@ -91,14 +87,14 @@ export const gate: PluginModule<GateOptions> = {
         if (!(err instanceof Refusal)) throw err;
         const refusal: CachedRefusal = { reason: err.reason, detail: err.detail, byExecutionLayer: err instanceof ExecutionLayerRefusal, head };
         await ledger.remember(hash, refusal);
-        counters.refused(err.reason);
+        metrics.gateVerdict('refused', err.reason);
         return { error: wireError(refusal, false) };
       }
       // Claimed across the fleet before forwarding: another instance admitting the same bytes
       // at the same moment gets "already known" instead of forwarding them twice.
       if (!(await ledger.claim(hash))) {
         await release();
-        counters.refused('already-known');
+        metrics.gateVerdict('refused', 'already-known');
         return { error: errors.alreadyKnown() };
       }
       let answer: Answer;
@@ -110,10 +106,10 @@ export const gate: PluginModule<GateOptions> = {
       }
       if ('error' in answer) {
         await Promise.all([release(), ledger.unclaim(hash)]);
-        counters.refused('submit-rejected');
+        metrics.gateVerdict('refused', 'submit-rejected');
         return answer;
       }
-      counters.admitted++;
+      metrics.gateVerdict('admitted');
       return answer;
     };
 
@@ -128,11 +124,9 @@ export const gate: PluginModule<GateOptions> = {
 
     return {
       name: 'gate',
-      counters,
       handle({ request }: RequestContext): Verdict | Promise<Verdict> {
         if (request.method !== 'eth_sendRawTransaction') return undefined;
         const raw = readRawTransaction(request.params);
-        counters.seen++;
         const hash = keccak256(raw);
         if (judging.has(hash)) return judgeOnce(raw, hash);
         return replay(hash).then(

@@ -18,6 +18,7 @@ import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from
 import { createSourceResolver } from './source.js';
 
 interface Buckets {
+  readonly name: string;
   readonly perSource: Bucket;
   readonly host: Bucket | undefined;
   readonly costs: ReadonlyMap<string, number>;
@@ -26,10 +27,11 @@ interface Buckets {
 export const rateLimit: PluginModule<RateLimitOptions> = {
   name: 'rate-limit',
   parseOptions: parseRateLimitOptions,
-  create(options, { fleet }) {
+  create(options, { fleet, metrics }) {
     const sourceOf = createSourceResolver(options.trustedProxies);
     const buckets = (name: string, limits: TrafficLimits | undefined): Buckets | undefined =>
       limits && {
+        name,
         perSource: new Bucket(`${name}:source`, limits.perSource, fleet),
         host: limits.host && new Bucket(`${name}:host`, limits.host, fleet),
         costs: limits.methodCosts,
@@ -39,9 +41,15 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
 
     const limit = async (limits: Buckets, source: string, cost: number): Promise<Verdict> => {
       const own = await limits.perSource.consume(source, cost);
-      if (!own.ok) return { error: errors.rateLimited('source', own.retryAfterMs) };
+      if (!own.ok) {
+        metrics.rateLimited(limits.name, 'source');
+        return { error: errors.rateLimited('source', own.retryAfterMs) };
+      }
       const host = await limits.host?.consume('host', cost);
-      if (host !== undefined && !host.ok) return { error: errors.rateLimited('host', host.retryAfterMs) };
+      if (host !== undefined && !host.ok) {
+        metrics.rateLimited(limits.name, 'host');
+        return { error: errors.rateLimited('host', host.retryAfterMs) };
+      }
       return undefined;
     };
 

@@ -5,6 +5,7 @@ import { OptionsReader } from '../../src/config/reader.js';
 import { Facts } from '../../src/facts.js';
 import { Fleet } from '../../src/fleet.js';
 import { createLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics.js';
 import type { PluginEnv, RequestContext } from '../../src/plugin.js';
 import { PLUGINS } from '../../src/registry.js';
 import { Upstream } from '../../src/upstream.js';
@@ -15,7 +16,7 @@ const REQUIRED: Record<string, Record<string, unknown>> = { auth: { token_env: '
 
 const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
 const log = createLogger('error');
-const env: PluginEnv = { execution: upstream, submit: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log) };
+const env: PluginEnv = { execution: upstream, submit: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
 
 describe('plugin contract', () => {
   after(() => upstream.close());

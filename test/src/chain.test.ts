@@ -3,6 +3,7 @@ import { Chain, type ChainEntry } from '../../src/chain.js';
 import { Facts } from '../../src/facts.js';
 import { Fleet } from '../../src/fleet.js';
 import { createLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics.js';
 import type { Plugin, PluginEnv, PluginModule, RequestContext } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
 
@@ -33,7 +34,7 @@ function recorder(name: string, events: string[], behaviour: { answers?: string;
 
 const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
 const log = createLogger('error');
-const env: PluginEnv = { execution: upstream, submit: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log) };
+const env: PluginEnv = { execution: upstream, submit: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
 const ctx = (method: string): RequestContext => ({
   request: Object.freeze({ jsonrpc: '2.0' as const, id: 1, method }),
   peer: { address: '127.0.0.1', headers: {} },

@@ -1,0 +1,103 @@
+/**
+ * The ingress's own metrics (prom-client), one set per process so that they survive reloads.
+ * Label values come from closed sets only: methods outside the known surface are "other",
+ * refusal reasons are the gate's fixed codes, plugins are registry names.
+ */
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { KNOWN_METHODS } from './methods.js';
+
+export type Outcome = 'proxied' | 'answered' | 'refused' | 'error';
+
+export class Metrics {
+  readonly registry = new Registry();
+  /** Transactions the gate admitted and the submission target acknowledged (svc_dropStats). */
+  sequencedTotal = 0;
+
+  private readonly requests = new Counter({
+    name: 'svc_ingress_requests_total',
+    help: 'JSON-RPC requests by method and outcome (proxied to the EL, answered, refused, error).',
+    labelNames: ['method', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly duration = new Histogram({
+    name: 'svc_ingress_request_duration_seconds',
+    help: 'Time from the request body to the end of the answer, by method.',
+    labelNames: ['method'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+  private readonly refusals = new Counter({
+    name: 'svc_ingress_refusals_total',
+    help: 'Error answers by the plugin that gave them and the JSON-RPC code.',
+    labelNames: ['plugin', 'code'] as const,
+    registers: [this.registry],
+  });
+  private readonly upstreamErrors = new Counter({
+    name: 'svc_ingress_upstream_errors_total',
+    help: 'Upstream calls that failed: unavailable (unreachable, timed out) or invalid (not a JSON-RPC answer).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly gate = new Counter({
+    name: 'svc_ingress_gate_verdicts_total',
+    help: 'Submission verdicts: admitted, refused (by reason), cached (a refusal replayed).',
+    labelNames: ['verdict', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly limited = new Counter({
+    name: 'svc_ingress_rate_limited_total',
+    help: 'Requests refused by rate limits, by traffic class and the bucket that ran dry.',
+    labelNames: ['class', 'scope'] as const,
+    registers: [this.registry],
+  });
+  private readonly fallbacks = new Counter({
+    name: 'svc_ingress_redis_fallbacks_total',
+    help: 'Times a local fallback answered because Redis (fleet mode) failed.',
+    registers: [this.registry],
+  });
+  private readonly streamed = new Counter({
+    name: 'svc_ingress_streamed_bytes_total',
+    help: 'Bytes of EL answers streamed to clients (as declared by the EL).',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'svc_ingress_' });
+  }
+
+  /** The method as a label value: a known method's name, or "other". */
+  label(method: string): string {
+    return KNOWN_METHODS.has(method) ? method : 'other';
+  }
+
+  request(method: string, outcome: Outcome, seconds: number): void {
+    const label = this.label(method);
+    this.requests.inc({ method: label, outcome });
+    this.duration.observe({ method: label }, seconds);
+  }
+
+  refused(plugin: string, code: number): void {
+    this.refusals.inc({ plugin, code: String(code) });
+  }
+
+  upstreamError(kind: 'unavailable' | 'invalid'): void {
+    this.upstreamErrors.inc({ kind });
+  }
+
+  gateVerdict(verdict: 'admitted' | 'refused' | 'cached', reason = ''): void {
+    if (verdict === 'admitted') this.sequencedTotal++;
+    this.gate.inc({ verdict, reason });
+  }
+
+  rateLimited(trafficClass: string, scope: string): void {
+    this.limited.inc({ class: trafficClass, scope });
+  }
+
+  redisFallback(): void {
+    this.fallbacks.inc();
+  }
+
+  streamedBytes(bytes: number): void {
+    this.streamed.inc(bytes);
+  }
+}
