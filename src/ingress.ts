@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { IngressConfig } from './config/load.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
+import { startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
 import { createRequestListener } from './server.js';
 
@@ -19,6 +20,8 @@ export interface Ingress {
   /** The JSON-RPC endpoint, e.g. http://127.0.0.1:8545. */
   readonly url: string;
   readonly port: number;
+  /** The operator listener (/metrics, /livez, /readyz), when `metrics_listen` is set. */
+  readonly metricsUrl: string | undefined;
   /** Swaps in a new configuration; throws (keeping the old one) if it cannot be built. */
   reload(config: IngressConfig): Promise<void>;
   /** Stops accepting, drains, closes. Idempotent. */
@@ -55,12 +58,29 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
     throw err;
   }
   const { port } = server.address() as AddressInfo;
+  const probes = config.metricsListen === undefined ? undefined : await startProbeServer(
+    config.metricsListen.host,
+    config.metricsListen.port,
+    metrics,
+    {
+      elHead: async () => {
+        const answer = await runtime.execution.call('eth_blockNumber', []);
+        if (!('result' in answer) || typeof answer.result !== 'string') throw new Error('no block number');
+        return BigInt(answer.result);
+      },
+      nodeMetrics: async () => runtime.node?.call('svc_metrics', []),
+    },
+    log,
+  );
+  if (probes === undefined) log.info('no metrics_listen: /metrics and the health probes are not served');
+  else log.info('operator listener: /metrics, /livez, /readyz', { url: probes.url });
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   let stopping: Promise<void> | undefined;
 
   return {
     url: `http://${host}:${port}`,
     port,
+    metricsUrl: probes?.url,
     async reload(next) {
       if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
         log.warn('listen address changes take effect only after a restart', { listen: `${host}:${port}` });
@@ -86,6 +106,7 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
         }
         server.closeAllConnections();
         await closed;
+        await probes?.close();
         await runtime.retire();
       })();
       return stopping;

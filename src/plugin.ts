@@ -57,6 +57,8 @@ export interface PluginEnv {
   readonly execution: Upstream;
   /** Where admitted submissions go (the execution upstream unless configured). */
   readonly submit: Upstream;
+  /** The consensus node's local API (node-api.md), when configured. */
+  readonly node: Upstream | undefined;
   readonly log: Logger;
   /** Shared state for a fleet (Redis), with local fallbacks. */
   readonly fleet: Fleet;

@@ -24,6 +24,7 @@ export class Runtime {
     readonly chain: Chain,
     readonly execution: Upstream,
     private readonly submit: Upstream,
+    readonly node: Upstream | undefined,
     private readonly fleet: Fleet,
     readonly cors: Cors,
   ) {
@@ -35,12 +36,14 @@ export class Runtime {
     const execution = new Upstream(config.upstreams.execution, onError);
     const submit =
       config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit, onError);
+    const node = config.upstreams.node === undefined ? undefined : new Upstream(config.upstreams.node, onError);
     const fleet = new Fleet(config.fleet, log, metrics);
     try {
-      const chain = await Chain.create(config.plugins, { execution, submit, log, fleet, metrics });
-      return new Runtime(config, chain, execution, submit, fleet, createCors(config.corsOrigins));
+      const chain = await Chain.create(config.plugins, { execution, submit, node, log, fleet, metrics });
+      return new Runtime(config, chain, execution, submit, node, fleet, createCors(config.corsOrigins));
     } catch (err) {
       await closeUpstreams(execution, submit);
+      await node?.close();
       await fleet.close();
       throw err;
     }
@@ -59,6 +62,7 @@ export class Runtime {
     if (this.inflight > 0) await new Promise<void>((resolve) => (this.onIdle = resolve));
     await this.chain.close();
     await closeUpstreams(this.execution, this.submit);
+    await this.node?.close();
     await this.fleet.close();
   }
 }

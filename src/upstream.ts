@@ -59,9 +59,14 @@ export class Upstream {
    * truncated body rather than a wrong one).
    */
   async stream(body: string, res: ServerResponse): Promise<void> {
+    // undici ties the upstream request to `res` only once the EL's headers arrive; a client
+    // that hangs up before then must release the request (and its pooled connection) too.
+    const abort = new AbortController();
+    const onClose = () => abort.abort();
+    res.once('close', onClose);
     try {
       await this.pool.stream(
-        { path: this.path, method: 'POST', headers: JSON_HEADERS, body },
+        { path: this.path, method: 'POST', headers: JSON_HEADERS, body, signal: abort.signal },
         ({ statusCode, headers }) => {
           // An EL answers JSON-RPC errors with 200; anything else is an HTML error page or a
           // broken proxy, which must not reach the client as if it were an answer.
@@ -73,8 +78,10 @@ export class Upstream {
         },
       );
     } catch (err) {
-      if (res.headersSent) throw err;
+      if (res.headersSent || abort.signal.aborted) throw err;
       throw this.failure(err);
+    } finally {
+      res.off('close', onClose);
     }
   }
 

@@ -19,7 +19,14 @@ export interface ListenAddress {
 
 export interface IngressConfig {
   readonly listen: ListenAddress;
-  readonly upstreams: { readonly execution: UpstreamOptions; readonly submit: UpstreamOptions };
+  /** The operator listener (/metrics, /livez, /readyz); none when absent. */
+  readonly metricsListen: ListenAddress | undefined;
+  readonly upstreams: {
+    readonly execution: UpstreamOptions;
+    readonly submit: UpstreamOptions;
+    /** The consensus node's local API, for node-local methods and gauges. */
+    readonly node: UpstreamOptions | undefined;
+  };
   /** Origins allowed to call from a browser; `*` allows any. */
   readonly corsOrigins: readonly string[];
   /** How long SIGTERM waits for in-flight requests before closing what is left. */
@@ -53,6 +60,11 @@ export function parseConfig(text: string, source = 'config'): IngressConfig {
 
 function readConfig(root: OptionsReader): IngressConfig {
   const listen = readListen(root, 'listen');
+  const metricsListen = root.has('metrics_listen') ? readListen(root, 'metrics_listen') : (root.optionalString('metrics_listen'), undefined);
+  const metricsPublic = root.boolean('metrics_public', false);
+  if (metricsListen !== undefined && !metricsPublic && !isLoopback(metricsListen.host)) {
+    root.fail('metrics_listen', 'is not a loopback address: metrics are for local scraping; set metrics_public: true to expose them anyway');
+  }
   const upstreams = readUpstreams(root.child('upstreams'));
   const cors = root.child('cors');
   const corsOrigins = cors.stringList('allowed_origins', ['*']);
@@ -63,7 +75,7 @@ function readConfig(root: OptionsReader): IngressConfig {
   const fleet = readFleet(root);
   const plugins = readPlugins(root, 'plugins');
   root.done();
-  return Object.freeze({ listen, upstreams, corsOrigins, drainTimeoutMs, logLevel, fleet, plugins });
+  return Object.freeze({ listen, metricsListen, upstreams, corsOrigins, drainTimeoutMs, logLevel, fleet, plugins });
 }
 
 function readListen(root: OptionsReader, key: string): ListenAddress {
@@ -72,6 +84,10 @@ function readListen(root: OptionsReader, key: string): ListenAddress {
   const port = Number(match?.[3]);
   if (!match || port > 65535) root.fail(key, 'must be host:port, e.g. 127.0.0.1:8545 or [::1]:8545');
   return { host: match[1] ?? match[2]!, port };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function readFleet(root: OptionsReader): FleetOptions {
@@ -105,13 +121,20 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
   };
   const execution = url('execution');
   const submit = url('submit', execution);
+  const node = options.has('node') ? url('node') : (options.optionalString('node'), undefined);
   const common = {
     connections: options.integer('connections', 128, { max: 4096 }),
     headersTimeoutMs: options.integer('headers_timeout_ms', 10_000),
     bodyTimeoutMs: options.integer('body_timeout_ms', 30_000),
   };
+  // node-api.md: short timeouts; an unreachable node is "unavailable", never empty data.
+  const nodeTimeoutMs = options.integer('node_timeout_ms', 2_000);
   options.done();
-  return { execution: { url: execution, ...common }, submit: { url: submit, ...common } };
+  return {
+    execution: { url: execution, ...common },
+    submit: { url: submit, ...common },
+    node: node === undefined ? undefined : { url: node, connections: 8, headersTimeoutMs: nodeTimeoutMs, bodyTimeoutMs: nodeTimeoutMs },
+  };
 }
 
 function readPlugins(root: OptionsReader, key: string): readonly ChainEntry[] {

@@ -1,0 +1,129 @@
+/**
+ * The operator listener (`metrics_listen`, spec 4.7): Prometheus metrics and health probes,
+ * meant to be bound to localhost and scraped locally.
+ *
+ * - `GET /metrics`: the ingress's own metrics, plus the node's gauges (spec 4.7 table) read from
+ *   its `svc_metrics` at scrape time. A gauge the node does not report is left out, not zero.
+ * - `GET /livez`: 200 when a local `eth_blockNumber` to the EL succeeds, else 503.
+ * - `GET /readyz`: live, and the head advanced since the previous probe (or since start, for
+ *   the first probe); else 503 with the reason.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Gauge, Registry } from 'prom-client';
+import type { Answer } from './jsonrpc.js';
+import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
+
+/** Spec 4.7: the node's gauges, exported as `svc_<name>`. */
+const NODE_GAUGES: Record<string, string> = {
+  checkpoint_lag_commits: 'Commits folded past the latest certified checkpoint.',
+  checkpoint_freshness_alarms_total: 'Freshness alarms raised; rising means certification is falling behind.',
+  retention_target_floor: 'The commit the pruner is currently cutting to.',
+  retention_disk_guard_active: '1 while the disk guard has collapsed the commit floor.',
+  retention_disk_free_bytes: "Free space on the consensus store's filesystem as the guard sees it.",
+  observer_stranded: '1 when a follower has no usable peer ahead of it and must re-bootstrap.',
+  follower_stalled_seconds: "Seconds a follower's handled commit index has not advanced.",
+  archive_cert_gap_sequences: 'Checkpoint sequences skipped for missing interior certificates when export was enabled.',
+  block_key_rotations_applied_total: 'Root-certified block-key rotations applied to the schedule.',
+};
+
+export interface ProbeSources {
+  /** The EL's head number; throws when the EL cannot answer. */
+  elHead(): Promise<bigint>;
+  /** The node's `svc_metrics` answer, or undefined when no node is configured. */
+  nodeMetrics(): Promise<Answer | undefined>;
+}
+
+export interface ProbeServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startProbeServer(
+  host: string,
+  port: number,
+  metrics: Metrics,
+  sources: ProbeSources,
+  log: Logger,
+): Promise<ProbeServer> {
+  let lastHead: bigint | undefined;
+  sources.elHead().then(
+    (head) => (lastHead ??= head),
+    () => {},
+  );
+
+  const text = (status: number, body: string, type = 'text/plain; charset=utf-8') => ({ status, body, type });
+  const routes: Record<string, () => Promise<{ status: number; body: string; type: string }>> = {
+    '/metrics': async () => {
+      const registry = await withNodeGauges(metrics.registry, sources, log);
+      return text(200, await registry.metrics(), registry.contentType);
+    },
+    '/livez': async () => {
+      try {
+        await sources.elHead();
+        return text(200, 'ok\n');
+      } catch {
+        return text(503, 'execution layer unreachable\n');
+      }
+    },
+    '/readyz': async () => {
+      let head: bigint;
+      try {
+        head = await sources.elHead();
+      } catch {
+        return text(503, 'execution layer unreachable\n');
+      }
+      const previous = lastHead;
+      lastHead = head;
+      if (previous !== undefined && head <= previous) return text(503, `head has not advanced since the last probe (${head})\n`);
+      return text(200, 'ok\n');
+    },
+  };
+
+  const server: Server = createServer((req, res) => {
+    const route = req.method === 'GET' ? routes[(req.url ?? '').split('?')[0]!] : undefined;
+    if (route === undefined) {
+      res.writeHead(req.method === 'GET' ? 404 : 405, { 'content-type': 'text/plain' }).end();
+      return;
+    }
+    route().then(
+      ({ status, body, type }) => res.writeHead(status, { 'content-type': type }).end(body),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function withNodeGauges(main: Registry, sources: ProbeSources, log: Logger): Promise<Registry> {
+  let answer: Answer | undefined;
+  try {
+    answer = await sources.nodeMetrics();
+  } catch {
+    answer = undefined;
+  }
+  if (answer === undefined) return main;
+  if (!('result' in answer) || answer.result === null || typeof answer.result !== 'object') {
+    log.debug('node gauges unavailable for this scrape');
+    return main;
+  }
+  const node = new Registry();
+  for (const [name, value] of Object.entries(answer.result as Record<string, unknown>)) {
+    const help = NODE_GAUGES[name];
+    if (help === undefined || typeof value !== 'number' || !Number.isFinite(value)) continue;
+    new Gauge({ name: `svc_${name}`, help, registers: [node] }).set(value);
+  }
+  return Registry.merge([main, node]);
+}

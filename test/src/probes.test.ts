@@ -1,0 +1,135 @@
+import { expect } from 'chai';
+import { request } from 'undici';
+import { parseConfig } from '../../src/config/load.js';
+import { useAnvil } from '../helpers/el.js';
+import { call, rpc } from '../helpers/http.js';
+import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { startStubEl, type StubEl } from '../helpers/stub-el.js';
+
+async function get(url: string): Promise<{ status: number; type: string; text: string }> {
+  const reply = await request(url);
+  return { status: reply.statusCode, type: String(reply.headers['content-type']), text: await reply.body.text() };
+}
+
+/**
+ * Every line is blank, a comment (HELP/TYPE) or `name{labels} value`, per the text exposition
+ * format. Values parse as Prometheus parses them (Go's ParseFloat: NaN and Inf in any case;
+ * prom-client writes an empty mean as "Nan").
+ */
+function expectExposition(text: string): void {
+  const sample = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? -?(\d+(\.\d+)?([eE][+-]?\d+)?|[Nn][Aa][Nn]|[+-]?[Ii][Nn][Ff])$/;
+  for (const line of text.trimEnd().split('\n')) {
+    if (line === '' || line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
+    expect(line, 'exposition line').to.match(sample);
+  }
+}
+
+/** Waits (bounded) until the EL's head passes `after`. anvil has no push over HTTP. */
+async function nextBlock(url: string, after: bigint): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (BigInt(await call<string>(url, 'eth_blockNumber')) <= after) {
+    if (Date.now() > deadline) throw new Error('no new block');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('operator listener: /metrics, /livez, /readyz', () => {
+  const anvil = useAnvil({ blockTimeSeconds: 1 });
+  let node: StubEl;
+  let ingress: TestIngress;
+
+  before(async () => {
+    node = await startStubEl({
+      svc_metrics: (id) =>
+        JSON.stringify({ jsonrpc: '2.0', id, result: { checkpoint_lag_commits: 3, retention_disk_guard_active: 0, observer_stranded: 0 } }),
+    });
+    ingress = await startTestIngress(
+      testConfig(anvil.current.url, undefined, 'metrics_listen: 127.0.0.1:0').replace('upstreams:', `upstreams:\n  node: ${node.url}`),
+    );
+  });
+  after(async () => {
+    await ingress.shutdown();
+    await node.close();
+  });
+
+  it('serves Prometheus text with the ingress\'s own metrics, methods labelled from a closed set', async () => {
+    await rpc(ingress.url, 'eth_chainId');
+    await rpc(ingress.url, 'no_suchMethod');
+    const { status, type, text } = await get(`${ingress.metricsUrl}/metrics`);
+    expect(status).to.equal(200);
+    expect(type).to.match(/^text\/plain; version=0\.0\.4/);
+    expectExposition(text);
+    expect(text).to.include('svc_ingress_requests_total{method="eth_chainId",outcome="proxied"} 1');
+    expect(text).to.include('svc_ingress_requests_total{method="other",outcome="refused"} 1');
+    expect(text).to.include('svc_ingress_refusals_total{plugin="allowlist",code="-32601"} 1');
+    expect(text).to.not.include('no_suchMethod');
+    expect(text).to.include('svc_ingress_process_resident_memory_bytes');
+  });
+
+  it('exports the node\'s gauges it reports, and leaves out those it does not', async () => {
+    const { text } = await get(`${ingress.metricsUrl}/metrics`);
+    expect(text).to.include('svc_checkpoint_lag_commits 3');
+    expect(text).to.include('svc_retention_disk_guard_active 0');
+    expect(text).to.include('svc_observer_stranded 0');
+    expect(text).to.not.include('svc_follower_stalled_seconds');
+  });
+
+  it('answers /livez while the EL answers eth_blockNumber', async () => {
+    expect(await get(`${ingress.metricsUrl}/livez`)).to.include({ status: 200, text: 'ok\n' });
+  });
+
+  it('fails /readyz when the head stops advancing, and recovers when blocks resume', async function () {
+    this.timeout(20_000);
+    let head = BigInt(await call<string>(anvil.current.url, 'eth_blockNumber'));
+    await get(`${ingress.metricsUrl}/readyz`);
+    await nextBlock(anvil.current.url, head);
+    expect((await get(`${ingress.metricsUrl}/readyz`)).status).to.equal(200);
+
+    await call(anvil.current.url, 'evm_setIntervalMining', [0]);
+    await get(`${ingress.metricsUrl}/readyz`);
+    const stalled = await get(`${ingress.metricsUrl}/readyz`);
+    expect(stalled.status).to.equal(503);
+    expect(stalled.text).to.match(/^head has not advanced since the last probe/);
+
+    head = BigInt(await call<string>(anvil.current.url, 'eth_blockNumber'));
+    await call(anvil.current.url, 'evm_setIntervalMining', [1]);
+    await nextBlock(anvil.current.url, head);
+    expect((await get(`${ingress.metricsUrl}/readyz`)).status).to.equal(200);
+  });
+
+  it('answers unknown paths with 404 and other HTTP methods with 405', async () => {
+    expect((await get(`${ingress.metricsUrl}/`)).status).to.equal(404);
+    const post = await request(`${ingress.metricsUrl}/metrics`, { method: 'POST' });
+    await post.body.dump();
+    expect(post.statusCode).to.equal(405);
+  });
+});
+
+describe('operator listener configuration', () => {
+  it('has no listener without metrics_listen, and says so at start', async () => {
+    const ingress = await startTestIngress(testConfig('http://127.0.0.1:1'));
+    try {
+      expect(ingress.metricsUrl).to.equal(undefined);
+      expect(ingress.logs.join('')).to.include('no metrics_listen: /metrics and the health probes are not served');
+    } finally {
+      await ingress.shutdown();
+    }
+  });
+
+  it('refuses a non-loopback metrics_listen unless metrics_public is set', () => {
+    expect(() => parseConfig(testConfig('http://127.0.0.1:1', undefined, 'metrics_listen: 0.0.0.0:9100'))).to.throw(
+      'metrics_listen: is not a loopback address: metrics are for local scraping; set metrics_public: true to expose them anyway',
+    );
+    expect(parseConfig(testConfig('http://127.0.0.1:1', undefined, 'metrics_listen: 0.0.0.0:9100\nmetrics_public: true')).metricsListen)
+      .to.deep.equal({ host: '0.0.0.0', port: 9100 });
+  });
+
+  it('answers /livez with 503 when the EL is unreachable', async () => {
+    const ingress = await startTestIngress(testConfig('http://127.0.0.1:1', undefined, 'metrics_listen: 127.0.0.1:0'));
+    try {
+      expect((await get(`${ingress.metricsUrl}/livez`)).status).to.equal(503);
+    } finally {
+      await ingress.shutdown();
+    }
+  });
+});
