@@ -1,54 +1,40 @@
 /**
- * `npm start`: the embedded devnet. A real anvil as chain 8141 (60M gas blocks, FIFO ordering,
- * one block per second) with the ingress in front of it on 127.0.0.1:$PORT (default 8545).
- * Ctrl-C stops both. A development fixture, not a node.
+ * `npm start`: the embedded devnet (devnet.ts) with the ingress on 127.0.0.1:$PORT (default
+ * 8545) and its operator listener on $METRICS_PORT (default 9100). Ctrl-C stops everything.
  */
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { loadConfigFile } from '../src/config/load.js';
-import { startIngress } from '../src/ingress.js';
 import { createLogger } from '../src/log.js';
-import { startAnvil } from './anvil.js';
+import { startDevnet } from './devnet.js';
 
-const CONFIG = fileURLToPath(new URL('../../config/devnet.yaml', import.meta.url));
+function portFrom(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`${name} must be a port number, not ${process.env[name]}`);
+  return value;
+}
 
 async function main(): Promise<void> {
-  const port = Number(process.env.PORT ?? 8545);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, not ${process.env.PORT}`);
+  const port = portFrom('PORT', 8545);
+  const metricsPort = portFrom('METRICS_PORT', 9100);
   const generatedToken = process.env.SVC_OPERATOR_TOKEN === undefined;
   if (generatedToken) process.env.SVC_OPERATOR_TOKEN = randomBytes(24).toString('hex');
-
-  const anvil = await startAnvil({ blockTimeSeconds: 1 });
-  const base = loadConfigFile(CONFIG);
-  const execution = { ...base.upstreams.execution, url: anvil.url };
-  const config = {
-    ...base,
-    listen: { host: '127.0.0.1', port },
-    upstreams: { execution, submit: { ...base.upstreams.submit, url: anvil.url } },
-  };
-  const log = createLogger(config.logLevel);
-  let ingress;
-  try {
-    ingress = await startIngress(config, log);
-  } catch (err) {
-    await anvil.stop();
-    throw err;
-  }
+  const log = createLogger('info');
+  const devnet = await startDevnet({ port, metricsPort }, log);
   process.stdout.write(
-    `svc-ingress devnet (chain 8141) ready at ${ingress.url}\n` +
-      `  EL: anvil at ${anvil.url} (one block per second); funded dev keys: see anvil's defaults\n` +
+    `svc-ingress devnet (chain 8141) ready at ${devnet.ingress.url}\n` +
+      `  EL: anvil at ${devnet.anvil.url}; consensus-node stand-in at ${devnet.node.url}\n` +
+      `  metrics and probes: ${devnet.ingress.metricsUrl}/metrics, /livez, /readyz\n` +
+      "  funded accounts: anvil's well-known development keys\n" +
       (generatedToken ? '  svc_nodeHealth needs SVC_OPERATOR_TOKEN: set it before npm start to choose one\n' : '') +
-      '  Ctrl-C stops both.\n',
+      '  Ctrl-C stops everything.\n',
   );
-  anvil.child.once('exit', () => {
+  devnet.anvil.child.once('exit', () => {
     log.error('anvil exited: stopping the devnet');
-    void ingress.shutdown().then(() => process.exit(1));
+    void devnet.stop().then(() => process.exit(1));
   });
   const stop = async () => {
     process.stdout.write('stopping devnet\n');
-    anvil.child.removeAllListeners('exit');
-    await ingress.shutdown();
-    await anvil.stop();
+    devnet.anvil.child.removeAllListeners('exit');
+    await devnet.stop();
     process.exit(0);
   };
   process.once('SIGINT', stop);

@@ -11,7 +11,7 @@
  */
 import { errors } from '../src/errors.js';
 import { OPERATOR } from '../src/facts.js';
-import { PROXIED_SVC_METHODS, READ_METHODS, SUBMISSION_METHOD } from '../src/methods.js';
+import { NODE_LOCAL_METHODS, PROXIED_SVC_METHODS, READ_METHODS, SUBMISSION_METHOD } from '../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
 
 const SIGNING_METHODS = ['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData',
@@ -36,7 +36,12 @@ export const allowlist: PluginModule<AllowlistOptions> = {
   },
   create({ extraMethods }) {
     // A Set, not an object: `constructor` or `__proto__` must be as unknown as any other name.
-    const pass = new Set<string>([...READ_METHODS, ...PROXIED_SVC_METHODS, SUBMISSION_METHOD, ...extraMethods]);
+    // Node-local methods pass to local-methods, which answers them; svc_nodeHealth passes only
+    // with the operator fact, like every operator method.
+    const pass = new Set<string>([
+      ...READ_METHODS, ...PROXIED_SVC_METHODS, SUBMISSION_METHOD, ...extraMethods,
+      ...NODE_LOCAL_METHODS.filter((m) => m !== 'svc_nodeHealth'),
+    ]);
     const signing = new Set(SIGNING_METHODS);
     const refused = new Set(INGRESS_REFUSED);
     return {

@@ -63,6 +63,8 @@ export const errors = {
   upstreamUnavailable: () => rpcError(INTERNAL_ERROR, 'upstream unavailable: the execution layer did not answer'),
   /** The execution layer answered something that is not a JSON-RPC response. */
   upstreamInvalid: () => rpcError(INTERNAL_ERROR, 'upstream error: the execution layer answered an invalid response'),
+  /** The consensus node's local API could not be reached (node-local methods): never fabricated data. */
+  nodeUnavailable: () => rpcError(INTERNAL_ERROR, 'node unavailable: the consensus node did not answer'),
   /** The submission target could not be reached: the submission was not forwarded. */
   submissionUnavailable: () =>
     rpcError(INTERNAL_ERROR, 'submission unavailable: the transaction was not forwarded; retry later'),

@@ -7,12 +7,13 @@ import { auth } from '../plugins/auth.js';
 import { batchRefuse } from '../plugins/batch-refuse.js';
 import { feeRewrite } from '../plugins/fee-rewrite.js';
 import { gate } from '../plugins/gate/index.js';
+import { localMethods } from '../plugins/local-methods.js';
 import { rateLimit } from '../plugins/rate-limit/index.js';
 import { sizeLimit } from '../plugins/size-limit.js';
 import type { PluginModule } from './plugin.js';
 
 export const PLUGINS: ReadonlyMap<string, PluginModule<any>> = new Map(
-  [batchRefuse, sizeLimit, auth, allowlist, rateLimit, gate, feeRewrite].map((m) => [m.name, m]),
+  [batchRefuse, sizeLimit, auth, allowlist, rateLimit, gate, feeRewrite, localMethods].map((m) => [m.name, m]),
 );
 
 /**
@@ -32,6 +33,7 @@ export const ORDER_RULES: ReadonlyArray<readonly [before: string, after: string]
   ['allowlist', 'gate'],
   ['allowlist', 'rate-limit'],
   ['rate-limit', 'gate'],
+  ['allowlist', 'local-methods'],
 ];
 
 /** Why `names` (enabled plugins in list order) breaks an order rule, or undefined if it does not. */
