@@ -19,15 +19,17 @@ describe('config', () => {
     );
     const config = parseConfig(shipped);
     expect(config.plugins.map((p) => p.module.name)).to.deep.equal([
-      'batch-refuse', 'size-limit', 'auth', 'allowlist', 'rate-limit', 'gate', 'fee-rewrite',
+      'batch-refuse', 'size-limit', 'auth', 'allowlist', 'rate-limit', 'gate', 'fee-rewrite', 'local-methods',
     ]);
     expect(config.listen).to.deep.equal({ host: '127.0.0.1', port: 8545 });
-    expect(config.upstreams.submit.url).to.equal('http://127.0.0.1:18545');
+    expect(config.upstreams.submit.url).to.equal('http://127.0.0.1:9651');
+    expect(config.upstreams.node?.url).to.equal('http://127.0.0.1:9651');
+    expect(config.metricsListen).to.deep.equal({ host: '127.0.0.1', port: 9100 });
   });
 
   it('loads the devnet configuration', () => {
     process.env.SVC_OPERATOR_TOKEN = process.env.SVC_OPERATOR_TOKEN ?? 'y'.repeat(32);
-    expect(parseConfig(readFileSync('config/devnet.yaml', 'utf8')).plugins).to.have.length(7);
+    expect(parseConfig(readFileSync('config/devnet.yaml', 'utf8')).plugins).to.have.length(8);
   });
 
   it('accepts bare names and {name: {options}} entries, and IPv6 listen addresses', () => {
@@ -49,7 +51,7 @@ describe('config', () => {
     ['an unknown plugin option', base('\n  - size-limit:\n      max_raw_tx: 5'), 'plugins[0].size-limit.max_raw_tx: unknown key'],
     ['a negative limit', base('\n  - size-limit:\n      max_raw_transaction_bytes: -1'), 'plugins[0].size-limit.max_raw_transaction_bytes: must be a positive integer'],
     ['a string where a number belongs', base('\n  - gate\n  - fee-rewrite:\n      base_fee_cache_ms: soon'), 'plugins[1].fee-rewrite.base_fee_cache_ms: must be an integer >= 0'],
-    ['an unknown plugin', base('\n  - gate\n  - teleport'), 'plugins[1]: unknown plugin "teleport" (known: batch-refuse, size-limit, auth, allowlist, rate-limit, gate, fee-rewrite)'],
+    ['an unknown plugin', base('\n  - gate\n  - teleport'), 'plugins[1]: unknown plugin "teleport" (known: batch-refuse, size-limit, auth, allowlist, rate-limit, gate, fee-rewrite, local-methods)'],
     ['a plugin listed twice', base('\n  - gate\n  - gate'), 'plugins[1]: plugin "gate" is listed twice'],
     ['an entry with two names', base('\n  - {gate: null, auth: null}'), 'plugins[0]: must be a plugin name or a mapping {name: {options}}'],
     ['no plugin list', 'listen: 127.0.0.1:1\nupstreams:\n  execution: http://127.0.0.1:2\n', 'plugins: is required: the ordered list of plugins'],
