@@ -9,7 +9,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { IngressConfig } from './config/load.js';
+import { isLoopback, type IngressConfig } from './config/load.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { startProbeServer } from './probes.js';
@@ -74,6 +74,9 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
   );
   if (probes === undefined) log.info('no metrics_listen: /metrics and the health probes are not served');
   else log.info('operator listener: /metrics, /livez, /readyz', { url: probes.url });
+  if (probes !== undefined && !isLoopback(config.metricsListen!.host)) {
+    log.warn('metrics_listen is not a loopback address (metrics_public: true): scrape it from a trusted network only');
+  }
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   let stopping: Promise<void> | undefined;
 

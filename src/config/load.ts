@@ -86,7 +86,7 @@ function readListen(root: OptionsReader, key: string): ListenAddress {
   return { host: match[1] ?? match[2]!, port };
 }
 
-function isLoopback(host: string): boolean {
+export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 

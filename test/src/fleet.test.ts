@@ -27,7 +27,10 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
 
   before(async () => {
     redis = await startRedis();
-    const yaml = testConfig(anvil.current.url, plugins, `store: redis\nredis_url: ${redis.url}`).replace('log_level: debug', 'log_level: info');
+    const yaml = testConfig(anvil.current.url, plugins, `store: redis\nredis_url: ${redis.url}\nmetrics_listen: 127.0.0.1:0`).replace(
+      'log_level: debug',
+      'log_level: info',
+    );
     [first, second] = await Promise.all([startIngressProcess(yaml), startIngressProcess(yaml)]);
     await Promise.all([first.waitForLog('redis ready: shared state in use'), second.waitForLog('redis ready: shared state in use')]);
   });
@@ -75,6 +78,9 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
     const warning = await first.waitForLog('redis unavailable: gate duplicate window uses its local fallback', mark[0]);
     expect(warning.fallbacks).to.be.a('number').and.at.least(1);
     expect(JSON.stringify(warning)).to.not.include(String(redis.port));
+    const operator = await first.waitForLog('operator listener: /metrics, /livez, /readyz');
+    const metrics = await (await request(`${String(operator.url)}/metrics`)).body.text();
+    expect(Number(/^svc_ingress_redis_fallbacks_total (\d+)$/m.exec(metrics)?.[1])).to.be.at.least(1);
     expect(await read(second.url)).to.be.oneOf([200, 429]);
 
     await redis.restart();
