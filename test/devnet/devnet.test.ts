@@ -2,22 +2,12 @@ import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
 import { request } from 'undici';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
+import type { CommitRecord as Commit } from '../../devnet/node.js';
 import { createLogger } from '../../src/log.js';
 import { DEV_KEYS } from '../helpers/el.js';
 import { call, receiptOf, rpc } from '../helpers/http.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
 
-interface Commit {
-  index: number;
-  digest: string;
-  leaderAuthority: number;
-  leaderRound: number;
-  leaderDigest: string;
-  timestampMs: number;
-  blocks: number;
-  transactions: number;
-  elBlocks: string[];
-}
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const transfer = (key: string, nonce: number) =>

@@ -5,6 +5,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import type { Anvil } from '../../devnet/anvil.js';
+import { useAnvil } from './el.js';
+import { startTestIngress, testConfig, type TestIngress } from './ingress.js';
 
 export interface Tap {
   readonly url: string;
@@ -43,4 +46,26 @@ export async function startTap(targetUrl: string): Promise<Tap> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * For a suite: a real anvil, a tap in front of it, and the production ingress in front of the
+ * tap (`plugins` replaces the chain). The tap is emptied before each test.
+ */
+export function useTappedIngress(plugins?: string): { readonly anvil: Anvil; readonly tap: Tap; readonly ingress: TestIngress } {
+  const el = useAnvil();
+  const suite = {} as { anvil: Anvil; tap: Tap; ingress: TestIngress };
+  before(async () => {
+    suite.anvil = el.current;
+    suite.tap = await startTap(el.current.url);
+    suite.ingress = await startTestIngress(testConfig(suite.tap.url, plugins));
+  });
+  after(async () => {
+    await suite.ingress?.shutdown();
+    await suite.tap?.close();
+  });
+  beforeEach(() => {
+    suite.tap.bodies.length = 0;
+  });
+  return suite;
 }

@@ -1,50 +1,35 @@
 import { expect } from 'chai';
-import { useAnvil } from '../helpers/el.js';
 import { rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { startTap, type Tap } from '../helpers/tap.js';
+import { useTappedIngress } from '../helpers/tap.js';
 
 const refusal = (id: unknown, message: string) => JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message } });
 const NOT_FOUND = 'the method does not exist/is not available';
 const NO_KEYS = 'the method is not supported: this endpoint holds no keys; sign in the client and use eth_sendRawTransaction';
 
 describe('allowlist', () => {
-  const anvil = useAnvil();
-  let tap: Tap;
-  let ingress: TestIngress;
-
-  before(async () => {
-    tap = await startTap(anvil.current.url);
-    ingress = await startTestIngress(testConfig(tap.url));
-  });
-  after(async () => {
-    await ingress.shutdown();
-    await tap.close();
-  });
-  beforeEach(() => {
-    tap.bodies.length = 0;
-  });
+  const suite = useTappedIngress();
 
   for (const method of ['eth_chainId', 'eth_blockNumber', 'net_version', 'web3_clientVersion', 'svc_historyStatus']) {
     it(`passes ${method} to the EL`, async () => {
-      await rpc(ingress.url, method);
-      expect(tap.methods()).to.deep.equal([method]);
+      await rpc(suite.ingress.url, method);
+      expect(suite.tap.methods()).to.deep.equal([method]);
     });
   }
 
   for (const method of ['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData', 'eth_signTypedData_v4']) {
     it(`refuses ${method} with -32601: the endpoint holds no keys`, async () => {
-      const reply = await rpc(ingress.url, method, [], 9);
+      const reply = await rpc(suite.ingress.url, method, [], 9);
       expect(reply.status).to.equal(200);
       expect(reply.text).to.equal(refusal(9, NO_KEYS));
-      expect(tap.bodies).to.deep.equal([]);
+      expect(suite.tap.bodies).to.deep.equal([]);
     });
   }
 
   it('refuses svc_validateTransaction with -32601 saying the ingress does not support it', async () => {
-    const reply = await rpc(ingress.url, 'svc_validateTransaction', ['0x00'], 3);
+    const reply = await rpc(suite.ingress.url, 'svc_validateTransaction', ['0x00'], 3);
     expect(reply.text).to.equal(refusal(3, 'the method svc_validateTransaction is not supported by the ingress'));
-    expect(tap.bodies).to.deep.equal([]);
+    expect(suite.tap.bodies).to.deep.equal([]);
   });
 
   for (const method of [
@@ -53,20 +38,20 @@ describe('allowlist', () => {
     'constructor', '__proto__', 'hasOwnProperty', 'toString', 'valueOf',
   ]) {
     it(`refuses ${method} with -32601 method not found, never reaching the EL`, async () => {
-      const reply = await rpc(ingress.url, method, [], 'id-1');
+      const reply = await rpc(suite.ingress.url, method, [], 'id-1');
       expect(reply.text).to.equal(refusal('id-1', NOT_FOUND));
-      expect(tap.bodies).to.deep.equal([]);
+      expect(suite.tap.bodies).to.deep.equal([]);
     });
   }
 
   it('passes extra_methods configured in YAML', async () => {
     const extended = await startTestIngress(
-      testConfig(tap.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'),
+      testConfig(suite.tap.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'),
     );
     try {
       const reply = await rpc(extended.url, 'anvil_nodeInfo');
       expect(JSON.parse(reply.text)).to.have.property('result');
-      expect(tap.methods()).to.deep.equal(['anvil_nodeInfo']);
+      expect(suite.tap.methods()).to.deep.equal(['anvil_nodeInfo']);
     } finally {
       await extended.shutdown();
     }

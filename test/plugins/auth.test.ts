@@ -1,28 +1,13 @@
 import { expect } from 'chai';
-import { useAnvil } from '../helpers/el.js';
 import { rpc } from '../helpers/http.js';
 import { OPERATOR_TOKEN, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { startTap, type Tap } from '../helpers/tap.js';
+import { useTappedIngress } from '../helpers/tap.js';
 
 describe('auth', () => {
-  const anvil = useAnvil();
-  let tap: Tap;
-  let ingress: TestIngress;
-
-  before(async () => {
-    tap = await startTap(anvil.current.url);
-    ingress = await startTestIngress(testConfig(tap.url));
-  });
-  after(async () => {
-    await ingress.shutdown();
-    await tap.close();
-  });
-  beforeEach(() => {
-    tap.bodies.length = 0;
-  });
+  const suite = useTappedIngress();
 
   const unknownMethodAnswer = async (id: unknown) => {
-    const reply = await rpc(ingress.url, 'svc_noSuchMethod', [], id);
+    const reply = await rpc(suite.ingress.url, 'svc_noSuchMethod', [], id);
     return { status: reply.status, type: reply.headers['content-type'], text: reply.text };
   };
 
@@ -35,35 +20,35 @@ describe('auth', () => {
   ] as const) {
     it(`answers svc_nodeHealth ${label} byte-for-byte like an unknown method`, async () => {
       for (const id of [1, 'x', null]) {
-        const reply = await rpc(ingress.url, 'svc_nodeHealth', [], id, headers);
+        const reply = await rpc(suite.ingress.url, 'svc_nodeHealth', [], id, headers);
         expect({ status: reply.status, type: reply.headers['content-type'], text: reply.text }).to.deep.equal(
           await unknownMethodAnswer(id),
         );
       }
-      expect(tap.bodies).to.deep.equal([]);
+      expect(suite.tap.bodies).to.deep.equal([]);
     });
   }
 
   it('lets svc_nodeHealth past the allowlist with the operator token', async () => {
-    await rpc(ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
-    expect(tap.methods()).to.deep.equal(['svc_nodeHealth']);
+    await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
+    expect(suite.tap.methods()).to.deep.equal(['svc_nodeHealth']);
   });
 
   it('accepts the scheme in any case', async () => {
-    await rpc(ingress.url, 'svc_nodeHealth', [], 1, { authorization: `bearer ${OPERATOR_TOKEN}` });
-    expect(tap.methods()).to.deep.equal(['svc_nodeHealth']);
+    await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: `bearer ${OPERATOR_TOKEN}` });
+    expect(suite.tap.methods()).to.deep.equal(['svc_nodeHealth']);
   });
 
   it('does not let the token unlock methods outside operator_methods', async () => {
-    const reply = await rpc(ingress.url, 'debug_traceTransaction', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
+    const reply = await rpc(suite.ingress.url, 'debug_traceTransaction', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
     expect(JSON.parse(reply.text).error.code).to.equal(-32601);
-    expect(tap.bodies).to.deep.equal([]);
+    expect(suite.tap.bodies).to.deep.equal([]);
   });
 
   it('never writes the token to the log', async () => {
-    await rpc(ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
-    await rpc(ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}x` });
-    expect(ingress.logs.length).to.be.greaterThan(0);
-    expect(ingress.logs.join('')).to.not.include(OPERATOR_TOKEN);
+    await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
+    await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}x` });
+    expect(suite.ingress.logs.length).to.be.greaterThan(0);
+    expect(suite.ingress.logs.join('')).to.not.include(OPERATOR_TOKEN);
   });
 });

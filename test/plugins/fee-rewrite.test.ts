@@ -1,52 +1,39 @@
 import { expect } from 'chai';
-import { useAnvil } from '../helpers/el.js';
 import { call, rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { startTap, type Tap } from '../helpers/tap.js';
+import { useTappedIngress } from '../helpers/tap.js';
 
 describe('fee-rewrite', () => {
-  const anvil = useAnvil();
-  let tap: Tap;
-  let ingress: TestIngress;
-
+  const suite = useTappedIngress();
   before(async () => {
-    tap = await startTap(anvil.current.url);
-    ingress = await startTestIngress(testConfig(tap.url));
     // A few blocks so that fee history has rows.
-    await call(anvil.current.url, 'anvil_mine', ['0x5']);
-  });
-  after(async () => {
-    await ingress.shutdown();
-    await tap.close();
-  });
-  beforeEach(() => {
-    tap.bodies.length = 0;
+    await call(suite.anvil.url, 'anvil_mine', ['0x5']);
   });
 
   it('answers eth_maxPriorityFeePerGas with 0x0 without asking the EL', async () => {
-    const reply = await rpc(ingress.url, 'eth_maxPriorityFeePerGas', [], 11);
+    const reply = await rpc(suite.ingress.url, 'eth_maxPriorityFeePerGas', [], 11);
     expect(reply.text).to.equal('{"jsonrpc":"2.0","id":11,"result":"0x0"}');
-    expect(tap.bodies).to.deep.equal([]);
+    expect(suite.tap.bodies).to.deep.equal([]);
   });
 
   it('answers eth_gasPrice with the latest block\'s base fee', async () => {
-    const block = await call<{ baseFeePerGas: string }>(anvil.current.url, 'eth_getBlockByNumber', ['latest', false]);
-    const reply = await rpc(ingress.url, 'eth_gasPrice', [], 12);
+    const block = await call<{ baseFeePerGas: string }>(suite.anvil.url, 'eth_getBlockByNumber', ['latest', false]);
+    const reply = await rpc(suite.ingress.url, 'eth_gasPrice', [], 12);
     expect(reply.text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 12, result: block.baseFeePerGas }));
   });
 
   it('reports every eth_feeHistory reward as zero and keeps the rest of the EL\'s answer', async () => {
     const params = ['0x4', 'latest', [10, 50, 90]];
-    const direct = await call<{ reward: string[][]; baseFeePerGas: string[] }>(anvil.current.url, 'eth_feeHistory', params);
+    const direct = await call<{ reward: string[][]; baseFeePerGas: string[] }>(suite.anvil.url, 'eth_feeHistory', params);
     expect(direct.reward).to.have.length(4);
-    const reply = JSON.parse((await rpc(ingress.url, 'eth_feeHistory', params)).text);
+    const reply = JSON.parse((await rpc(suite.ingress.url, 'eth_feeHistory', params)).text);
     expect(reply.result).to.deep.equal({ ...direct, reward: direct.reward.map((row) => row.map(() => '0x0')) });
   });
 
   it('passes the EL\'s error for bad eth_feeHistory params through unchanged', async () => {
     const params = ['0x4', 'not-a-block', []];
-    const direct = JSON.parse((await rpc(anvil.current.url, 'eth_feeHistory', params)).text);
-    const reply = JSON.parse((await rpc(ingress.url, 'eth_feeHistory', params)).text);
+    const direct = JSON.parse((await rpc(suite.anvil.url, 'eth_feeHistory', params)).text);
+    const reply = JSON.parse((await rpc(suite.ingress.url, 'eth_feeHistory', params)).text);
     expect(direct.error).to.be.an('object');
     expect(reply).to.deep.equal(direct);
   });

@@ -1,36 +1,21 @@
 import { expect } from 'chai';
 import { parseConfig } from '../../src/config/load.js';
-import { useAnvil } from '../helpers/el.js';
 import { rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { startTap, type Tap } from '../helpers/tap.js';
+import { useTappedIngress } from '../helpers/tap.js';
 
 describe('size-limit', () => {
-  const anvil = useAnvil();
-  let tap: Tap;
-  let ingress: TestIngress;
-
-  before(async () => {
-    tap = await startTap(anvil.current.url);
-    ingress = await startTestIngress(testConfig(tap.url));
-  });
-  after(async () => {
-    await ingress.shutdown();
-    await tap.close();
-  });
-  beforeEach(() => {
-    tap.bodies.length = 0;
-  });
+  const suite = useTappedIngress();
 
   it('refuses a 128 KiB + 1 byte raw transaction with -32602 "oversized transaction"', async () => {
-    const reply = await rpc(ingress.url, 'eth_sendRawTransaction', ['0x02' + 'ab'.repeat(128 * 1024)], 5);
+    const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', ['0x02' + 'ab'.repeat(128 * 1024)], 5);
     expect(reply.status).to.equal(200);
     expect(reply.text).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"oversized transaction"}}');
-    expect(tap.bodies).to.deep.equal([]);
+    expect(suite.tap.bodies).to.deep.equal([]);
   });
 
   it('lets a raw transaction of exactly 128 KiB past the size check, on to the gate', async () => {
-    const reply = await rpc(ingress.url, 'eth_sendRawTransaction', ['0x02' + 'ab'.repeat(128 * 1024 - 1)]);
+    const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', ['0x02' + 'ab'.repeat(128 * 1024 - 1)]);
     // Not "oversized": the gate saw it, and refused it as undecodable.
     expect(JSON.parse(reply.text).error).to.deep.equal({
       code: -32000,
@@ -41,7 +26,7 @@ describe('size-limit', () => {
 
   it('honours a smaller configured transaction limit', async () => {
     const small = await startTestIngress(
-      testConfig(tap.url, '\n  - size-limit:\n      max_raw_transaction_bytes: 100\n  - gate'),
+      testConfig(suite.tap.url, '\n  - size-limit:\n      max_raw_transaction_bytes: 100\n  - gate'),
     );
     try {
       const reply = await rpc(small.url, 'eth_sendRawTransaction', ['0x' + '00'.repeat(101)]);
@@ -52,7 +37,7 @@ describe('size-limit', () => {
   });
 
   it('refuses at start a body cap too small to carry a maximum-size transaction', () => {
-    expect(() => parseConfig(testConfig(tap.url, '\n  - size-limit:\n      max_body_bytes: 200000'))).to.throw(
+    expect(() => parseConfig(testConfig(suite.tap.url, '\n  - size-limit:\n      max_body_bytes: 200000'))).to.throw(
       'plugins[0].size-limit.max_body_bytes: must be at least 266242 to carry a maximum-size transaction as hex',
     );
   });

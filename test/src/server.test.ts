@@ -1,35 +1,20 @@
 import { expect } from 'chai';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import { useAnvil } from '../helpers/el.js';
 import { post, rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { startTap, type Tap } from '../helpers/tap.js';
+import { useTappedIngress } from '../helpers/tap.js';
 
 const BATCH_MESSAGE = 'batch requests are not supported: send one JSON-RPC request per HTTP call';
 const invalid = (id: unknown, why: string) =>
   JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: `invalid request: ${why}` } });
 
 describe('server: one JSON-RPC request per HTTP POST', () => {
-  const anvil = useAnvil();
-  let tap: Tap;
-  let ingress: TestIngress;
-
-  before(async () => {
-    tap = await startTap(anvil.current.url);
-    ingress = await startTestIngress(testConfig(tap.url));
-  });
-  after(async () => {
-    await ingress.shutdown();
-    await tap.close();
-  });
-  beforeEach(() => {
-    tap.bodies.length = 0;
-  });
+  const suite = useTappedIngress();
 
   describe('wire envelope', () => {
     it('answers malformed JSON with -32700 and id null, HTTP 200', async () => {
-      const reply = await post(ingress.url, '{"jsonrpc":"2.0","id":1,');
+      const reply = await post(suite.ingress.url, '{"jsonrpc":"2.0","id":1,');
       expect(reply.status).to.equal(200);
       expect(reply.text).to.equal(
         '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body is not valid JSON"}}',
@@ -37,34 +22,34 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
     });
 
     it('answers a body that is not UTF-8 with -32700', async () => {
-      const reply = await post(ingress.url, Buffer.from([0x7b, 0xff, 0x7d]));
+      const reply = await post(suite.ingress.url, Buffer.from([0x7b, 0xff, 0x7d]));
       expect(JSON.parse(reply.text).error.code).to.equal(-32700);
     });
 
     it('refuses a request without "jsonrpc": "2.0" with -32600, echoing its id', async () => {
-      const reply = await post(ingress.url, '{"jsonrpc":"1.0","id":7,"method":"eth_chainId"}');
+      const reply = await post(suite.ingress.url, '{"jsonrpc":"1.0","id":7,"method":"eth_chainId"}');
       expect(reply.text).to.equal(invalid(7, '"jsonrpc" must be "2.0"'));
     });
 
     it('refuses a notification (no id) instead of executing it silently', async () => {
-      const reply = await post(ingress.url, '{"jsonrpc":"2.0","method":"eth_chainId","params":[]}');
+      const reply = await post(suite.ingress.url, '{"jsonrpc":"2.0","method":"eth_chainId","params":[]}');
       expect(reply.text).to.equal(
         '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: notifications (requests without an id) are not supported; add an id"}}',
       );
-      expect(tap.bodies).to.deep.equal([]);
+      expect(suite.tap.bodies).to.deep.equal([]);
     });
 
     it('refuses a case-variant member that geth would read as the method', async () => {
-      const reply = await post(ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","METHOD":"debug_traceBlockByNumber"}');
+      const reply = await post(suite.ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","METHOD":"debug_traceBlockByNumber"}');
       expect(reply.text).to.equal(invalid(1, 'unexpected member "METHOD"'));
-      expect(tap.bodies).to.deep.equal([]);
+      expect(suite.tap.bodies).to.deep.equal([]);
     });
 
     it('forwards only the members it inspected when a key is duplicated', async () => {
       const body = '{"jsonrpc":"2.0","id":1,"method":"debug_traceBlockByNumber","method":"eth_chainId","params":[]}';
-      const reply = await post(ingress.url, body);
+      const reply = await post(suite.ingress.url, body);
       expect(reply.text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
-      expect(tap.bodies).to.deep.equal(['{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}']);
+      expect(suite.tap.bodies).to.deep.equal(['{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}']);
     });
 
     for (const [label, id] of [
@@ -75,7 +60,7 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
       ['a null id', null],
     ] as const) {
       it(`echoes ${label} exactly`, async () => {
-        const reply = await rpc(ingress.url, 'eth_chainId', [], id);
+        const reply = await rpc(suite.ingress.url, 'eth_chainId', [], id);
         expect(reply.text).to.equal(JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }));
       });
     }
@@ -87,33 +72,33 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
       ['a boolean id', 'true'],
     ]) {
       it(`refuses ${label} with -32600 and id null`, async () => {
-        const reply = await post(ingress.url, `{"jsonrpc":"2.0","id":${raw},"method":"eth_chainId"}`);
+        const reply = await post(suite.ingress.url, `{"jsonrpc":"2.0","id":${raw},"method":"eth_chainId"}`);
         expect(reply.text).to.equal(invalid(null, '"id" must be a string, a number within ±2^53 or null'));
       });
     }
 
     it('refuses params that are neither array nor object', async () => {
-      const reply = await post(ingress.url, '{"jsonrpc":"2.0","id":2,"method":"eth_chainId","params":"x"}');
+      const reply = await post(suite.ingress.url, '{"jsonrpc":"2.0","id":2,"method":"eth_chainId","params":"x"}');
       expect(reply.text).to.equal(invalid(2, '"params" must be an array or an object'));
     });
 
     it('refuses method names that are not plain identifiers', async () => {
-      const reply = await post(ingress.url, '{"jsonrpc":"2.0","id":3,"method":"eth_chainId\\u0000"}');
+      const reply = await post(suite.ingress.url, '{"jsonrpc":"2.0","id":3,"method":"eth_chainId\\u0000"}');
       expect(reply.text).to.equal(invalid(3, '"method" is not a valid method name'));
     });
 
     it('refuses deeply nested params without crashing', async () => {
       const deep = '['.repeat(5000) + ']'.repeat(5000);
-      const reply = await post(ingress.url, `{"jsonrpc":"2.0","id":4,"method":"eth_call","params":${deep}}`);
+      const reply = await post(suite.ingress.url, `{"jsonrpc":"2.0","id":4,"method":"eth_call","params":${deep}}`);
       expect(reply.text).to.equal(invalid(4, '"params" is nested deeper than 64 levels'));
-      expect(tap.bodies).to.deep.equal([]);
+      expect(suite.tap.bodies).to.deep.equal([]);
     });
   });
 
   describe('batch-refuse', () => {
     it('answers each element of a batch with -32600 carrying that element\'s id, without reaching the EL', async () => {
       const reply = await post(
-        ingress.url,
+        suite.ingress.url,
         '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":"b","method":"eth_blockNumber"},42]',
       );
       expect(reply.status).to.equal(200);
@@ -125,57 +110,57 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
           { jsonrpc: '2.0', id: null, error },
         ]),
       );
-      expect(tap.bodies).to.deep.equal([]);
+      expect(suite.tap.bodies).to.deep.equal([]);
     });
 
     it('answers an empty batch with one error object', async () => {
-      const reply = await post(ingress.url, '[]');
+      const reply = await post(suite.ingress.url, '[]');
       expect(reply.text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: BATCH_MESSAGE } }));
     });
   });
 
   describe('transport', () => {
     it('answers GET with 405 and an Allow header', async () => {
-      const reply = await request(ingress.url, { method: 'GET' });
+      const reply = await request(suite.ingress.url, { method: 'GET' });
       expect(reply.statusCode).to.equal(405);
       expect(reply.headers.allow).to.equal('POST, OPTIONS');
       await reply.body.dump();
     });
 
     it('answers a non-JSON content type with 415', async () => {
-      const reply = await post(ingress.url, '{}', { 'content-type': 'text/plain' });
+      const reply = await post(suite.ingress.url, '{}', { 'content-type': 'text/plain' });
       expect(reply.status).to.equal(415);
     });
 
     it('accepts application/json with a charset parameter', async () => {
-      const reply = await post(ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', {
+      const reply = await post(suite.ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', {
         'content-type': 'application/json; charset=utf-8',
       });
       expect(reply.text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
     });
 
     it('answers a compressed body with 415', async () => {
-      const reply = await post(ingress.url, 'x', { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      const reply = await post(suite.ingress.url, 'x', { 'content-type': 'application/json', 'content-encoding': 'gzip' });
       expect(reply.status).to.equal(415);
       expect(JSON.parse(reply.text).error.message).to.equal('compressed request bodies are not supported');
     });
 
     it('answers 413 to a body over the cap, declared or streamed', async () => {
       const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: ['x'.repeat(600 * 1024)] });
-      expect((await post(ingress.url, big)).status).to.equal(413);
-      const chunked = await request(ingress.url, {
+      expect((await post(suite.ingress.url, big)).status).to.equal(413);
+      const chunked = await request(suite.ingress.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: Readable.from([Buffer.from(big)]),
       });
       expect(chunked.statusCode).to.equal(413);
       await chunked.body.dump();
-      expect(tap.bodies).to.deep.equal([]);
+      expect(suite.tap.bodies).to.deep.equal([]);
     });
 
     it('accepts a body carrying a 128 KiB transaction as hex', async () => {
       const raw = '0x' + '00'.repeat(128 * 1024);
-      const reply = await rpc(ingress.url, 'eth_sendRawTransaction', [raw]);
+      const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', [raw]);
       expect(reply.status).to.equal(200);
       expect(JSON.parse(reply.text).error?.message).to.not.equal('oversized transaction');
     });
@@ -183,7 +168,7 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
 
   describe('CORS', () => {
     it('answers a preflight with 204 and the allowed method and headers', async () => {
-      const reply = await request(ingress.url, {
+      const reply = await request(suite.ingress.url, {
         method: 'OPTIONS',
         headers: {
           origin: 'https://dapp.example',
@@ -199,7 +184,7 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
     });
 
     it('marks answers, proxied ones included, as readable by any origin by default', async () => {
-      const reply = await post(ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', {
+      const reply = await post(suite.ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', {
         'content-type': 'application/json',
         origin: 'https://dapp.example',
       });
@@ -208,7 +193,7 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
 
     it('allows only the configured origins when a list is given', async () => {
       const listed = await startTestIngress(
-        testConfig(anvil.current.url, undefined, 'cors:\n  allowed_origins: ["https://good.example"]'),
+        testConfig(suite.anvil.url, undefined, 'cors:\n  allowed_origins: ["https://good.example"]'),
       );
       try {
         const good = await post(listed.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', {
