@@ -88,7 +88,8 @@ function handleBody(
   };
   const fail = (err: unknown) => {
     outcome = 'error';
-    if (res.headersSent) return void res.destroy();
+    // Once the answer has started, or the client has gone, there is nobody to tell: cut it.
+    if (res.headersSent || res.destroyed) return void res.destroy();
     answer(res, request.id, { error: toRpcError(err, log, request.method) });
   };
   try {

@@ -61,12 +61,16 @@ export class Upstream {
   async stream(body: string, res: ServerResponse): Promise<void> {
     // undici ties the upstream request to `res` only once the EL's headers arrive; a client
     // that hangs up before then must release the request (and its pooled connection) too.
-    const abort = new AbortController();
-    const onClose = () => abort.abort();
+    // undici accepts any EventEmitter as the signal, so `res` itself carries an 'abort' event
+    // when it closes unfinished: no AbortController (and no DOMException) per request, which
+    // showed as ~12% of the read path's CPU.
+    const onClose = () => {
+      if (!res.writableFinished) res.emit('abort');
+    };
     res.once('close', onClose);
     try {
       await this.pool.stream(
-        { path: this.path, method: 'POST', headers: JSON_HEADERS, body, signal: abort.signal },
+        { path: this.path, method: 'POST', headers: JSON_HEADERS, body, signal: res },
         ({ statusCode, headers }) => {
           // An EL answers JSON-RPC errors with 200; anything else is an HTML error page or a
           // broken proxy, which must not reach the client as if it were an answer.
@@ -78,7 +82,7 @@ export class Upstream {
         },
       );
     } catch (err) {
-      if (res.headersSent || abort.signal.aborted) throw err;
+      if (res.headersSent || res.destroyed) throw err;
       throw this.failure(err);
     } finally {
       res.off('close', onClose);

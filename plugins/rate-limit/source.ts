@@ -44,13 +44,27 @@ export function sourceKey(address: Address): string {
   return `${prefix.join(':')}::/64`;
 }
 
+/** Peers remembered with their bucket key: a keep-alive client sends many requests. */
+const PEER_CACHE_SIZE = 10_000;
+
 export function createSourceResolver(trustedProxies: readonly Cidr[]) {
   const trusted = (address: Address) =>
     trustedProxies.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits));
+  // peer -> its key, or undefined for a trusted proxy (whose requests carry their own source).
+  const peers = new Map<string, string | undefined>();
+  const keyOfPeer = (peer: string): string | undefined => {
+    if (peers.has(peer)) return peers.get(peer);
+    const address = parse(peer);
+    const key = address === undefined ? peer : trusted(address) ? undefined : sourceKey(address);
+    if (peers.size >= PEER_CACHE_SIZE) peers.clear();
+    peers.set(peer, key);
+    return key;
+  };
   return function sourceOf(peer: string, forwardedFor: string | string[] | undefined): string {
-    const peerAddress = parse(peer);
-    if (peerAddress === undefined) return peer;
-    if (forwardedFor === undefined || !trusted(peerAddress)) return sourceKey(peerAddress);
+    const key = keyOfPeer(peer);
+    if (key !== undefined) return key;
+    const peerAddress = parse(peer)!;
+    if (forwardedFor === undefined) return sourceKey(peerAddress);
     const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
     let client = peerAddress;
     for (let i = hops.length - 1; i >= 0; i--) {
