@@ -12,13 +12,15 @@ export interface Fact<T> {
 export const OPERATOR: Fact<boolean> = { name: 'operator' };
 
 export class Facts {
-  private readonly values = new Map<Fact<unknown>, unknown>();
+  // Created on the first fact: most requests never record one.
+  private values: Map<Fact<unknown>, unknown> | undefined;
 
   get<T>(fact: Fact<T>): T | undefined {
-    return this.values.get(fact) as T | undefined;
+    return this.values?.get(fact) as T | undefined;
   }
 
   set<T>(fact: Fact<T>, value: T): void {
+    this.values ??= new Map();
     if (this.values.has(fact)) throw new Error(`fact "${fact.name}" is already set`);
     this.values.set(fact, value);
   }

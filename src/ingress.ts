@@ -35,18 +35,18 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 export async function startIngress(config: IngressConfig, log: Logger, metrics = new Metrics()): Promise<Ingress> {
   let runtime = await Runtime.create(config, log, metrics);
-  const server = createServer(
-    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
-    createRequestListener(() => runtime, log, metrics),
-  );
   let active = 0;
   let drained: (() => void) | undefined;
-  server.on('request', (_req, res) => {
-    active++;
-    res.once('close', () => {
-      if (--active === 0) drained?.();
-    });
+  const listener = createRequestListener(() => runtime, log, metrics, () => {
+    if (--active === 0) drained?.();
   });
+  const server = createServer(
+    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
+    (req, res) => {
+      active++;
+      listener(req, res);
+    },
+  );
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();

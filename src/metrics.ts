@@ -70,10 +70,20 @@ export class Metrics {
     return KNOWN_METHODS.has(method) ? method : 'other';
   }
 
+  // Children per label set, resolved once: prom-client hashes the labels on every plain inc().
+  private readonly perMethod = new Map<string, { outcomes: Map<Outcome, { inc(): void }>; duration: { observe(v: number): void } }>();
+
   request(method: string, outcome: Outcome, seconds: number): void {
     const label = this.label(method);
-    this.requests.inc({ method: label, outcome });
-    this.duration.observe({ method: label }, seconds);
+    let series = this.perMethod.get(label);
+    if (series === undefined) {
+      series = { outcomes: new Map(), duration: this.duration.labels({ method: label }) };
+      this.perMethod.set(label, series);
+    }
+    let count = series.outcomes.get(outcome);
+    if (count === undefined) series.outcomes.set(outcome, (count = this.requests.labels({ method: label, outcome })));
+    count.inc();
+    series.duration.observe(seconds);
   }
 
   refused(plugin: string, code: number): void {

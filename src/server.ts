@@ -23,9 +23,28 @@ type TransportRefusal = (typeof transport)[keyof typeof transport];
 const JSON_CONTENT_TYPE = /^application\/json\s*(?:;|$)/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics) {
+/** What one request's single 'close' listener reports: its method, once read, and outcome. */
+interface Trace {
+  method: string | undefined;
+  outcome: Outcome;
+  started: number;
+}
+
+/**
+ * `onSettled` is called once per request when its response has closed (finished or cut),
+ * whichever path it took: the ingress counts in-flight requests with it for the drain.
+ */
+export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void) {
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();
+    const trace: Trace = { method: undefined, outcome: 'error', started: 0 };
+    runtime.enter();
+    // One listener per request does all the bookkeeping (listeners are measurable at this rate).
+    res.once('close', () => {
+      runtime.leave();
+      if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
+      onSettled();
+    });
     runtime.cors.decorate(req, res);
     if (req.method === 'OPTIONS') return runtime.cors.preflight(req, res);
     if (req.method !== 'POST') return refuseTransport(res, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
@@ -39,11 +58,9 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
     const cap = runtime.maxBodyBytes;
     if (Number(req.headers['content-length']) > cap) return refuseTransport(res, transport.payloadTooLarge);
 
-    runtime.enter();
-    res.once('close', () => runtime.leave());
     readBody(req, cap, (body) => {
       if (body === undefined) return refuseTransport(res, transport.payloadTooLarge);
-      handleBody(runtime, req, res, body, log, metrics);
+      handleBody(runtime, req, res, body, log, metrics, trace);
     });
   };
 }
@@ -55,6 +72,7 @@ function handleBody(
   body: Buffer,
   log: Logger,
   metrics: Metrics,
+  trace: Trace,
 ): void {
   let message: unknown;
   try {
@@ -67,9 +85,8 @@ function handleBody(
   if (!envelope.ok) return send(res, formatResponse(envelope.id, { error: envelope.error }));
 
   const { request } = envelope;
-  const started = performance.now();
-  let outcome: Outcome = 'error';
-  res.once('close', () => metrics.request(request.method, outcome, (performance.now() - started) / 1000));
+  trace.method = request.method;
+  trace.started = performance.now();
   const ctx: RequestContext = {
     request,
     peer: { address: req.socket.remoteAddress ?? '', headers: req.headers },
@@ -77,17 +94,17 @@ function handleBody(
   };
   const finish = (verdict: Verdict) => {
     if (verdict !== undefined) {
-      outcome = 'error' in verdict ? 'refused' : 'answered';
+      trace.outcome = 'error' in verdict ? 'refused' : 'answered';
       return answer(res, request.id, verdict);
     }
-    outcome = 'proxied';
+    trace.outcome = 'proxied';
     runtime.execution.stream(canonicalBody(request), res).then(
       () => metrics.streamedBytes(Number(res.getHeader('content-length') ?? 0)),
       (err) => fail(err),
     );
   };
   const fail = (err: unknown) => {
-    outcome = 'error';
+    trace.outcome = 'error';
     // Once the answer has started, or the client has gone, there is nobody to tell: cut it.
     if (res.headersSent || res.destroyed) return void res.destroy();
     answer(res, request.id, { error: toRpcError(err, log, request.method) });
