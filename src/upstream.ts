@@ -110,10 +110,14 @@ export class Upstream {
     }
   }
 
+  /** The only RpcFailures thrown in here are "invalid answer"; everything else is a transport failure. */
   private failure(err: unknown): RpcFailure {
-    const failure = err instanceof RpcFailure ? err : new RpcFailure(errors.upstreamUnavailable(), { cause: err });
-    this.onError(failure.rpc.message === errors.upstreamInvalid().message ? 'invalid' : 'unavailable');
-    return failure;
+    if (err instanceof RpcFailure) {
+      this.onError('invalid');
+      return err;
+    }
+    this.onError('unavailable');
+    return new RpcFailure(errors.upstreamUnavailable(), { cause: err });
   }
 
   /** Finishes in-flight requests, then closes the connections. */

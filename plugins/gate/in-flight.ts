@@ -30,11 +30,6 @@ export class InFlight {
     return this.bySender.get(sender) ?? EMPTY;
   }
 
-  /** What the sender had in flight at the last look, without pruning (no state needed). */
-  count(sender: string): number {
-    return this.bySender.get(sender)?.size ?? 0;
-  }
-
   reserved(payer: string): bigint {
     return this.reservedByPayer.get(payer) ?? 0n;
   }
@@ -57,12 +52,6 @@ export class InFlight {
     for (const [sender, entries] of this.bySender) {
       for (const entry of entries.values()) if (head >= entry.head + this.skipAfterBlocks) this.remove(sender, entry);
     }
-  }
-
-  get size(): number {
-    let n = 0;
-    for (const entries of this.bySender.values()) n += entries.size;
-    return n;
   }
 
   private remove(sender: string, entry: InFlightEntry): void {
