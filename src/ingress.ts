@@ -47,6 +47,8 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
       listener(req, res);
     },
   );
+  // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
+  server.maxConnections = config.maxConnections;
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();
@@ -58,20 +60,25 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
     throw err;
   }
   const { port } = server.address() as AddressInfo;
-  const probes = config.metricsListen === undefined ? undefined : await startProbeServer(
-    config.metricsListen.host,
-    config.metricsListen.port,
-    metrics,
-    {
-      elHead: async () => {
-        const answer = await runtime.execution.call('eth_blockNumber', []);
-        if (!('result' in answer) || typeof answer.result !== 'string') throw new Error('no block number');
-        return BigInt(answer.result);
-      },
-      nodeMetrics: async () => runtime.node?.call('svc_metrics', []),
-    },
-    log,
-  );
+  let probes: Awaited<ReturnType<typeof startProbeServer>> | undefined;
+  try {
+    probes =
+      config.metricsListen === undefined
+        ? undefined
+        : await startProbeServer(config.metricsListen.host, config.metricsListen.port, metrics, {
+            elHead: async () => {
+              const answer = await runtime.execution.call('eth_blockNumber', []);
+              if (!('result' in answer) || typeof answer.result !== 'string') throw new Error('no block number');
+              return BigInt(answer.result);
+            },
+            nodeMetrics: async () => runtime.node?.call('svc_metrics', []),
+          }, log);
+  } catch (err) {
+    // A partial start cleans up after itself: the public listener and the runtime go too.
+    await new Promise((resolve) => server.close(resolve));
+    await runtime.retire();
+    throw err;
+  }
   if (probes === undefined) log.info('no metrics_listen: /metrics and the health probes are not served');
   else log.info('operator listener: /metrics, /livez, /readyz', { url: probes.url });
   if (probes !== undefined && !isLoopback(config.metricsListen!.host)) {

@@ -31,6 +31,8 @@ export interface IngressConfig {
   readonly corsOrigins: readonly string[];
   /** How long SIGTERM waits for in-flight requests before closing what is left. */
   readonly drainTimeoutMs: number;
+  /** Open client connections at most; more are closed on accept. */
+  readonly maxConnections: number;
   readonly logLevel: LogLevel;
   /** Where shared state lives: this process, or one Redis for a fleet. */
   readonly fleet: FleetOptions;
@@ -70,12 +72,13 @@ function readConfig(root: OptionsReader): IngressConfig {
   const corsOrigins = cors.stringList('allowed_origins', ['*']);
   cors.done();
   const drainTimeoutMs = root.integer('drain_timeout_ms', 10_000);
+  const maxConnections = root.integer('max_connections', 10_000);
   const logLevel = root.string('log_level', 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) root.fail('log_level', `must be one of ${LOG_LEVELS.join(', ')}`);
   const fleet = readFleet(root);
   const plugins = readPlugins(root, 'plugins');
   root.done();
-  return Object.freeze({ listen, metricsListen, upstreams, corsOrigins, drainTimeoutMs, logLevel, fleet, plugins });
+  return Object.freeze({ listen, metricsListen, upstreams, corsOrigins, drainTimeoutMs, maxConnections, logLevel, fleet, plugins });
 }
 
 function readListen(root: OptionsReader, key: string): ListenAddress {

@@ -124,6 +124,19 @@ describe('operator listener configuration', () => {
       .to.deep.equal({ host: '0.0.0.0', port: 9100 });
   });
 
+  it('refuses to start with EADDRINUSE when the operator port is taken (and leaves no listener behind: mocha would not exit)', async () => {
+    const taken = await startTestIngress(testConfig('http://127.0.0.1:1', undefined, 'metrics_listen: 127.0.0.1:0'));
+    const port = Number(new URL(taken.metricsUrl!).port);
+    try {
+      const yaml = testConfig('http://127.0.0.1:1', undefined, `metrics_listen: 127.0.0.1:${port}`);
+      let failure: NodeJS.ErrnoException | undefined;
+      await startTestIngress(yaml).catch((err: NodeJS.ErrnoException) => (failure = err));
+      expect(failure?.code).to.equal('EADDRINUSE');
+    } finally {
+      await taken.shutdown();
+    }
+  });
+
   it('answers /livez with 503 when the EL is unreachable', async () => {
     const ingress = await startTestIngress(testConfig('http://127.0.0.1:1', undefined, 'metrics_listen: 127.0.0.1:0'));
     try {

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { post, rpc } from '../helpers/http.js';
-import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
 const BATCH_MESSAGE = 'batch requests are not supported: send one JSON-RPC request per HTTP call';
@@ -210,5 +212,32 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
         await listed.shutdown();
       }
     });
+  });
+});
+
+describe('server: connection cap', () => {
+  it('closes connections beyond max_connections on accept, and keeps serving those within it', async () => {
+    const ingress = await startTestIngress(testConfig('http://127.0.0.1:1', undefined, 'max_connections: 2'));
+    const sockets: Socket[] = [];
+    try {
+      const open = async () => {
+        const socket = connect(ingress.port, '127.0.0.1');
+        sockets.push(socket);
+        await once(socket, 'connect');
+        return socket;
+      };
+      const first = await open();
+      await open();
+      const third = await open();
+      // The server closes the third without a word.
+      const [hadError] = await Promise.race([once(third, 'close'), once(third, 'data').then(() => ['data'])]);
+      expect(hadError).to.not.equal('data');
+      first.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n[]');
+      const [reply] = (await once(first, 'data')) as [Buffer];
+      expect(reply.toString()).to.match(/^HTTP\/1\.1 200 OK/);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await ingress.shutdown();
+    }
   });
 });
