@@ -30,10 +30,13 @@ const MAX_PARAMS_DEPTH = 64;
 // keeps unicode look-alikes and escape tricks out of every later lookup.
 const METHOD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Whether `id` can be echoed exactly: strings, null, and numbers JSON round-trips losslessly. */
+/**
+ * Whether `id` can be echoed exactly: strings, null, and integers JSON round-trips losslessly.
+ * Fractional ids (JSON-RPC 2.0: "SHOULD NOT") are refused here because reth and anvil refuse
+ * them with an id-less error, which the client could not match to its call.
+ */
 export function isValidId(id: unknown): id is RpcId {
-  if (id === null || typeof id === 'string') return true;
-  return typeof id === 'number' && Number.isFinite(id) && Math.abs(id) <= Number.MAX_SAFE_INTEGER;
+  return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
 }
 
 /** The id to answer with when a message is refused: its own id when readable, otherwise null. */
@@ -64,7 +67,7 @@ export function readRequest(message: unknown): EnvelopeResult {
   if (m.jsonrpc !== '2.0') return refuse(errors.invalidRequest('"jsonrpc" must be "2.0"'));
   if (!('id' in m)) return { ok: false, id: null, error: errors.notificationRefused() };
   if (!isValidId(m.id)) {
-    return refuse(errors.invalidRequest('"id" must be a string, a number within ±2^53 or null'));
+    return refuse(errors.invalidRequest('"id" must be a string, an integer within ±2^53 or null'));
   }
   const method = m.method;
   if (typeof method !== 'string') return refuse(errors.invalidRequest('"method" must be a string'));

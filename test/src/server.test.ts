@@ -75,7 +75,7 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
     ]) {
       it(`refuses ${label} with -32600 and id null`, async () => {
         const reply = await post(suite.ingress.url, `{"jsonrpc":"2.0","id":${raw},"method":"eth_chainId"}`);
-        expect(reply.text).to.equal(invalid(null, '"id" must be a string, a number within ±2^53 or null'));
+        expect(reply.text).to.equal(invalid(null, '"id" must be a string, an integer within ±2^53 or null'));
       });
     }
 
