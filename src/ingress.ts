@@ -28,10 +28,6 @@ export interface Ingress {
   shutdown(): Promise<void>;
 }
 
-// Node's defaults (300 s per request) would let a slow client hold a socket for minutes.
-const HEADERS_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 30_000;
-const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 export async function startIngress(config: IngressConfig, log: Logger, metrics = new Metrics()): Promise<Ingress> {
   let runtime = await Runtime.create(config, log, metrics);
@@ -40,8 +36,16 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
   const listener = createRequestListener(() => runtime, log, metrics, () => {
     if (--active === 0) drained?.();
   });
+  const { headersMs, requestMs, keepAliveMs } = config.clientTimeouts;
   const server = createServer(
-    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
+    {
+      // Node's defaults (300 s per request, checked every 30 s) let a slow client hold a socket
+      // for minutes; these are enforced to within a second.
+      headersTimeout: headersMs,
+      requestTimeout: requestMs,
+      keepAliveTimeout: keepAliveMs,
+      connectionsCheckingInterval: Math.min(1_000, headersMs),
+    },
     (req, res) => {
       active++;
       listener(req, res);
@@ -49,8 +53,11 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
   );
   // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
   server.maxConnections = config.maxConnections;
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  // Malformed HTTP, oversized headers and slow clients: a bare status, then the socket closes.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    const status =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();
   });
   try {

@@ -33,6 +33,8 @@ export interface IngressConfig {
   readonly drainTimeoutMs: number;
   /** Open client connections at most; more are closed on accept. */
   readonly maxConnections: number;
+  /** Slow clients: time to send headers, time for a whole request, keep-alive idle time. */
+  readonly clientTimeouts: { readonly headersMs: number; readonly requestMs: number; readonly keepAliveMs: number };
   readonly logLevel: LogLevel;
   /** Where shared state lives: this process, or one Redis for a fleet. */
   readonly fleet: FleetOptions;
@@ -73,12 +75,20 @@ function readConfig(root: OptionsReader): IngressConfig {
   cors.done();
   const drainTimeoutMs = root.integer('drain_timeout_ms', 10_000);
   const maxConnections = root.integer('max_connections', 10_000);
+  const timeouts = root.child('client_timeouts');
+  const clientTimeouts = {
+    headersMs: timeouts.integer('headers_ms', 10_000),
+    requestMs: timeouts.integer('request_ms', 30_000),
+    keepAliveMs: timeouts.integer('keep_alive_ms', 5_000),
+  };
+  if (clientTimeouts.requestMs < clientTimeouts.headersMs) timeouts.fail('request_ms', 'must be at least headers_ms');
+  timeouts.done();
   const logLevel = root.string('log_level', 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) root.fail('log_level', `must be one of ${LOG_LEVELS.join(', ')}`);
   const fleet = readFleet(root);
   const plugins = readPlugins(root, 'plugins');
   root.done();
-  return Object.freeze({ listen, metricsListen, upstreams, corsOrigins, drainTimeoutMs, maxConnections, logLevel, fleet, plugins });
+  return Object.freeze({ listen, metricsListen, upstreams, corsOrigins, drainTimeoutMs, maxConnections, clientTimeouts, logLevel, fleet, plugins });
 }
 
 function readListen(root: OptionsReader, key: string): ListenAddress {

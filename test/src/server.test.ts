@@ -241,3 +241,62 @@ describe('server: connection cap', () => {
     }
   });
 });
+
+describe('server: slow clients', () => {
+  let ingress: Awaited<ReturnType<typeof startTestIngress>>;
+  before(async () => {
+    ingress = await startTestIngress(
+      testConfig('http://127.0.0.1:1', undefined, 'client_timeouts:\n  headers_ms: 500\n  request_ms: 1000\n  keep_alive_ms: 500'),
+    );
+  });
+  after(() => ingress.shutdown());
+
+  /** Sends `first`, then drips one byte every 100 ms; resolves with what the server answered and when it closed. */
+  async function drip(first: string): Promise<{ answer: string; closedAfterMs: number }> {
+    const socket = connect(ingress.port, '127.0.0.1');
+    await once(socket, 'connect');
+    const started = Date.now();
+    socket.write(first);
+    const timer = setInterval(() => socket.writable && socket.write('a'), 100);
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    socket.on('error', () => {});
+    await once(socket, 'close');
+    clearInterval(timer);
+    return { answer, closedAfterMs: Date.now() - started };
+  }
+
+  it('answers 408 and closes a client that drips its headers (slowloris)', async () => {
+    const { answer, closedAfterMs } = await drip('POST / HTTP/1.1\r\nhost: x\r\nx-slow: ');
+    expect(answer).to.match(/^HTTP\/1\.1 408/);
+    expect(closedAfterMs).to.be.within(400, 2_500);
+  });
+
+  it('answers 408 and closes a client that drips its body', async () => {
+    const { answer, closedAfterMs } = await drip(
+      'POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{',
+    );
+    expect(answer).to.match(/^HTTP\/1\.1 408/);
+    expect(closedAfterMs).to.be.within(900, 3_000);
+  });
+
+  it('answers 431 to headers over 16 KiB and closes the connection', async () => {
+    const socket = connect(ingress.port, '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    socket.write(`POST / HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    await once(socket, 'close');
+    expect(answer).to.match(/^HTTP\/1\.1 431/);
+  });
+
+  it('closes an idle keep-alive connection', async () => {
+    const socket = connect(ingress.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n[]');
+    await once(socket, 'data');
+    const started = Date.now();
+    await once(socket, 'close');
+    expect(Date.now() - started).to.be.within(300, 2_500);
+  });
+});
