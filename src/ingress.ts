@@ -36,6 +36,7 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
   const listener = createRequestListener(() => runtime, log, metrics, () => {
     if (--active === 0) drained?.();
   });
+  metrics.inFlight = () => active;
   const { headersMs, requestMs, keepAliveMs } = config.clientTimeouts;
   const server = createServer(
     {

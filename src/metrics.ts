@@ -3,7 +3,7 @@
  * Label values come from closed sets only: methods outside the known surface are "other",
  * refusal reasons are the gate's fixed codes, plugins are registry names.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { KNOWN_METHODS } from './methods.js';
 
 export type Outcome = 'proxied' | 'answered' | 'refused' | 'error';
@@ -61,8 +61,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Reads the requests in flight at scrape time (set by the ingress that owns the listener). */
+  inFlight: () => number = () => 0;
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_ingress_' });
+    const metrics = this;
+    new Gauge({
+      name: 'svc_ingress_requests_in_flight',
+      help: 'Requests received and not yet answered (or cut).',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.inFlight());
+      },
+    });
   }
 
   /** The method as a label value: a known method's name, or "other". */
