@@ -63,6 +63,11 @@ describe('config', () => {
     ['a missing token variable', base('\n  - auth:\n      token_env: SVC_NO_SUCH_VARIABLE\n  - allowlist'), 'plugins[0].auth.token_env: environment variable SVC_NO_SUCH_VARIABLE is not set'],
     ['an unreadable token file', base('\n  - auth:\n      token_file: /nonexistent/token\n  - allowlist'), 'plugins[0].auth.token_file: cannot read /nonexistent/token (ENOENT)'],
     ['duplicate YAML keys', 'listen: a\nlisten: b\n', 'config: invalid YAML: Map keys must be unique'],
+    ['a request timeout shorter than the headers timeout', base('\n  - gate', 'client_timeouts:\n  headers_ms: 5000\n  request_ms: 1000'), 'client_timeouts.request_ms: must be at least headers_ms'],
+    ['a zero connection cap', base('\n  - gate', 'max_connections: 0'), 'max_connections: must be a positive integer'],
+    ['store: redis without a URL', base('\n  - gate', 'store: redis'), 'redis_url: is required with store: redis'],
+    ['a Redis URL with inline credentials', base('\n  - gate', 'store: redis\nredis_url: redis://user:secret@127.0.0.1:6379'), 'redis_url: carries credentials: put it in redis_url_file or redis_url_env'],
+    ['local-methods before allowlist', base('\n  - local-methods\n  - allowlist'), 'plugins: allowlist must come before local-methods (list order is execution order)'],
     ['an allowlisted signing method', base('\n  - allowlist:\n      extra_methods: [eth_sign]'), 'plugins[0].allowlist.extra_methods[0]: eth_sign cannot be allowlisted'],
   ] as const) {
     it(`refuses ${label}, naming the YAML path`, () => {
