@@ -181,6 +181,19 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
       }
     });
 
+    it('left at its default batching, concurrent calls go out as one batch and are refused: why batchMaxCount: 1 is needed', async () => {
+      const batching = new JsonRpcProvider(ingress.url, undefined, { staticNetwork: Network.from(8141) });
+      try {
+        const outcomes = await Promise.allSettled([batching.getBlockNumber(), batching.getBalance(new Wallet(KEYS.ethers).address)]);
+        expect(outcomes.map((o) => o.status === 'rejected' && (o.reason as { error?: unknown }).error)).to.deep.equal([
+          { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call' },
+          { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call' },
+        ]);
+      } finally {
+        batching.destroy();
+      }
+    });
+
     it('reads chain id 0x1fcd, a balance, a block, logs and a receipt as anvil holds them', async () => {
       expect(await provider.send('eth_chainId', [])).to.equal('0x1fcd');
       expect((await provider.getNetwork()).chainId).to.equal(8141n);
@@ -210,6 +223,8 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
       const latest = await direct<{ baseFeePerGas: string }>('eth_getBlockByNumber', ['latest', false]);
       expect(fees.maxPriorityFeePerGas).to.equal(0n);
       expect(fees.gasPrice).to.equal(BigInt(latest.baseFeePerGas));
+      // ethers' own rule: twice the base fee plus the (zero) tip.
+      expect(fees.maxFeePerGas).to.equal(2n * BigInt(latest.baseFeePerGas));
     });
 
     it('sends a signed transfer that gets mined; the hash returned is keccak-256 of the raw bytes and the receipt\'s', async () => {
@@ -306,12 +321,15 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
     });
   });
 
-  it('no client sent a batch, and none asked the ingress to sign', () => {
-    expect(recorder.exchanges.length).to.be.greaterThan(0);
-    const methods = recorder.exchanges.map((x) => {
-      expect(x.request.trimStart().startsWith('{'), x.request).to.equal(true);
-      return (JSON.parse(x.request) as { method: string }).method;
+  // Runs last (mocha runs a suite's own tests before its nested suites): over everything above.
+  describe('on the wire, all clients together', () => {
+    it('no client sent a batch, and none asked the ingress to sign', () => {
+      expect(recorder.exchanges.length).to.be.greaterThan(0);
+      const methods = recorder.exchanges.map((x) => {
+        expect(x.request.trimStart().startsWith('{'), x.request).to.equal(true);
+        return (JSON.parse(x.request) as { method: string }).method;
+      });
+      expect(methods.filter((m) => /^eth_(sign|sendTransaction)/.test(m))).to.deep.equal([]);
     });
-    expect(methods.filter((m) => /^eth_(sign|sendTransaction)/.test(m))).to.deep.equal([]);
   });
 });
