@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { Pool } from 'undici';
 import { startAnvil, type Anvil } from '../../devnet/anvil.js';
 import { parseConfig } from '../../src/config/load.js';
+import { startIngressProcess } from '../helpers/child.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 const BODY = '{"jsonrpc":"2.0","id":3,"method":"eth_chainId","params":[]}';
@@ -75,5 +76,45 @@ describe('faults under load', function () {
       })(),
     );
     expect([...tally.keys()]).to.deep.equal([`200 ${SERVED}`]);
+  });
+});
+
+describe('SIGTERM under load', function () {
+  this.timeout(60_000);
+
+  it('answers every request it accepted in full, refuses the rest at the transport, and exits 0', async () => {
+    const anvil = await startAnvil();
+    const ingress = await startIngressProcess(testConfig(anvil.url).replace('log_level: debug', 'log_level: info'));
+    const pool = new Pool(ingress.url, { connections: 32, pipelining: 1 });
+    const outcomes = new Map<string, number>();
+    const count = (key: string) => outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+    let stopped = false;
+    void ingress.exited.then(() => (stopped = true));
+    try {
+      const clients = Array.from({ length: 32 }, async () => {
+        while (!stopped) {
+          try {
+            const reply = await pool.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+            count(`${reply.statusCode} ${await reply.body.text()}`);
+          } catch (err) {
+            // Never accepted (the listener is closed) or cut between two requests of a keep-alive
+            // connection: the request was not processed, and the client knows it.
+            count(`transport ${(err as { code?: string }).code}`);
+          }
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      ingress.child.kill('SIGTERM');
+      expect(await ingress.exited).to.equal(0);
+      await Promise.all(clients);
+    } finally {
+      await pool.destroy();
+      await anvil.stop();
+    }
+    const kinds = [...outcomes.keys()];
+    expect(outcomes.get(`200 ${SERVED}`)).to.be.greaterThan(0);
+    for (const kind of kinds) {
+      expect(kind === `200 ${SERVED}` || /^transport (ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)$/.test(kind), kinds.join('\n')).to.equal(true);
+    }
   });
 });

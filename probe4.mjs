@@ -1,0 +1,13 @@
+import { startAnvil } from './dist/devnet/anvil.js';
+import { startTap } from './dist/test/helpers/tap.js';
+import { startTestIngress, testConfig } from './dist/test/helpers/ingress.js';
+import { execFileSync } from 'node:child_process';
+import { Transaction } from 'ethers';
+const a = await startAnvil();
+const ing = await startTestIngress(testConfig(a.url));
+const tap = await startTap(ing.url);
+const out = execFileSync('node_modules/@foundry-rs/cast-linux-amd64/bin/cast', ['send','0x00000000000000000000000000000000000e7e03','--value','5','--private-key','0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6','--json','--rpc-url',tap.url]).toString();
+console.log(tap.methods());
+const raw = tap.bodies.map(JSON.parse).find(b=>b.method==='eth_sendRawTransaction').params[0];
+const tx = Transaction.from(raw); console.log(tx.type, tx.maxPriorityFeePerGas, tx.maxFeePerGas);
+await tap.close(); await ing.shutdown(); await a.stop();
