@@ -72,9 +72,10 @@ export class Upstream {
       await this.pool.stream(
         { path: this.path, method: 'POST', headers: JSON_HEADERS, body, signal: res },
         ({ statusCode, headers }) => {
-          // An EL answers JSON-RPC errors with 200; anything else is an HTML error page or a
-          // broken proxy, which must not reach the client as if it were an answer.
-          if (statusCode !== 200) throw new RpcFailure(errors.upstreamInvalid());
+          // An EL answers JSON-RPC errors with 200 and JSON; anything else is an HTML error page
+          // or a broken proxy, which must not reach the client as if it were an answer. The
+          // body itself is never parsed here: that is what keeps streaming cheap.
+          if (statusCode !== 200 || !isJson(headers['content-type'])) throw new RpcFailure(errors.upstreamInvalid());
           const length = headers['content-length'];
           if (typeof length === 'string') res.setHeader('content-length', length);
           res.writeHead(200, JSON_HEADERS);
@@ -141,6 +142,10 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, li
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function isJson(contentType: string | string[] | undefined): boolean {
+  return typeof contentType === 'string' && /^application\/json\s*(?:;|$)/i.test(contentType);
 }
 
 function parseAnswer(text: string): Answer {
