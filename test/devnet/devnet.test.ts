@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
 import { request } from 'undici';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
-import type { CommitRecord as Commit } from '../../devnet/node.js';
+import { startNodeStandIn, type CommitRecord as Commit } from '../../devnet/node.js';
 import { createLogger } from '../../src/log.js';
 import { DEV_KEYS } from '../helpers/el.js';
 import { call, receiptOf, rpc } from '../helpers/http.js';
@@ -182,11 +182,18 @@ describe('devnet: bootstrap methods and a node that is down', () => {
     expect((await rpc(devnet.ingress.url, 'svc_getJournalTail', [], 2)).text).to.equal(unknown);
   });
 
-  it('answers node-local methods with a clear error while the node is down, and keeps serving reads', async () => {
+  it('answers node-local methods with a clear error while the node is down, keeps serving reads, and recovers when it is back', async () => {
+    const port = Number(new URL(devnet.node.url).port);
     await devnet.node.stop();
     expect((await rpc(devnet.ingress.url, 'svc_dropStats', [], 6)).text).to.equal(
       '{"jsonrpc":"2.0","id":6,"error":{"code":-32603,"message":"node unavailable: the consensus node did not answer"}}',
     );
     expect((await rpc(devnet.ingress.url, 'eth_chainId')).text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
+    const restarted = await startNodeStandIn({ elUrl: devnet.anvil.url, port });
+    try {
+      expect(JSON.parse((await rpc(devnet.ingress.url, 'svc_dropStats', [], 7)).text)).to.have.nested.property('result.driver.forced_txs_total');
+    } finally {
+      await restarted.stop();
+    }
   });
 });

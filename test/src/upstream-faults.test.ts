@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
-type Mode = 'healthy' | 'reset' | 'garbage-html' | 'garbage-json' | 'server-error' | 'wrong-type' | 'empty';
+type Mode = 'healthy' | 'hang' | 'drip' | 'reset' | 'garbage-html' | 'garbage-json' | 'server-error' | 'wrong-type' | 'empty';
 
 const UNAVAILABLE = { code: -32603, message: 'upstream unavailable: the execution layer did not answer' };
 const INVALID = { code: -32603, message: 'upstream error: the execution layer answered an invalid response' };
@@ -25,6 +25,23 @@ describe('upstream faults: one recording fake EL, many modes', () => {
       switch (mode) {
         case 'healthy':
           return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }));
+        case 'hang':
+          return; // accepts, reads, never answers
+        case 'drip': {
+          // A valid answer, one byte every 20 ms.
+          const answer = JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' });
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(answer.length) });
+          let i = 0;
+          const timer = setInterval(() => {
+            if (res.destroyed) return clearInterval(timer);
+            res.write(answer[i++]!);
+            if (i === answer.length) {
+              clearInterval(timer);
+              res.end();
+            }
+          }, 20);
+          return;
+        }
         case 'reset':
           return req.socket.destroy();
         case 'garbage-html':
@@ -55,6 +72,27 @@ describe('upstream faults: one recording fake EL, many modes', () => {
     // Whatever the mode did, a healthy EL is served again by the same ingress.
     mode = 'healthy';
     expect(JSON.parse((await rpc(ingress.url, 'eth_chainId', [], 9)).text)).to.deep.equal({ jsonrpc: '2.0', id: 9, result: '0x1fcd' });
+  });
+
+  it('answers -32603 within headers_timeout_ms (2 s) when the EL hangs', async () => {
+    mode = 'hang';
+    const started = Date.now();
+    const { body } = await read();
+    expect(JSON.parse(body).error).to.deep.equal(UNAVAILABLE);
+    expect(Date.now() - started).to.be.within(1_800, 4_000);
+  });
+
+  it('streams a dripping answer through intact', async () => {
+    mode = 'drip';
+    expect((await read()).body).to.equal('{"jsonrpc":"2.0","id":5,"result":"0x1fcd"}');
+  });
+
+  it('answers -32603 while the EL is restarting, and serves it again once it listens', async () => {
+    const port = (el.address() as AddressInfo).port;
+    el.closeAllConnections();
+    await new Promise((resolve) => el.close(resolve));
+    expect(JSON.parse((await read()).body).error).to.deep.equal(UNAVAILABLE);
+    await new Promise<void>((resolve) => el.listen(port, '127.0.0.1', resolve));
   });
 
   const read = async (method = 'eth_chainId') => {
