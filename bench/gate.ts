@@ -5,18 +5,17 @@
  *
  *   npm run build && node dist/bench/gate.js [ecdsaCount] [frameCount]
  *
- * anvil runs with mining off so the EL's block production is not what is measured; frame
- * transactions go through a stub `svc_validateTransaction` in front of anvil (no public EL
- * implements type 0x06). Rate limits are not in the chain.
+ * The ingress runs as its own process (`svc-ingress --config`), like in production. anvil runs
+ * with mining off so the EL's block production is not what is measured; frame transactions go
+ * through a stub `svc_validateTransaction` in front of anvil (no public EL implements type
+ * 0x06), which shares this process with the load generator. Rate limits are not in the chain.
  */
 import { getBytes, keccak256, Transaction, Wallet } from 'ethers';
 import { Pool } from 'undici';
 import { decodeFrameTransaction } from '../plugins/gate/frame-codec.js';
 import { recoverAddress, verifyFrameSignatures } from '../plugins/gate/signatures.js';
 import { startAnvil } from '../devnet/anvil.js';
-import { parseConfig } from '../src/config/load.js';
-import { startIngress } from '../src/ingress.js';
-import { createLogger } from '../src/log.js';
+import { startIngressProcess } from '../test/helpers/child.js';
 import { mldsaEntry, mldsaKeys, transferFrameTx } from '../test/helpers/frames.js';
 import { startValidatingEl } from '../test/helpers/validating-el.js';
 
@@ -30,7 +29,7 @@ const FUNDS = '0x3635c9adc5dea00000'; // 1000 ether
 const chain = (url: string) => `listen: 127.0.0.1:0
 upstreams:
   execution: ${url}
-log_level: warn
+log_level: info
 plugins:
   - batch-refuse
   - size-limit
@@ -87,17 +86,22 @@ async function main(): Promise<void> {
   const rpc = (method: string, params: unknown[]) =>
     fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
   try {
-    // ECDSA: distinct funded senders, PER_SENDER transfers each (nonces 0..15).
-    const senders = Array.from({ length: Math.ceil(ECDSA_COUNT / PER_SENDER) }, () => Wallet.createRandom());
-    for (const w of senders) await rpc('anvil_setBalance', [w.address, FUNDS]);
-    const ecdsa = await Promise.all(
-      Array.from({ length: ECDSA_COUNT }, (_, i) =>
-        senders[i % senders.length]!.signTransaction({
-          chainId: 8141, nonce: Math.floor(i / senders.length), to: RECIPIENT, value: 1n, gasLimit: 21_000,
-          maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
-        }),
-      ),
-    );
+    // ECDSA: distinct funded senders, PER_SENDER transfers each (nonces 0..15); a second,
+    // identical set goes straight to anvil as the EL's own ceiling in this run.
+    const transfers = async () => {
+      const senders = Array.from({ length: Math.ceil(ECDSA_COUNT / PER_SENDER) }, () => Wallet.createRandom());
+      for (const w of senders) await rpc('anvil_setBalance', [w.address, FUNDS]);
+      return Promise.all(
+        Array.from({ length: ECDSA_COUNT }, (_, i) =>
+          senders[i % senders.length]!.signTransaction({
+            chainId: 8141, nonce: Math.floor(i / senders.length), to: RECIPIENT, value: 1n, gasLimit: 21_000,
+            maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+          }),
+        ),
+      );
+    };
+    const ecdsa = await transfers();
+    const direct = await transfers();
     // ML-DSA-65 frame transfers: one per sender (nonce must equal the state nonce).
     const frames: string[] = [];
     for (let i = 0; i < FRAME_COUNT; i++) {
@@ -118,15 +122,20 @@ async function main(): Promise<void> {
     const decodedFrames = frames.map((raw) => decodeFrameTransaction(raw));
     const mldsa = timed('ML-DSA-65 verify (+ key address), @noble/post-quantum', FRAME_COUNT, (i) => verifyFrameSignatures(decodedFrames[i]!));
 
-    console.log('\nthrough the running ingress (full chain, HTTP, keep-alive):');
-    const log = createLogger('warn');
-    const ecdsaIngress = await startIngress(parseConfig(chain(anvil.url)), log);
+    console.log('\nthe EL alone (anvil, same transfers, same clients):');
+    const d = await submitAll(anvil.url, direct);
+    console.log(`  ${'ECDSA transfers accepted by anvil directly'.padEnd(48)} ${rate(d.admitted, d.ms).padStart(10)}`);
+
+    console.log('\nthrough the svc-ingress process (full chain, HTTP, keep-alive):');
+    const ecdsaIngress = await startIngressProcess(chain(anvil.url));
     const e = await submitAll(ecdsaIngress.url, ecdsa);
-    await ecdsaIngress.shutdown();
-    console.log(`  ${'ECDSA transfers admitted'.padEnd(48)} ${rate(e.admitted, e.ms).padStart(10)}  (${e.admitted}/${ECDSA_COUNT}; ${(e.admitted / (e.ms / 1000) / native * 100).toFixed(0)}% of bare native recovery)`);
-    const frameIngress = await startIngress(parseConfig(chain(el.url)), log);
+    ecdsaIngress.child.kill('SIGTERM');
+    await ecdsaIngress.exited;
+    console.log(`  ${'ECDSA transfers admitted'.padEnd(48)} ${rate(e.admitted, e.ms).padStart(10)}  (${e.admitted}/${ECDSA_COUNT}; ${(e.admitted / (e.ms / 1000) / native * 100).toFixed(0)}% of bare native recovery, ${((e.admitted / e.ms) / (d.admitted / d.ms) * 100).toFixed(0)}% of anvil direct)`);
+    const frameIngress = await startIngressProcess(chain(el.url));
     const f = await submitAll(frameIngress.url, frames);
-    await frameIngress.shutdown();
+    frameIngress.child.kill('SIGTERM');
+    await frameIngress.exited;
     console.log(`  ${'ML-DSA-65 frame transactions admitted'.padEnd(48)} ${rate(f.admitted, f.ms).padStart(10)}  (${f.admitted}/${FRAME_COUNT}; ${(f.admitted / (f.ms / 1000) / mldsa * 100).toFixed(0)}% of bare ML-DSA verify)`);
     for (const [why, n] of [...e.refusals, ...f.refusals]) console.log(`  refused ${n}: ${why}`);
   } finally {
