@@ -8,7 +8,6 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +15,7 @@ import { startAnvil } from '../devnet/anvil.js';
 import { parseConfig } from '../src/config/load.js';
 import { startIngress } from '../src/ingress.js';
 import { createLogger } from '../src/log.js';
+import { freePort } from '../test/helpers/ports.js';
 import { startReferenceProxy } from './reference-proxy.js';
 
 const SECONDS = Number(process.argv[2] ?? 3);
@@ -32,14 +32,6 @@ interface Run {
   rps: number;
   p50: number;
   p99: number;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** wrk's durations: 95.2us, 1.20ms, 2.01s, 1.00m. */

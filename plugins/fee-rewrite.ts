@@ -11,6 +11,7 @@
  */
 import type { Answer } from '../src/jsonrpc.js';
 import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
+import { sharedFor } from '../src/recent.js';
 import type { Upstream } from '../src/upstream.js';
 
 interface FeeRewriteOptions {
@@ -28,7 +29,7 @@ export const feeRewrite: PluginModule<FeeRewriteOptions> = {
     return { baseFeeCacheMs };
   },
   create({ baseFeeCacheMs }, { execution }) {
-    const gasPrice = cached(baseFeeCacheMs, () => latestBaseFee(execution));
+    const gasPrice = sharedFor(baseFeeCacheMs, () => latestBaseFee(execution));
     return {
       name: 'fee-rewrite',
       handle({ request }: RequestContext): Verdict | Promise<Verdict> {
@@ -63,22 +64,4 @@ async function feeHistoryWithoutTips(execution: Upstream, params: unknown): Prom
     Array.isArray(percentiles) ? percentiles.map(() => ZERO) : percentiles,
   );
   return { result: { ...history, reward } };
-}
-
-/** Shares one in-flight or recent answer for `ttlMs`; failures are not kept. */
-function cached(ttlMs: number, load: () => Promise<Answer>): () => Promise<Answer> {
-  let current: { promise: Promise<Answer>; expires: number } | undefined;
-  return () => {
-    const now = Date.now();
-    if (current === undefined || now >= current.expires) {
-      const promise = load();
-      const entry = { promise, expires: now + ttlMs };
-      current = entry;
-      promise.then(
-        (answer) => { if ('error' in answer && current === entry) current = undefined; },
-        () => { if (current === entry) current = undefined; },
-      );
-    }
-    return current.promise;
-  };
 }

@@ -20,6 +20,7 @@ import { OPERATOR } from '../src/facts.js';
 import type { Answer } from '../src/jsonrpc.js';
 import type { Metrics } from '../src/metrics.js';
 import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
+import { sharedFor } from '../src/recent.js';
 import type { Upstream } from '../src/upstream.js';
 
 interface LocalMethodsOptions {
@@ -52,18 +53,18 @@ export const localMethods: PluginModule<LocalMethodsOptions> = {
   create({ bootstrapAnchor, dataDir, newestPageCacheMs }, { node, metrics }) {
     if (node === undefined) throw new Error('local-methods needs upstreams.node (the consensus node\'s local API)');
     const ask = (method: string, params: readonly unknown[]) => askNode(node, method, params);
-    let newest: { limit: number; answer: Promise<Answer>; expires: number } | undefined;
+    // The newest page, per limit (at most MAX_LIMIT of them): what polling clients all ask for.
+    const newestPages = new Map<number, () => Promise<Answer>>();
     const recentCommits = (params: unknown): Answer | Promise<Answer> => {
       const read = readCommitParams(params);
       if ('error' in read) return read;
       if (read.since !== null) return ask('svc_getRecentCommits', [read.since, read.limit]);
-      const now = Date.now();
-      if (newest === undefined || newest.limit !== read.limit || now >= newest.expires) {
-        const entry = { limit: read.limit, answer: ask('svc_getRecentCommits', [null, read.limit]), expires: now + newestPageCacheMs };
-        newest = entry;
-        entry.answer.catch(() => (newest === entry ? (newest = undefined) : undefined));
+      let page = newestPages.get(read.limit);
+      if (page === undefined) {
+        page = sharedFor(newestPageCacheMs, () => ask('svc_getRecentCommits', [null, read.limit]));
+        newestPages.set(read.limit, page);
       }
-      return newest.answer;
+      return page();
     };
 
     const handlers: Record<string, (ctx: RequestContext) => Answer | Promise<Answer>> = {

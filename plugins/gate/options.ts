@@ -23,9 +23,8 @@ const BLOCK_GAS_LIMIT = 60_000_000;
 export function parseGateOptions(options: OptionsReader): GateOptions {
   const role = options.string('role', 'validator');
   if (role !== 'validator' && role !== 'follower') options.fail('role', 'must be validator or follower');
-  const relayUrl = options.optionalString('relay_url');
+  const relayUrl = options.has('relay_url') ? options.httpUrl('relay_url') : (options.optionalString('relay_url'), undefined);
   if (relayUrl !== undefined && role !== 'follower') options.fail('relay_url', 'applies only to role: follower');
-  if (relayUrl !== undefined && !/^https?:\/\/[^@\s]+$/.test(relayUrl)) options.fail('relay_url', 'must be an http:// or https:// URL');
   const parsed: GateOptions = {
     role,
     relayUrl,

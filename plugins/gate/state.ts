@@ -6,6 +6,7 @@
  */
 import { RpcFailure } from '../../src/errors.js';
 import type { Answer } from '../../src/jsonrpc.js';
+import { sharedFor } from '../../src/recent.js';
 import type { Upstream } from '../../src/upstream.js';
 
 export interface Head {
@@ -25,34 +26,16 @@ export class Unavailable extends Error {
 }
 
 export class HeadState {
-  private head: { promise: Promise<Head>; expires: number } | undefined;
-  private lastHead: Head | undefined;
+  /** The latest block, read at most once per `headCacheMs` whoever asks. */
+  readonly latest: () => Promise<Head>;
   private accounts = new Map<string, Promise<Account>>();
   private accountsHead = -1n;
 
   constructor(
     private readonly execution: Upstream,
-    private readonly headCacheMs: number,
-  ) {}
-
-  /** The newest head known without a read, if any (verdict-cache checks use it). */
-  get known(): Head | undefined {
-    return this.lastHead;
-  }
-
-  latest(): Promise<Head> {
-    const now = Date.now();
-    if (this.head === undefined || now >= this.head.expires) {
-      const entry = { promise: this.readHead(), expires: now + this.headCacheMs };
-      this.head = entry;
-      entry.promise.then(
-        (head) => (this.lastHead = head),
-        () => {
-          if (this.head === entry) this.head = undefined;
-        },
-      );
-    }
-    return this.head.promise;
+    headCacheMs: number,
+  ) {
+    this.latest = sharedFor(headCacheMs, () => this.readHead());
   }
 
   account(address: string, head: Head): Promise<Account> {

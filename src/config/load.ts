@@ -119,19 +119,7 @@ function readFleet(root: OptionsReader): FleetOptions {
 }
 
 function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
-  const url = (key: string, fallback?: string) => {
-    const value = options.string(key, fallback);
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(value);
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.password) {
-      options.fail(key, 'must be an http:// or https:// URL without credentials');
-    }
-    return value;
-  };
+  const url = (key: string, fallback?: string) => options.httpUrl(key, fallback);
   const execution = url('execution');
   const submit = url('submit', execution);
   const node = options.has('node') ? url('node') : (options.optionalString('node'), undefined);

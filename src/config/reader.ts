@@ -43,6 +43,21 @@ export class OptionsReader {
     return value;
   }
 
+  /** An upstream URL: http or https, no credentials inline (they would end up in logs). */
+  httpUrl(key: string, fallback?: string): string {
+    const value = this.string(key, fallback);
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(value);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.password) {
+      this.fail(key, 'must be an http:// or https:// URL without credentials');
+    }
+    return value;
+  }
+
   optionalString(key: string): string | undefined {
     return this.has(key) ? this.string(key) : (this.take(key), undefined);
   }

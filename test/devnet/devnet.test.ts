@@ -154,6 +154,8 @@ describe('devnet: node-local methods answered live through the ingress', () => {
     ]) {
       expect(text).to.match(new RegExp(`^svc_${gauge} \\d+$`, 'm'));
     }
+    // ...beside the ingress's own account of what the gate did.
+    expect(Number(/^svc_ingress_gate_verdicts_total\{verdict="admitted",reason=""\} (\d+)$/m.exec(text)?.[1])).to.be.at.least(2);
   });
 });
 

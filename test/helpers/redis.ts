@@ -1,7 +1,7 @@
 /** A real redis-server (Debian package) on a free loopback port, for fleet-mode tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from './ports.js';
 
 export interface RedisServer {
   readonly url: string;
@@ -9,15 +9,6 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port (empty: it keeps nothing on disk). */
   restart(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 function launch(port: number): Promise<ChildProcess> {

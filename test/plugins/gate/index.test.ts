@@ -306,6 +306,12 @@ describe('gate: role follower', () => {
     }
   });
 
+  it('refuses a relay_url carrying credentials, like any upstream URL', () => {
+    expect(() => parseConfig(testConfig('http://127.0.0.1:1', gateYaml('      role: follower\n      relay_url: http://u:p@127.0.0.1:2')))).to.throw(
+      'plugins[4].gate.relay_url: must be an http:// or https:// URL without credentials',
+    );
+  });
+
   it('refuses relay_url on a validator', () => {
     expect(() => parseConfig(testConfig('http://127.0.0.1:1', gateYaml('      relay_url: http://127.0.0.1:2')))).to.throw(
       'plugins[4].gate.relay_url: applies only to role: follower',
