@@ -22,13 +22,13 @@ export function writeConfig(yaml: string): string {
   return path;
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  return spawn(process.execPath, ['dist/src/cli.js', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env, nodeArgs: string[] = []): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, 'dist/src/cli.js', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-export async function startIngressProcess(yaml: string, env?: NodeJS.ProcessEnv): Promise<IngressProcess> {
+export async function startIngressProcess(yaml: string, env?: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<IngressProcess> {
   const configPath = writeConfig(yaml);
-  const child = runCli(['--config', configPath], env);
+  const child = runCli(['--config', configPath], env, nodeArgs);
   const lines: string[] = [];
   const waiters: Array<{ match: string | RegExp; resolve: (entry: Record<string, unknown>) => void }> = [];
   const matches = (entry: Record<string, unknown>, match: string | RegExp) =>

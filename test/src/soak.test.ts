@@ -9,6 +9,7 @@ import { readdirSync } from 'node:fs';
 import { Pool, request } from 'undici';
 import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
 import { useAnvil } from '../helpers/el.js';
+import { collectGarbage, inspectorUrl } from '../helpers/inspector.js';
 import { testConfig } from '../helpers/ingress.js';
 
 const TOTAL = 100_000;
@@ -26,6 +27,8 @@ describe('soak: 100,000 requests, some abandoned', function () {
   before(async () => {
     ingress = await startIngressProcess(
       testConfig(anvil.current.url, undefined, 'metrics_listen: 127.0.0.1:0').replace('log_level: debug', 'log_level: info'),
+      undefined,
+      ['--inspect=127.0.0.1:0'],
     );
     metricsUrl = String((await ingress.waitForLog('operator listener: /metrics, /livez, /readyz')).url);
   });
@@ -39,6 +42,10 @@ describe('soak: 100,000 requests, some abandoned', function () {
     return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)![1]);
   };
   const fds = () => readdirSync(`/proc/${ingress.child.pid}/fd`).length;
+  const liveHeap = async () => {
+    await collectGarbage(inspectorUrl(ingress.lines));
+    return gauge('svc_ingress_nodejs_heap_size_used_bytes');
+  };
 
   it('answers every request exactly once and returns to its baseline', async () => {
     const pool = new Pool(ingress.url, { connections: CONCURRENCY, pipelining: 1 });
@@ -62,7 +69,7 @@ describe('soak: 100,000 requests, some abandoned', function () {
     };
     // Warm-up, then the baseline.
     for (let i = 0; i < 2_000; i += CONCURRENCY) await Promise.all(Array.from({ length: CONCURRENCY }, () => send(false)));
-    const baseline = { fds: fds(), heap: await gauge('svc_ingress_nodejs_heap_size_used_bytes') };
+    const baseline = { fds: fds(), heap: await liveHeap() };
 
     let next = 0;
     const tally = { answered: 0, abandoned: 0 };
@@ -79,11 +86,11 @@ describe('soak: 100,000 requests, some abandoned', function () {
     expect(tally.abandoned).to.equal(TOTAL / ABORTED_EVERY);
 
     expect(await gauge('svc_ingress_requests_in_flight')).to.equal(0);
-    const after = { fds: fds(), heap: await gauge('svc_ingress_nodejs_heap_size_used_bytes') };
+    const after = { fds: fds(), heap: await liveHeap() };
     console.log(`      fds ${baseline.fds} -> ${after.fds}; heap used ${(baseline.heap / 2 ** 20).toFixed(1)} -> ${(after.heap / 2 ** 20).toFixed(1)} MiB`);
     expect(after.fds).to.be.at.most(baseline.fds + 8);
-    // Without a forced GC the heap wanders by up to ~10 MiB here; a leak of even 350 bytes a
-    // request would add 33 MiB.
-    expect(after.heap).to.be.below(baseline.heap + 32 * 2 ** 20);
+    // Both figures follow a full collection, so they count live objects only; a leak of even
+    // 64 bytes a request would add 6 MiB.
+    expect(after.heap).to.be.below(baseline.heap + 4 * 2 ** 20);
   });
 });
