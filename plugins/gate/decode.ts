@@ -2,15 +2,16 @@
  * Decoding (frame-transactions.md section 2): dispatch on the first byte, decode once, recover
  * or verify signatures once, and hand admission a `Submission` with everything it needs.
  *
- * Standard types (legacy with EIP-155, 0x01, 0x02, 0x04) are parsed by ethers; their sender is
- * recovered with native libsecp256k1, never with ethers' `.from` (~500/s per core). Type 0x06
- * goes through the frame decoder and static checks.
+ * Standard types (legacy with EIP-155, 0x01, 0x02, 0x04) go through the standard decoder; their
+ * sender is recovered with native libsecp256k1, never with ethers' `.from` (~500/s per core).
+ * Type 0x06 goes through the frame decoder and static checks.
  */
-import { getBytes, Transaction } from 'ethers';
+import { toBeArray } from 'ethers';
 import { checkFrameTransaction, type FrameFacts, type FrameLimits } from './frame-checks.js';
 import { decodeFrameTransaction, FRAME_TX_TYPE, type FrameTransaction } from './frame-codec.js';
 import { refuse } from './refusal.js';
-import { recoverAddress, verifyFrameSignatures } from './signatures.js';
+import { recoverAddress, SECP256K1_N, verifyFrameSignatures } from './signatures.js';
+import { decodeStandardTransaction } from './standard-codec.js';
 
 export interface Submission {
   readonly raw: string;
@@ -31,47 +32,34 @@ export interface DecodeLimits extends FrameLimits {
   readonly blockGasLimit: bigint;
 }
 
-const SECP256K1_HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+const SECP256K1_HALF_N = SECP256K1_N >> 1n;
 
-export function decodeSubmission(raw: string, hash: string, limits: DecodeLimits): Submission {
-  const type = getBytes(raw)[0]!;
+export function decodeSubmission(raw: string, bytes: Uint8Array, hash: string, limits: DecodeLimits): Submission {
+  const type = bytes[0]!;
   if (type === 0x03) refuse('blob-not-supported', 'blob transactions (type 0x03) are not accepted: blob sidecars have no data-availability path');
   if (type === FRAME_TX_TYPE) return decodeFrame(raw, hash, limits);
-  if (type < 0xc0 && type !== 0x01 && type !== 0x02 && type !== 0x04) {
-    refuse('type-unsupported', `transaction type 0x${type.toString(16).padStart(2, '0')} is not supported`);
-  }
-  return decodeStandard(raw, hash, limits);
+  return decodeStandard(raw, bytes, hash, limits);
 }
 
-function decodeStandard(raw: string, hash: string, limits: DecodeLimits): Submission {
-  let tx: Transaction;
-  try {
-    tx = Transaction.from(raw);
-  } catch {
-    refuse('rlp-invalid', 'the transaction cannot be decoded');
-  }
-  const signature = tx.signature;
-  if (signature === null) refuse('sig-invalid', 'the transaction is not signed');
-  if (tx.type === 0 && tx.chainId === 0n) {
-    refuse('legacy-not-eip155', 'legacy transactions must be EIP-155 (replay-protected) signed for chain 8141');
-  }
+function decodeStandard(raw: string, bytes: Uint8Array, hash: string, limits: DecodeLimits): Submission {
+  const tx = decodeStandardTransaction(bytes);
   if (tx.chainId !== limits.chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${limits.chainId}`);
   if (tx.gasLimit > limits.blockGasLimit) {
     refuse('gas-limit', `gas limit ${tx.gasLimit} exceeds the block gas limit ${limits.blockGasLimit}`);
   }
-  if (BigInt(signature.s) > SECP256K1_HALF_N) refuse('sig-invalid', 'the signature has a high s value');
-  const sender = recoverAddress(getBytes(tx.unsignedHash), getBytes(signature.r), getBytes(signature.s), signature.yParity);
+  if (tx.r === 0n || tx.r >= SECP256K1_N || tx.s === 0n || tx.s >= SECP256K1_N) refuse('sig-invalid', 'the signature is out of range');
+  if (tx.s > SECP256K1_HALF_N) refuse('sig-invalid', 'the signature has a high s value');
+  const sender = recoverAddress(tx.signingHash, toBeArray(tx.r), toBeArray(tx.s), tx.yParity);
   if (sender === undefined) refuse('sig-invalid', 'no sender can be recovered from the signature');
-  const maxFeePerGas = tx.maxFeePerGas ?? tx.gasPrice ?? 0n;
   return {
     raw,
     hash,
-    type: tx.type ?? 0,
-    nonce: BigInt(tx.nonce),
+    type: tx.type,
+    nonce: tx.nonce,
     sender,
     payer: sender,
-    maxFeePerGas,
-    maxCost: tx.gasLimit * maxFeePerGas + tx.value,
+    maxFeePerGas: tx.maxFeePerGas,
+    maxCost: tx.gasLimit * tx.maxFeePerGas + tx.value,
   };
 }
 

@@ -1,15 +1,14 @@
-import { keccak256 } from 'ethers';
 import { errors, RpcFailure } from '../../src/errors.js';
 import type { Answer } from '../../src/jsonrpc.js';
 import type { Upstream } from '../../src/upstream.js';
 
 /**
  * Hands an admitted transaction to the submission target. The answer is the ingress's own
- * keccak-256 of the raw bytes (spec 1.6), not whatever hash the target echoes; a refusal from
+ * keccak-256 of the raw bytes (`hash`) (spec 1.6), not whatever hash the target echoes; a refusal from
  * the target passes through with its reason. An unreachable target fails closed: the client is
  * told the transaction was not forwarded (-32603) and may retry.
  */
-export async function forwardSubmission(submit: Upstream, raw: string): Promise<Answer> {
+export async function forwardSubmission(submit: Upstream, raw: string, hash: string): Promise<Answer> {
   let answer: Answer;
   try {
     answer = await submit.call('eth_sendRawTransaction', [raw]);
@@ -17,5 +16,5 @@ export async function forwardSubmission(submit: Upstream, raw: string): Promise<
     if (err instanceof RpcFailure) throw new RpcFailure(errors.submissionUnavailable(), { cause: err });
     throw err;
   }
-  return 'error' in answer ? answer : { result: keccak256(raw) };
+  return 'error' in answer ? answer : { result: hash };
 }

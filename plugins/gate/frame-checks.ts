@@ -3,7 +3,7 @@
  * and its gas figures (section 9). No state access, no cryptography: those come later, in that
  * order, because `sender` is attacker-chosen.
  */
-import { getBytes } from 'ethers';
+import { bytesOfHex } from '../../src/hex.js';
 import { FrameMode, type Frame, type FrameTransaction, type SignatureEntry } from './frame-codec.js';
 import { refuse } from './refusal.js';
 import { SCHEMES } from './signatures.js';
@@ -101,7 +101,7 @@ function checkExpiry(frames: readonly Frame[]): bigint | undefined {
     if (deadline !== undefined) bad('at most one expiry frame');
     if (i !== 0) bad('the expiry frame must be frame 0');
     if (frame.flags !== 0 || frame.value !== 0n || frame.stateGas !== 0n) bad('the expiry frame has flags, value and state gas 0');
-    if (getBytes(frame.data).length !== 8) bad('the expiry frame carries exactly 8 bytes of deadline');
+    if (bytesOfHex(frame.data).length !== 8) bad('the expiry frame carries exactly 8 bytes of deadline');
     deadline = BigInt(frame.data);
   });
   return deadline;
@@ -111,7 +111,7 @@ function checkEntryShape(entry: SignatureEntry, i: number): void {
   const scheme = SCHEMES.get(entry.scheme);
   if (scheme === undefined) refuse('sig-scheme-unknown', `signature ${i}: unknown scheme 0x${entry.scheme.toString(16)}`);
   if (scheme.name === 'ARBITRARY' && entry.signer !== undefined) refuse('sig-invalid', `signature ${i}: ARBITRARY entries name no signer`);
-  if (entry.msg !== undefined && (getBytes(entry.msg).length !== 32 || /^0x0*$/.test(entry.msg))) {
+  if (entry.msg !== undefined && (bytesOfHex(entry.msg).length !== 32 || /^0x0*$/.test(entry.msg))) {
     refuse('sig-invalid', `signature ${i}: msg must be empty or a non-zero 32-byte digest`);
   }
   const length = (entry.signature.length - 2) / 2;
@@ -123,13 +123,16 @@ function checkEntryShape(entry: SignatureEntry, i: number): void {
 /** Section 9: intrinsic gas, calldata floor, max gas. */
 function gasFigures(tx: FrameTransaction): { capped: bigint; maxGas: bigint } {
   const frames = BigInt(tx.frames.length);
-  let tokens = 0n;
-  let bytes = 0n;
+  // Numbers, not bigints, per byte: a 5 KB signature entry is 5,000 additions.
+  let zeroBytes = 0;
+  let nonZeroBytes = 0;
   const count = (hex: string | undefined) => {
     if (hex === undefined) return;
-    const data = getBytes(hex);
-    bytes += BigInt(data.length);
-    for (const b of data) tokens += b === 0 ? 1n : 4n;
+    const data = bytesOfHex(hex);
+    for (const b of data) {
+      if (b === 0) zeroBytes++;
+      else nonZeroBytes++;
+    }
   };
   let schemeGas = 0n;
   for (const entry of tx.signatures) {
@@ -147,6 +150,8 @@ function gasFigures(tx: FrameTransaction): { capped: bigint; maxGas: bigint } {
     state += frame.stateGas;
     if (frame.value > 0n && frame.target !== undefined && frame.target !== tx.sender) valueCost += VALUE_TRANSFER_FRAME_COST;
   }
+  const bytes = BigInt(zeroBytes + nonZeroBytes);
+  const tokens = BigInt(zeroBytes + 4 * nonZeroBytes);
   const fixed = BASE_COST + PER_FRAME_COST * frames + schemeGas + valueCost;
   const intrinsic = fixed + CALLDATA_TOKEN_COST * tokens;
   const floor = fixed + CALLDATA_FLOOR_PER_BYTE * bytes;

@@ -2,17 +2,15 @@
  * Type 0x06 frame transactions: the canonical decoder and the signature hash, written to
  * frame-transactions.md sections 3 and 5 on ethers' RLP and keccak primitives.
  *
- * Canonical encoding is enforced by re-encoding what was decoded and comparing bytes: any
- * non-minimal length prefix, long form below 56 bytes or wrapped single byte changes the bytes.
- * Integers are checked separately for leading zero bytes (zero is the empty string).
+ * Canonical encoding is enforced, integers included (rlp-fields.ts).
  */
-import { concat, decodeRlp, encodeRlp, getBytes, hexlify, keccak256, type RlpStructuredData } from 'ethers';
+import { encodeRlp } from 'ethers';
+import { bytesOfHex, keccakHex } from '../../src/hex.js';
 import { refuse } from './refusal.js';
+import { address, anyList, decodeCanonical, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
 
 export const FRAME_TX_TYPE = 0x06;
 export const MAX_FRAMES = 64;
-const U64_MAX = (1n << 64n) - 1n;
-const U256_MAX = (1n << 256n) - 1n;
 
 export const enum FrameMode {
   Default = 0,
@@ -56,20 +54,11 @@ export interface FrameTransaction {
   readonly sigHash: string;
 }
 
-type Item = RlpStructuredData;
-
 /** Decodes `raw` (type byte included). Refuses with rlp-invalid, rlp-noncanonical or blob-not-supported. */
 export function decodeFrameTransaction(raw: string): FrameTransaction {
-  const bytes = getBytes(raw);
+  const bytes = bytesOfHex(raw);
   if (bytes[0] !== FRAME_TX_TYPE) refuse('type-unsupported', 'not a frame transaction');
-  const body = hexlify(bytes.subarray(1));
-  let payload: Item;
-  try {
-    payload = decodeRlp(body);
-  } catch {
-    refuse('rlp-invalid', 'the payload is not valid RLP');
-  }
-  if (encodeRlp(payload) !== body) refuse('rlp-noncanonical', 'the payload is not canonically encoded');
+  const payload = decodeCanonical(bytes.subarray(1));
   if (Array.isArray(payload) && payload.length === 5 && Array.isArray(payload[0])) {
     refuse('blob-not-supported', 'blob network wrappers are not accepted');
   }
@@ -89,7 +78,7 @@ export function decodeFrameTransaction(raw: string): FrameTransaction {
   if (tx.frames.length < 1 || tx.frames.length > MAX_FRAMES) {
     refuse('rlp-invalid', `a frame transaction carries 1 to ${MAX_FRAMES} frames, not ${tx.frames.length}`);
   }
-  return { ...tx, hash: keccak256(bytes), sigHash: signatureHash(p) };
+  return { ...tx, hash: keccakHex(bytes), sigHash: signatureHash(p) };
 }
 
 /** Section 5: blank `signature` in every entry whose `msg` is empty, then hash. */
@@ -99,7 +88,7 @@ function signatureHash(payload: readonly Item[]): string {
     return msg === '0x' ? [scheme!, signer!, msg, '0x'] : entry;
   });
   const modified = [...payload.slice(0, 4), signatures, ...payload.slice(5)];
-  return keccak256(concat([new Uint8Array([FRAME_TX_TYPE]), encodeRlp(modified)]));
+  return keccakHex(bytesOfHex('0x0' + FRAME_TX_TYPE.toString(16) + encodeRlp(modified).slice(2)));
 }
 
 function frame(item: Item, index: number): Frame {
@@ -125,36 +114,4 @@ function signatureEntry(item: Item, index: number): SignatureEntry {
     msg: digest === '0x' ? undefined : digest,
     signature: string(signature!, `signatures[${index}].signature`),
   };
-}
-
-function anyList(item: Item, what: string): readonly Item[] {
-  if (!Array.isArray(item)) refuse('rlp-invalid', `${what} must be a list`);
-  return item;
-}
-
-function list(item: Item, arity: number, what: string): readonly Item[] {
-  const items = anyList(item, what);
-  if (items.length !== arity) refuse('rlp-invalid', `${what} must have ${arity} items, not ${items.length}`);
-  return items;
-}
-
-function string(item: Item, what: string): string {
-  if (typeof item !== 'string') refuse('rlp-invalid', `${what} must be a byte string`);
-  return item;
-}
-
-function integer(item: Item, what: string, max: bigint): bigint {
-  const hex = string(item, what);
-  if (hex === '0x') return 0n;
-  if (hex.startsWith('0x00')) refuse('rlp-noncanonical', `${what} has leading zero bytes`);
-  const value = BigInt(hex);
-  if (value > max) refuse('rlp-invalid', `${what} is out of range`);
-  return value;
-}
-
-function address(item: Item, what: string, optional: boolean): string | undefined {
-  const hex = string(item, what);
-  if (optional && hex === '0x') return undefined;
-  if (hex.length !== 42) refuse('rlp-invalid', `${what} must be ${optional ? 'empty or ' : ''}20 bytes`);
-  return hex.toLowerCase();
 }

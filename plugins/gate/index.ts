@@ -14,9 +14,9 @@
  * Fails closed: an EL that cannot be read gives -32603 and nothing is forwarded.
  * Order: after size-limit (sizes capped before decoding), allowlist and rate-limit.
  */
-import { keccak256 } from 'ethers';
 import { errors } from '../../src/errors.js';
 import type { Answer } from '../../src/jsonrpc.js';
+import { bytesOfHex, keccakHex } from '../../src/hex.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
 import { checkAdmission, type Release } from './admission.js';
@@ -42,7 +42,7 @@ export const gate: PluginModule<GateOptions> = {
           if (request.method !== 'eth_sendRawTransaction') return undefined;
           const raw = readRawTransaction(request.params);
           if (relay === undefined) return { error: errors.followerRefusesSubmissions() };
-          return forwardSubmission(relay, raw);
+          return forwardSubmission(relay, raw, keccakHex(bytesOfHex(raw)));
         },
         close: () => relay?.close(),
       };
@@ -68,12 +68,12 @@ export const gate: PluginModule<GateOptions> = {
       return { error: wireError(cached, true) };
     };
 
-    const judge = async (raw: string, hash: string): Promise<Answer> => {
+    const judge = async (raw: string, bytes: Uint8Array, hash: string): Promise<Answer> => {
       // Undefined while the verdict depends only on the bytes; the head number once state is read.
       let head: bigint | undefined;
       let release: Release | undefined;
       try {
-        const sub = decodeSubmission(raw, hash, options);
+        const sub = decodeSubmission(raw, bytes, hash, options);
         const latest = await state.latest();
         head = latest.number;
         release = await checkAdmission(sub, latest, state, ledger, options);
@@ -99,7 +99,7 @@ export const gate: PluginModule<GateOptions> = {
       }
       let answer: Answer;
       try {
-        answer = await forwardSubmission(submit, raw);
+        answer = await forwardSubmission(submit, raw, hash);
       } catch (err) {
         await Promise.all([release(), ledger.unclaim(hash)]);
         throw err;
@@ -114,10 +114,10 @@ export const gate: PluginModule<GateOptions> = {
     };
 
     /** Judges the bytes once: the same bytes twice at once wait for the first verdict. */
-    const judgeOnce = (raw: string, hash: string): Promise<Answer> => {
+    const judgeOnce = (raw: string, bytes: Uint8Array, hash: string): Promise<Answer> => {
       const running = judging.get(hash);
       if (running !== undefined) return running.then((first) => ('result' in first ? { error: errors.alreadyKnown() } : first));
-      const verdict = judge(raw, hash).finally(() => judging.delete(hash));
+      const verdict = judge(raw, bytes, hash).finally(() => judging.delete(hash));
       judging.set(hash, verdict);
       return verdict;
     };
@@ -127,10 +127,11 @@ export const gate: PluginModule<GateOptions> = {
       handle({ request }: RequestContext): Verdict | Promise<Verdict> {
         if (request.method !== 'eth_sendRawTransaction') return undefined;
         const raw = readRawTransaction(request.params);
-        const hash = keccak256(raw);
-        if (judging.has(hash)) return judgeOnce(raw, hash);
+        const bytes = bytesOfHex(raw);
+        const hash = keccakHex(bytes);
+        if (judging.has(hash)) return judgeOnce(raw, bytes, hash);
         return replay(hash).then(
-          (earlier) => earlier ?? judgeOnce(raw, hash),
+          (earlier) => earlier ?? judgeOnce(raw, bytes, hash),
           (err) => {
             if (!(err instanceof Unavailable)) throw err;
             return { error: errors.validationUnavailable() };

@@ -6,9 +6,10 @@
  */
 import { p256 } from '@noble/curves/nist.js';
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
-import { getBytes, hexlify, keccak256 } from 'ethers';
+import { hexlify } from 'ethers';
 import { createRequire } from 'node:module';
 import type * as Secp256k1 from 'secp256k1';
+import { bytesOfHex, keccakHex } from '../../src/hex.js';
 import type { FrameTransaction, SignatureEntry } from './frame-codec.js';
 import { refuse } from './refusal.js';
 
@@ -38,12 +39,12 @@ export const SCHEMES: ReadonlyMap<number, Scheme> = new Map([
 ]);
 
 
-const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+export const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 
 /** The address of an uncompressed secp256k1 public key (65 bytes, 0x04 prefix). */
 function addressOfUncompressed(publicKey: Uint8Array): string {
-  return '0x' + keccak256(publicKey.subarray(1)).slice(26);
+  return '0x' + keccakHex(publicKey.subarray(1)).slice(26);
 }
 
 /**
@@ -70,8 +71,8 @@ export function verifyFrameSignatures(tx: FrameTransaction): void {
 
 function verifyEntry(tx: FrameTransaction, entry: SignatureEntry, i: number): void {
   const signer = entry.signer ?? tx.sender;
-  const digest = getBytes(entry.msg ?? tx.sigHash);
-  const sig = getBytes(entry.signature);
+  const digest = bytesOfHex(entry.msg ?? tx.sigHash);
+  const sig = bytesOfHex(entry.signature);
   const bad = (why: string): never => refuse('sig-invalid', `signature ${i}: ${why}`);
   switch (entry.scheme) {
     case 0x01: {
@@ -84,7 +85,7 @@ function verifyEntry(tx: FrameTransaction, entry: SignatureEntry, i: number): vo
     case 0x02: {
       const [r, s, qx, qy] = [sig.subarray(0, 32), sig.subarray(32, 64), sig.subarray(64, 96), sig.subarray(96, 128)];
       if (!inRange(scalar(r), P256_N, false) || !inRange(scalar(s), P256_N, true)) bad('r or s out of range (s must be low)');
-      if ('0x' + keccak256(sig.subarray(64, 128)).slice(26) !== signer) bad('the P256 key does not match the signer');
+      if ('0x' + keccakHex(sig.subarray(64, 128)).slice(26) !== signer) bad('the P256 key does not match the signer');
       const publicKey = new Uint8Array([4, ...qx, ...qy]);
       let valid = false;
       try {
@@ -97,7 +98,7 @@ function verifyEntry(tx: FrameTransaction, entry: SignatureEntry, i: number): vo
     }
     case 0x65: {
       const publicKey = sig.subarray(0, ML_DSA65_PUBLIC_KEY_BYTES);
-      if ('0x' + keccak256(publicKey).slice(26) !== signer) {
+      if ('0x' + keccakHex(publicKey).slice(26) !== signer) {
         refuse('mldsa-signer-mismatch', `signature ${i}: the ML-DSA-65 key's address is not the signer ${signer}`);
       }
       // No options object: a misspelt `context` must not silently change the message.

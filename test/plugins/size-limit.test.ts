@@ -19,7 +19,7 @@ describe('size-limit', () => {
     // Not "oversized": the gate saw it, and refused it as undecodable.
     expect(JSON.parse(reply.text).error).to.deep.equal({
       code: -32000,
-      message: 'rejected: the transaction cannot be decoded',
+      message: 'rejected: the payload is not valid RLP',
       data: { reason: 'rlp-invalid' },
     });
   });

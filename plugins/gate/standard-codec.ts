@@ -1,0 +1,124 @@
+/**
+ * The standard transaction types the gate accepts (legacy with EIP-155, 0x01, 0x02, 0x04),
+ * decoded once from the raw bytes on ethers' RLP: only what admission needs, and the digest the
+ * sender signed, re-encoded from the decoded items. ethers' `Transaction.from` plus
+ * `unsignedHash` build a whole object model with checksummed addresses (~60 µs a submission,
+ * a fifth of the gate's CPU under load); this does the same job in a few µs.
+ */
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { encodeRlp, hexlify, toBeArray } from 'ethers';
+import { refuse } from './refusal.js';
+import { address, anyList, decodeCanonical, fixed, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
+
+export interface StandardTransaction {
+  readonly type: number;
+  readonly chainId: bigint;
+  readonly nonce: bigint;
+  /** maxFeePerGas, or gasPrice for types 0 and 1. */
+  readonly maxFeePerGas: bigint;
+  readonly gasLimit: bigint;
+  readonly value: bigint;
+  readonly yParity: 0 | 1;
+  readonly r: bigint;
+  readonly s: bigint;
+  /** The 32-byte digest the sender signed. */
+  readonly signingHash: Uint8Array;
+}
+
+/** Where each field sits in a typed payload; the signed fields are those before `yParity`. */
+interface Layout {
+  readonly arity: number;
+  readonly fee: number;
+  readonly gas: number;
+  readonly to: number;
+  readonly toRequired: boolean;
+  readonly accessList: number;
+  readonly authorizations?: number;
+}
+
+const TYPED: ReadonlyMap<number, Layout> = new Map([
+  [0x01, { arity: 11, fee: 2, gas: 3, to: 4, toRequired: false, accessList: 7 }],
+  [0x02, { arity: 12, fee: 3, gas: 4, to: 5, toRequired: false, accessList: 8 }],
+  [0x04, { arity: 13, fee: 3, gas: 4, to: 5, toRequired: true, accessList: 8, authorizations: 9 }],
+]);
+
+/** Decodes `bytes` (a typed transaction's type byte included). Refuses what is malformed. */
+export function decodeStandardTransaction(bytes: Uint8Array): StandardTransaction {
+  const type = bytes[0]!;
+  if (type >= 0xc0) return legacy(list(decodeCanonical(bytes), 9, 'legacy transaction'));
+  const layout = TYPED.get(type);
+  if (layout === undefined) refuse('type-unsupported', `transaction type 0x${type.toString(16).padStart(2, '0')} is not supported`);
+  const p = list(decodeCanonical(bytes.subarray(1)), layout.arity, `type ${type} payload`);
+  address(p[layout.to]!, 'to', !layout.toRequired);
+  string(p[layout.to + 2]!, 'data');
+  accessList(p[layout.accessList]!);
+  if (layout.authorizations !== undefined) authorizations(p[layout.authorizations]!);
+  const [yParity, r, s] = p.slice(layout.arity - 3);
+  return {
+    type,
+    chainId: integer(p[0]!, 'chain_id', U256_MAX),
+    nonce: integer(p[1]!, 'nonce', U64_MAX),
+    maxFeePerGas: integer(p[layout.fee]!, 'max_fee_per_gas', U256_MAX),
+    gasLimit: integer(p[layout.gas]!, 'gas_limit', U64_MAX),
+    value: integer(p[layout.to + 1]!, 'value', U256_MAX),
+    ...signature(integer(yParity!, 'y_parity', 1n), r!, s!),
+    signingHash: digest(new Uint8Array([type]), p.slice(0, layout.arity - 3)),
+  };
+}
+
+/** EIP-155 only: v = chainId × 2 + 35 + yParity; the digest signs chainId, 0, 0 in place of v, r, s. */
+function legacy(p: readonly Item[]): StandardTransaction {
+  address(p[3]!, 'to', true);
+  string(p[5]!, 'data');
+  const v = integer(p[6]!, 'v', U256_MAX);
+  if (v === 27n || v === 28n) {
+    refuse('legacy-not-eip155', 'legacy transactions must be EIP-155 (replay-protected) signed for chain 8141');
+  }
+  if (v < 35n) refuse('sig-invalid', `legacy v ${v} is neither 27, 28 nor EIP-155`);
+  const chainId = (v - 35n) / 2n;
+  return {
+    type: 0,
+    chainId,
+    nonce: integer(p[0]!, 'nonce', U64_MAX),
+    maxFeePerGas: integer(p[1]!, 'gas_price', U256_MAX),
+    gasLimit: integer(p[2]!, 'gas_limit', U64_MAX),
+    value: integer(p[4]!, 'value', U256_MAX),
+    ...signature((v - 35n) % 2n, p[7]!, p[8]!),
+    signingHash: digest(new Uint8Array(0), [...p.slice(0, 6), hexlify(toBeArray(chainId)), '0x', '0x']),
+  };
+}
+
+function signature(yParity: bigint, r: Item, s: Item): Pick<StandardTransaction, 'yParity' | 'r' | 's'> {
+  return { yParity: yParity === 1n ? 1 : 0, r: integer(r, 'r', U256_MAX), s: integer(s, 's', U256_MAX) };
+}
+
+function accessList(item: Item): void {
+  anyList(item, 'access_list').forEach((entry, i) => {
+    const [who, keys] = list(entry, 2, `access_list[${i}]`);
+    address(who!, `access_list[${i}].address`, false);
+    anyList(keys!, `access_list[${i}].storage_keys`).forEach((key, k) => fixed(key, 32, `access_list[${i}].storage_keys[${k}]`));
+  });
+}
+
+/** EIP-7702 tuples [chain_id, address, nonce, y_parity, r, s]; an empty list is invalid. */
+function authorizations(item: Item): void {
+  const tuples = anyList(item, 'authorization_list');
+  if (tuples.length === 0) refuse('rlp-invalid', 'authorization_list must not be empty');
+  tuples.forEach((tuple, i) => {
+    const [chainId, who, nonce, yParity, r, s] = list(tuple, 6, `authorization_list[${i}]`);
+    integer(chainId!, `authorization_list[${i}].chain_id`, U256_MAX);
+    address(who!, `authorization_list[${i}].address`, false);
+    integer(nonce!, `authorization_list[${i}].nonce`, U64_MAX);
+    integer(yParity!, `authorization_list[${i}].y_parity`, 255n);
+    integer(r!, `authorization_list[${i}].r`, U256_MAX);
+    integer(s!, `authorization_list[${i}].s`, U256_MAX);
+  });
+}
+
+function digest(prefix: Uint8Array, signed: Item[]): Uint8Array {
+  const body = Buffer.from(encodeRlp(signed).slice(2), 'hex');
+  const message = new Uint8Array(prefix.length + body.length);
+  message.set(prefix);
+  message.set(body, prefix.length);
+  return keccak_256(message);
+}

@@ -1,0 +1,97 @@
+import { expect } from 'chai';
+import { concat, decodeRlp, encodeRlp, getBytes, hexlify, Transaction, Wallet, type TransactionLike } from 'ethers';
+import { decodeStandardTransaction } from '../../../plugins/gate/standard-codec.js';
+import { refusalOf } from './frame-codec.test.js';
+
+const wallet = new Wallet('0x' + '42'.repeat(32));
+const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
+const bytes = (raw: string) => Buffer.from(raw.slice(2), 'hex');
+
+/** One of each accepted type, with the optional parts filled in. */
+async function samples(): Promise<Array<[string, string]>> {
+  const base = { chainId: 8141, nonce: 7, to: RECIPIENT, value: 123_456n, gasLimit: 90_000, data: '0xdeadbeef' };
+  const authorization = await wallet.authorize({ address: RECIPIENT, nonce: 8, chainId: 8141 });
+  const accessList = [{ address: RECIPIENT, storageKeys: ['0x' + '01'.repeat(32), '0x' + '02'.repeat(32)] }];
+  const txs: Array<[string, TransactionLike]> = [
+    ['legacy (EIP-155)', { ...base, type: 0, gasPrice: 3_000_000_000n }],
+    ['legacy creating a contract', { ...base, type: 0, to: null, gasPrice: 1n }],
+    ['EIP-2930', { ...base, type: 1, gasPrice: 2_000_000_000n, accessList }],
+    ['EIP-1559', { ...base, type: 2, maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 1n, accessList }],
+    ['EIP-1559 with zero nonce and value', { ...base, type: 2, nonce: 0, value: 0n, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n }],
+    ['EIP-7702', { ...base, type: 4, maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, authorizationList: [authorization] }],
+  ];
+  return Promise.all(txs.map(async ([name, tx]) => [name, await wallet.signTransaction(tx)] as [string, string]));
+}
+
+describe('gate: standard transaction decoder', () => {
+  it('reads every accepted type exactly as ethers does, signing digest included', async () => {
+    for (const [name, raw] of await samples()) {
+      const expected = Transaction.from(raw);
+      const tx = decodeStandardTransaction(bytes(raw));
+      expect(
+        {
+          type: tx.type, chainId: tx.chainId, nonce: tx.nonce, gasLimit: tx.gasLimit, value: tx.value, maxFee: tx.maxFeePerGas,
+          yParity: tx.yParity, r: tx.r, s: tx.s, digest: hexlify(tx.signingHash),
+        },
+        name,
+      ).to.deep.equal({
+        type: expected.type, chainId: expected.chainId, nonce: BigInt(expected.nonce), gasLimit: expected.gasLimit,
+        value: expected.value, maxFee: expected.maxFeePerGas ?? expected.gasPrice, yParity: expected.signature!.yParity,
+        r: BigInt(expected.signature!.r), s: BigInt(expected.signature!.s), digest: expected.unsignedHash,
+      });
+    }
+  });
+
+  describe('refuses', () => {
+    const eip1559 = async () => getBytes(await wallet.signTransaction({ type: 2, chainId: 8141, nonce: 1, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n }));
+    /** Re-encodes a type-2 payload after `edit`. */
+    const edited = async (edit: (fields: string[]) => unknown[]) => {
+      const fields = decodeRlp((await eip1559()).subarray(1)) as string[];
+      return getBytes(concat(['0x02', encodeRlp(edit([...fields]) as string[])]));
+    };
+
+    it('bytes that are not RLP, or carry junk after it', async () => {
+      const good = await eip1559();
+      expect(refusalOf(() => decodeStandardTransaction(good.subarray(0, good.length - 1)))).to.equal('rlp-invalid');
+      expect(refusalOf(() => decodeStandardTransaction(getBytes(concat([good, '0x00']))))).to.equal('rlp-invalid');
+    });
+
+    it('a single byte wrapped as a string, or an integer with a leading zero', async () => {
+      const good = await eip1559();
+      // 0x02 f8 LEN 82 1f cd 01 ...: the nonce 1 wrapped as the string 81 01 instead of the byte 01.
+      expect([...good.subarray(0, 2), ...good.subarray(3, 7)]).to.deep.equal([0x02, 0xf8, 0x82, 0x1f, 0xcd, 0x01]);
+      const wrapped = getBytes(concat([new Uint8Array([0x02, 0xf8, good[2]! + 1, 0x82, 0x1f, 0xcd, 0x81, 0x01]), good.subarray(7)]));
+      expect(refusalOf(() => decodeStandardTransaction(wrapped))).to.equal('rlp-noncanonical');
+      const padded = await edited((f) => { f[1] = '0x0001'; return f; });
+      expect(refusalOf(() => decodeStandardTransaction(padded))).to.equal('rlp-noncanonical');
+    });
+
+    it('the wrong number of fields, a list where a value belongs, a short address', async () => {
+      for (const edit of [
+        (f: string[]) => f.slice(0, 11),
+        (f: string[]) => [...f, '0x'],
+        (f: string[]) => { const g: unknown[] = [...f]; g[1] = []; return g; },
+        (f: string[]) => { f[5] = '0x1234'; return f; },
+        (f: string[]) => { f[9] = '0x1b'; return f; },
+      ]) {
+        const raw = await edited(edit);
+        expect(refusalOf(() => decodeStandardTransaction(raw)), String(edit)).to.equal('rlp-invalid');
+      }
+    });
+
+    it('a malformed access list entry or an empty authorization list', async () => {
+      const badKey = await edited((f) => { const g: unknown[] = [...f]; g[8] = [[RECIPIENT.toLowerCase(), ['0x01']]]; return g; });
+      expect(refusalOf(() => decodeStandardTransaction(badKey))).to.equal('rlp-invalid');
+      const fields = decodeRlp((await eip1559()).subarray(1)) as unknown[];
+      const type4 = getBytes(concat(['0x04', encodeRlp([...fields.slice(0, 9), [], ...fields.slice(9)] as string[])]));
+      expect(refusalOf(() => decodeStandardTransaction(type4))).to.equal('rlp-invalid');
+    });
+
+    it('a legacy transaction without EIP-155, and unknown types', async () => {
+      const unprotected = Transaction.from({ type: 0, nonce: 0, gasPrice: 1n, gasLimit: 21_000, to: RECIPIENT, value: 0n });
+      unprotected.signature = wallet.signingKey.sign(unprotected.unsignedHash);
+      expect(refusalOf(() => decodeStandardTransaction(getBytes(unprotected.serialized)))).to.equal('legacy-not-eip155');
+      expect(refusalOf(() => decodeStandardTransaction(new Uint8Array([0x05, 0xc0])))).to.equal('type-unsupported');
+    });
+  });
+});
