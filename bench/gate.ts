@@ -9,6 +9,11 @@
  * with mining off so the EL's block production is not what is measured; frame transactions go
  * through a stub `svc_validateTransaction` in front of anvil (no public EL implements type
  * 0x06), which shares this process with the load generator. Rate limits are not in the chain.
+ * Then cheap refusals (duplicates, undecodable, malformed JSON, a flood over the per-source
+ * quota) through the shipped production chain, flooded with wrk (Debian: apt-get install wrk).
+ *
+ * BENCH_PROF=1 writes CPU profiles of the ingress processes (node --cpu-prof) to /tmp/prof and
+ * /tmp/prof-frames.
  */
 import { getBytes, keccak256, Transaction, Wallet } from 'ethers';
 import { Pool } from 'undici';
@@ -18,6 +23,8 @@ import { startAnvil } from '../devnet/anvil.js';
 import { startIngressProcess } from '../test/helpers/child.js';
 import { mldsaEntry, mldsaKeys, transferFrameTx } from '../test/helpers/frames.js';
 import { startValidatingEl } from '../test/helpers/validating-el.js';
+import { productionChain, UNLIMITED_READS, UNLIMITED_SUBMISSIONS } from './production.js';
+import { wrk } from './wrk.js';
 
 const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
 const FRAME_COUNT = Number(process.argv[3] ?? 400);
@@ -86,6 +93,64 @@ async function submitAll(url: string, raws: readonly string[]): Promise<{ admitt
   return { admitted, ms, refusals };
 }
 
+const REFUSAL_SECONDS = 3;
+
+/** What the ingress answers `body` once, checked before the flood. */
+async function answerOf(url: string, body: string): Promise<{ status: number; text: string }> {
+  const reply = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  return { status: reply.status, text: await reply.text() };
+}
+
+/**
+ * Cheap refusals with wrk (32 clients): each body is first checked to get the expected answer,
+ * then flooded. Beside them, the same clients' eth_chainId straight from anvil.
+ */
+async function refusals(anvilUrl: string, rpc: (method: string, params: unknown[]) => Promise<Response>): Promise<void> {
+  console.log(`\ncheap refusals through the svc-ingress process (production chain, wrk -c${CONCURRENCY}, ${REFUSAL_SECONDS} s each):`);
+  const submit = (raw: string) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
+  const wallet = Wallet.createRandom();
+  await rpc('anvil_setBalance', [wallet.address, FUNDS]);
+  const admitted = await wallet.signTransaction({
+    chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+  });
+  const undecodable = submit('0x02' + 'ab'.repeat(100));
+  const cases = [
+    { what: 'duplicate submission (already known)', body: submit(admitted), expect: '"already known"', status: 200 },
+    { what: 'undecodable transaction (cached verdict)', body: undecodable, expect: '"reason":"rlp-invalid"', status: 200 },
+    { what: 'malformed JSON (-32700)', body: '{"jsonrpc":"2.0","id":1,"method":', expect: '-32700', status: 200 },
+  ];
+  const direct = await wrk(anvilUrl, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }), CONCURRENCY, REFUSAL_SECONDS);
+  console.log(`  ${'eth_chainId answered by anvil directly'.padEnd(48)} ${rate(direct.rps, 1000).padStart(10)}`);
+  const line = (what: string, rps: number) =>
+    console.log(`  ${what.padEnd(48)} ${rate(rps, 1000).padStart(10)}  (${((rps / direct.rps) * 100).toFixed(0)}% of anvil's eth_chainId)`);
+
+  const open = await startIngressProcess(productionChain(anvilUrl, [UNLIMITED_READS, ...UNLIMITED_SUBMISSIONS]));
+  try {
+    const first = await answerOf(open.url, submit(admitted));
+    if (!first.text.includes(keccak256(admitted))) throw new Error(`the duplicate's first submission was not admitted: ${first.text}`);
+    for (const c of cases) {
+      const once = await answerOf(open.url, c.body);
+      if (once.status !== c.status || !once.text.includes(c.expect)) throw new Error(`${c.what}: unexpected answer ${once.status} ${once.text}`);
+      line(c.what, (await wrk(open.url, c.body, CONCURRENCY, REFUSAL_SECONDS)).rps);
+    }
+  } finally {
+    open.child.kill('SIGTERM');
+    await open.exited;
+  }
+
+  // The shipped per-source submission quota (10/s, burst 50): one source flooding it.
+  const limited = await startIngressProcess(productionChain(anvilUrl));
+  try {
+    for (let i = 0; i < 60; i++) await answerOf(limited.url, undecodable);
+    const once = await answerOf(limited.url, undecodable);
+    if (once.status !== 429 || !once.text.includes('-32005')) throw new Error(`flood: unexpected answer ${once.status} ${once.text}`);
+    line('submission flood over its quota (-32005, 429)', (await wrk(limited.url, undecodable, CONCURRENCY, REFUSAL_SECONDS, true)).rps);
+  } finally {
+    limited.child.kill('SIGTERM');
+    await limited.exited;
+  }
+}
+
 async function main(): Promise<void> {
   console.log(`gate benchmark: ${ECDSA_COUNT} ECDSA transfers, ${FRAME_COUNT} ML-DSA-65 frame transactions, ${CONCURRENCY} clients`);
   const anvil = await startAnvil({ extraArgs: ['--no-mining'] });
@@ -145,6 +210,7 @@ async function main(): Promise<void> {
     await frameIngress.exited;
     console.log(`  ${'ML-DSA-65 frame transactions admitted'.padEnd(48)} ${rate(f.admitted, f.ms).padStart(10)}  (${f.admitted}/${FRAME_COUNT}; ${(f.admitted / (f.ms / 1000) / mldsa * 100).toFixed(0)}% of bare ML-DSA verify)`);
     for (const [why, n] of [...e.refusals, ...f.refusals]) console.log(`  refused ${n}: ${why}`);
+    await refusals(anvil.url, rpc);
   } finally {
     await el.close();
     await anvil.stop();

@@ -1,0 +1,41 @@
+/** wrk (Debian: apt-get install wrk) as the load generator: one thread, keep-alive clients, one POST body. */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+export interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+/** wrk's durations: 95.2us, 1.20ms, 2.01s, 1.00m. */
+function ms(text: string): number {
+  const match = /^([\d.]+)(us|ms|s|m)$/.exec(text);
+  if (!match) throw new Error(`unreadable wrk duration ${text}`);
+  const value = Number(match[1]);
+  return value * { us: 0.001, ms: 1, s: 1000, m: 60_000 }[match[2] as 'us' | 'ms' | 's' | 'm'];
+}
+
+/**
+ * A one-second warm-up, then `seconds` measured. Non-2xx answers fail the run unless
+ * `expectNon2xx` (a flood that is meant to get 429s).
+ */
+export async function wrk(url: string, body: string, clients: number, seconds: number, expectNon2xx = false): Promise<Run> {
+  const script = join(mkdtempSync(join(tmpdir(), 'svc-bench-wrk-')), 'post.lua');
+  writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\n`);
+  // Connection set-up (clients and upstream pools, which idle out between runs) and JIT
+  // warm-up otherwise land in the measured tail.
+  await promisify(execFile)('wrk', ['-t1', `-c${clients}`, '-d1s', '-s', script, url]);
+  const { stdout } = await promisify(execFile)('wrk', ['-t1', `-c${clients}`, `-d${seconds}s`, '--latency', '-s', script, url]);
+  if (!/50%/.test(stdout) || /Socket errors/.test(stdout) || (!expectNon2xx && /Non-2xx/.test(stdout))) {
+    throw new Error(`wrk against ${url} failed:\n${stdout}`);
+  }
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)![1]),
+    p50: ms(/^\s+50%\s+(\S+)/m.exec(stdout)![1]!),
+    p99: ms(/^\s+99%\s+(\S+)/m.exec(stdout)![1]!),
+  };
+}
