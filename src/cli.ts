@@ -2,13 +2,19 @@
 /**
  * `svc-ingress --config FILE`: runs the ingress from a YAML file.
  * SIGHUP reloads the file (an invalid file keeps the running chain and logs why); SIGTERM and
- * SIGINT stop accepting, drain in-flight requests, then exit.
+ * SIGINT stop accepting, drain in-flight requests, then exit. With `workers: N` above 1 this
+ * process becomes the cluster's primary (src/cluster/primary.ts) and each worker runs this file
+ * again.
  */
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
-import { loadConfigFile } from './config/load.js';
+import { AggregatorRegistry } from 'prom-client';
+import { runPrimary } from './cluster/primary.js';
+import { loadConfigFile, type IngressConfig } from './config/load.js';
 import { ConfigError } from './config/reader.js';
-import { startIngress, type Ingress } from './ingress.js';
+import { startIngress } from './ingress.js';
 import { createLogger, describeError } from './log.js';
+import { Metrics } from './metrics.js';
 
 const USAGE = 'usage: svc-ingress --config FILE';
 
@@ -41,34 +47,52 @@ async function main(): Promise<number> {
   const log = createLogger(config.logLevel);
   // Signal handlers go in before anything is announced: a SIGHUP that arrives before Node has a
   // listener for it takes the default action and kills the process.
-  let ingress: Ingress | undefined;
+  let reload: (() => void) | undefined;
   let stopRequested: ((signal: string) => void) | undefined;
   const stopped = new Promise<string>((resolve) => (stopRequested = resolve));
-  process.on('SIGHUP', () => {
-    if (ingress === undefined) return log.warn('reload ignored: still starting');
-    let next;
-    try {
-      next = loadConfigFile(path);
-    } catch (err) {
-      log.error('reload refused: keeping the running configuration', { reason: (err as Error).message });
-      return;
-    }
-    ingress.reload(next).catch((err) => log.error('reload failed: keeping the running configuration', describeError(err)));
-  });
+  process.on('SIGHUP', () => (reload === undefined ? log.warn('reload ignored: still starting') : reload()));
   process.once('SIGTERM', () => stopRequested!('SIGTERM'));
   process.once('SIGINT', () => stopRequested!('SIGINT'));
+  const readAgain = (): IngressConfig | undefined => {
+    try {
+      return loadConfigFile(path);
+    } catch (err) {
+      log.error('reload refused: keeping the running configuration', { reason: (err as Error).message });
+      return undefined;
+    }
+  };
 
-  ingress = await startIngress(config, log);
-  log.info('listening', { url: ingress.url, plugins: config.plugins.map((p) => p.module.name) });
+  if (config.workers > 1 && cluster.isPrimary) {
+    return runPrimary(config, log, { readAgain, onReload: (handler) => (reload = handler), stopped });
+  }
+  const metrics = new Metrics();
+  if (cluster.isWorker) {
+    // A worker answers the primary's scrapes with this registry; prom-client installs that
+    // answering listener when an AggregatorRegistry is constructed.
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([metrics.registry]);
+  }
+  const ingress = await startIngress(config, log, metrics, { operatorListener: !cluster.isWorker });
+  reload = () => {
+    const next = readAgain();
+    if (next === undefined) return;
+    ingress.reload(next).catch((err) => log.error('reload failed: keeping the running configuration', describeError(err)));
+  };
+  const plugins = config.plugins.map((p) => p.module.name);
+  if (cluster.isWorker) log.info('worker listening', { url: ingress.url, worker: cluster.worker!.id, pid: process.pid, plugins });
+  else log.info('listening', { url: ingress.url, plugins });
   const signal = await stopped;
   log.info('stopping: draining in-flight requests', { signal });
+  let code = 0;
   try {
     await ingress.shutdown();
-    return 0;
   } catch (err) {
     log.error('shutdown failed', describeError(err));
-    return 1;
+    code = 1;
   }
+  // The IPC channel to the primary would keep a drained worker alive.
+  if (cluster.isWorker) cluster.worker!.disconnect();
+  return code;
 }
 
 main().then(

@@ -1,13 +1,16 @@
 /**
  * Fleet mode: several ingress instances behind one public name act as one by keeping their
  * shared state (rate-limit buckets, the gate's duplicate window, in-flight counts, verdicts) in
- * one Redis. In-memory (`store: memory`) stays the default.
+ * one Redis. In-memory (`store: memory`) stays the default; the workers of one host
+ * (`workers: N`) then share that memory through the primary process.
  *
- * Redis is an optimisation of correctness across instances, never a single point of failure:
- * when a command fails, the caller's local fallback answers instead, the failure is counted
- * and logged (at most once per `LOG_EVERY_MS`), and Redis is used again as soon as it answers.
- * Commands fail fast while disconnected (no offline queue), so a dead Redis adds no latency.
+ * The shared store is an optimisation of correctness across instances, never a single point of
+ * failure: when a command fails, the caller's local fallback answers instead, the failure is
+ * counted and logged (at most once per `LOG_EVERY_MS`), and the store is used again as soon as
+ * it answers. Commands fail fast while disconnected (no offline queue), so a dead Redis adds no
+ * latency.
  */
+import cluster from 'node:cluster';
 import { Redis } from 'ioredis';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
@@ -27,6 +30,8 @@ export class Fleet {
   /** Times a local fallback answered because Redis failed; feeds /metrics. */
   fallbacks = 0;
   readonly redis: Redis | undefined;
+  /** A cluster worker without Redis: the primary process holds the shared state. */
+  readonly viaPrimary: boolean;
   private lastLog = 0;
 
   constructor(
@@ -34,6 +39,7 @@ export class Fleet {
     private readonly log: Logger,
     private readonly metrics?: Metrics,
   ) {
+    this.viaPrimary = options.store === 'memory' && cluster.isWorker;
     if (options.store !== 'redis' || options.redisUrl === undefined) return;
     this.redis = new Redis(options.redisUrl, {
       enableOfflineQueue: false,
@@ -48,21 +54,21 @@ export class Fleet {
   }
 
   get shared(): boolean {
-    return this.redis !== undefined;
+    return this.redis !== undefined || this.viaPrimary;
   }
 
   /**
-   * Runs `remote` against Redis, or `local` when there is no Redis or it fails. `remote` must
-   * throw only for Redis failures (verdicts such as "rate limited" are return values).
+   * Runs `remote` against the shared store, or `local` when there is none or it fails. `remote`
+   * must throw only for store failures (verdicts such as "rate limited" are return values).
    */
-  async either<T>(what: string, remote: (redis: Redis) => Promise<T>, local: () => T | Promise<T>): Promise<T> {
-    if (this.redis === undefined) return local();
+  async either<T>(what: string, remote: () => Promise<T>, local: () => T | Promise<T>): Promise<T> {
+    if (!this.shared) return local();
     try {
-      return await remote(this.redis);
+      return await remote();
     } catch (err) {
       this.fallbacks++;
       this.metrics?.redisFallback();
-      this.note(`redis unavailable: ${what} uses its local fallback`, err);
+      this.note(`${this.redis !== undefined ? 'redis' : 'the primary process'} unavailable: ${what} uses its local fallback`, err);
       return local();
     }
   }

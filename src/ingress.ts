@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { isLoopback, type IngressConfig } from './config/load.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
-import { startProbeServer } from './probes.js';
+import { headOf, startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
 import { createRequestListener } from './server.js';
 
@@ -29,7 +29,12 @@ export interface Ingress {
 }
 
 
-export async function startIngress(config: IngressConfig, log: Logger, metrics = new Metrics()): Promise<Ingress> {
+export interface StartOptions {
+  /** False in a cluster worker: the primary serves `metrics_listen` for all workers. */
+  readonly operatorListener?: boolean;
+}
+
+export async function startIngress(config: IngressConfig, log: Logger, metrics = new Metrics(), options: StartOptions = {}): Promise<Ingress> {
   let runtime = await Runtime.create(config, log, metrics);
   let active = 0;
   let drained: (() => void) | undefined;
@@ -71,14 +76,11 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
   let probes: Awaited<ReturnType<typeof startProbeServer>> | undefined;
   try {
     probes =
-      config.metricsListen === undefined
+      config.metricsListen === undefined || options.operatorListener === false
         ? undefined
-        : await startProbeServer(config.metricsListen.host, config.metricsListen.port, metrics, {
-            elHead: async () => {
-              const answer = await runtime.execution.call('eth_blockNumber', []);
-              if (!('result' in answer) || typeof answer.result !== 'string') throw new Error('no block number');
-              return BigInt(answer.result);
-            },
+        : await startProbeServer(config.metricsListen.host, config.metricsListen.port, {
+            ownMetrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+            elHead: () => headOf(runtime.execution),
             nodeMetrics: async () => runtime.node?.call('svc_metrics', []),
           }, log);
   } catch (err) {
@@ -87,11 +89,8 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
     await runtime.retire();
     throw err;
   }
-  if (probes === undefined) log.info('no metrics_listen: /metrics and the health probes are not served');
-  else log.info('operator listener: /metrics, /livez, /readyz', { url: probes.url });
-  if (probes !== undefined && !isLoopback(config.metricsListen!.host)) {
-    log.warn('metrics_listen is not a loopback address (metrics_public: true): scrape it from a trusted network only');
-  }
+  if (config.metricsListen === undefined) log.info('no metrics_listen: /metrics and the health probes are not served');
+  else if (probes !== undefined) announceOperatorListener(probes.url, config.metricsListen.host, log);
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   let stopping: Promise<void> | undefined;
 
@@ -130,6 +129,11 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
       return stopping;
     },
   };
+}
+
+export function announceOperatorListener(url: string, host: string, log: Logger): void {
+  log.info('operator listener: /metrics, /livez, /readyz', { url });
+  if (!isLoopback(host)) log.warn('metrics_listen is not a loopback address (metrics_public: true): scrape it from a trusted network only');
 }
 
 function listen(server: Server, host: string, port: number): Promise<void> {

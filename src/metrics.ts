@@ -52,7 +52,7 @@ export class Metrics {
   });
   private readonly fallbacks = new Counter({
     name: 'svc_ingress_redis_fallbacks_total',
-    help: 'Times a local fallback answered because Redis (fleet mode) failed.',
+    help: 'Times a local fallback answered because the shared store failed (Redis in fleet mode, or the primary process with workers).',
     registers: [this.registry],
   });
   private readonly streamed = new Counter({

@@ -18,6 +18,8 @@
  * - `maxBodyBytes` asks the transport to cap request bodies; the smallest cap wins.
  * - `create()` opens what the plugin needs (pay at init, not per request); `close()` releases
  *   it, must be idempotent, and is called even when a later plugin's `create()` failed.
+ * - `shared` names the state a plugin keeps for all workers of one host (`workers: N` without
+ *   Redis): the primary process builds each object and answers the workers' calls to it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Answer, RpcId, RpcRequest } from './jsonrpc.js';
@@ -72,4 +74,6 @@ export interface PluginModule<Options = unknown> {
   /** Reads this plugin's YAML options; must call `options.done()`. */
   parseOptions(options: OptionsReader): Options;
   create(options: Options, env: PluginEnv): Plugin | Promise<Plugin>;
+  /** Per service name: builds, in the primary, the object workers call (src/cluster/calls.ts). */
+  readonly shared?: Readonly<Record<string, (init: unknown) => object>>;
 }

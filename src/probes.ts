@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { Gauge, Registry } from 'prom-client';
 import type { Answer } from './jsonrpc.js';
 import type { Logger } from './log.js';
-import type { Metrics } from './metrics.js';
+import type { Upstream } from './upstream.js';
 
 /** Spec 4.7: the node's gauges, exported as `svc_<name>`. */
 const NODE_GAUGES: Record<string, string> = {
@@ -29,10 +29,19 @@ const NODE_GAUGES: Record<string, string> = {
 };
 
 export interface ProbeSources {
+  /** The ingress's own metrics in the exposition format (one process's, or the workers' summed). */
+  ownMetrics(): Promise<{ readonly text: string; readonly contentType: string }>;
   /** The EL's head number; throws when the EL cannot answer. */
   elHead(): Promise<bigint>;
   /** The node's `svc_metrics` answer, or undefined when no node is configured. */
   nodeMetrics(): Promise<Answer | undefined>;
+}
+
+/** The EL's head number by a local `eth_blockNumber`; throws when the EL cannot answer. */
+export async function headOf(execution: Upstream): Promise<bigint> {
+  const answer = await execution.call('eth_blockNumber', []);
+  if (!('result' in answer) || typeof answer.result !== 'string') throw new Error('no block number');
+  return BigInt(answer.result);
 }
 
 export interface ProbeServer {
@@ -40,13 +49,7 @@ export interface ProbeServer {
   close(): Promise<void>;
 }
 
-export async function startProbeServer(
-  host: string,
-  port: number,
-  metrics: Metrics,
-  sources: ProbeSources,
-  log: Logger,
-): Promise<ProbeServer> {
+export async function startProbeServer(host: string, port: number, sources: ProbeSources, log: Logger): Promise<ProbeServer> {
   let lastHead: bigint | undefined;
   sources.elHead().then(
     (head) => (lastHead ??= head),
@@ -56,8 +59,8 @@ export async function startProbeServer(
   const text = (status: number, body: string, type = 'text/plain; charset=utf-8') => ({ status, body, type });
   const routes: Record<string, () => Promise<{ status: number; body: string; type: string }>> = {
     '/metrics': async () => {
-      const registry = await withNodeGauges(metrics.registry, sources, log);
-      return text(200, await registry.metrics(), registry.contentType);
+      const own = await sources.ownMetrics();
+      return text(200, own.text + (await nodeGauges(sources, log)), own.contentType);
     },
     '/livez': async () => {
       try {
@@ -107,17 +110,18 @@ export async function startProbeServer(
   };
 }
 
-async function withNodeGauges(main: Registry, sources: ProbeSources, log: Logger): Promise<Registry> {
+/** The node's gauges in the exposition format, or nothing when the node does not answer. */
+async function nodeGauges(sources: ProbeSources, log: Logger): Promise<string> {
   let answer: Answer | undefined;
   try {
     answer = await sources.nodeMetrics();
   } catch {
     answer = undefined;
   }
-  if (answer === undefined) return main;
+  if (answer === undefined) return '';
   if (!('result' in answer) || answer.result === null || typeof answer.result !== 'object') {
     log.debug('node gauges unavailable for this scrape');
-    return main;
+    return '';
   }
   const node = new Registry();
   for (const [name, value] of Object.entries(answer.result as Record<string, unknown>)) {
@@ -125,5 +129,5 @@ async function withNodeGauges(main: Registry, sources: ProbeSources, log: Logger
     if (help === undefined || typeof value !== 'number' || !Number.isFinite(value)) continue;
     new Gauge({ name: `svc_${name}`, help, registers: [node] }).set(value);
   }
-  return Registry.merge([main, node]);
+  return node.metrics();
 }

@@ -23,7 +23,7 @@ import { checkAdmission, type Release } from './admission.js';
 import { decodeSubmission } from './decode.js';
 import { createElValidation, ExecutionLayerRefusal } from './el-validation.js';
 import { forwardSubmission } from './forward.js';
-import { createLedger } from './ledger.js';
+import { createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { Refusal } from './refusal.js';
 import { readRawTransaction } from './shape.js';
@@ -33,6 +33,7 @@ import type { CachedRefusal } from './verdict-cache.js';
 export const gate: PluginModule<GateOptions> = {
   name: 'gate',
   parseOptions: parseGateOptions,
+  shared: { 'gate-ledger': (init) => new MemoryLedger(init as LedgerOptions) },
   create(options, { execution, submit, log, fleet, metrics }) {
     if (options.role === 'follower') {
       const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl });

@@ -1,11 +1,13 @@
 /**
  * The gate's memory of submissions: the duplicate window, cached verdicts and in-flight slots.
- * One interface, two homes: this process (`MemoryLedger`), or a fleet's Redis (`RedisLedger`),
- * so that a second instance refuses a duplicate the first admitted and in-flight caps hold
- * across instances. `createLedger` puts them behind the fleet's fallback: while Redis fails,
- * the local ledger answers.
+ * One interface, three homes: this process (`MemoryLedger`), a fleet's Redis (`RedisLedger`),
+ * or the primary process that the workers of one host share (`PrimaryLedger`), so that a second
+ * instance refuses a duplicate the first admitted and in-flight caps hold across instances.
+ * `createLedger` puts the shared one behind the fleet's fallback: while it fails, the local
+ * ledger answers.
  */
 import type { Redis } from 'ioredis';
+import { callPrimary } from '../../src/cluster/calls.js';
 import type { Fleet } from '../../src/fleet.js';
 import { InFlight, type InFlightEntry } from './in-flight.js';
 import { VerdictCache, type CachedRefusal } from './verdict-cache.js';
@@ -176,11 +178,54 @@ export class RedisLedger implements Ledger {
   }
 }
 
-/** The fleet's ledger when Redis is configured, with the local one answering while it fails. */
+/** A worker's handle on the MemoryLedger that the primary process holds for all workers. */
+export class PrimaryLedger implements Ledger {
+  /** Workers whose gate has the same options share one ledger. */
+  private readonly key: string;
+
+  private readonly options: LedgerOptions;
+
+  constructor({ duplicateWindowMs, verdictTtlMs, maxEntries, skipAfterBlocks }: LedgerOptions) {
+    // Only the ledger's own options cross to the primary (the gate's carry more).
+    this.options = { duplicateWindowMs, verdictTtlMs, maxEntries, skipAfterBlocks };
+    this.key = `${duplicateWindowMs}:${verdictTtlMs}:${maxEntries}:${skipAfterBlocks}`;
+  }
+
+  isAdmitted(hash: string) {
+    return this.call<boolean>('isAdmitted', hash);
+  }
+  claim(hash: string) {
+    return this.call<boolean>('claim', hash);
+  }
+  unclaim(hash: string) {
+    return this.call<void>('unclaim', hash);
+  }
+  refusal(hash: string) {
+    return this.call<CachedRefusal | undefined>('refusal', hash);
+  }
+  remember(hash: string, refusal: CachedRefusal) {
+    return this.call<void>('remember', hash, refusal);
+  }
+  reserve(request: ReserveRequest) {
+    return this.call<Reservation>('reserve', request);
+  }
+  release(sender: string, nonce: bigint, hash: string) {
+    return this.call<void>('release', sender, nonce, hash);
+  }
+  reserved(payer: string) {
+    return this.call<bigint>('reserved', payer);
+  }
+
+  private call<T>(method: keyof Ledger, ...args: unknown[]): Promise<T> {
+    return callPrimary('gate-ledger', this.key, this.options, method, args) as Promise<T>;
+  }
+}
+
+/** The shared ledger (Redis, or the primary process), with the local one answering while it fails. */
 export function createLedger(fleet: Fleet, options: LedgerOptions): Ledger {
   const local = new MemoryLedger(options);
-  if (fleet.redis === undefined) return local;
-  const shared = new RedisLedger(fleet.redis, options);
+  if (!fleet.shared) return local;
+  const shared = fleet.redis !== undefined ? new RedisLedger(fleet.redis, options) : new PrimaryLedger(options);
   const either =
     <A extends unknown[], R>(what: string, method: (ledger: Ledger) => (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> =>

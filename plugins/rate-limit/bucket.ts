@@ -1,10 +1,12 @@
 /**
  * One kind of bucket (e.g. "submissions per source"): a token-bucket-style limiter from
  * rate-limiter-flexible, `rate_per_second` sustained plus a `burst` allowance, keyed by source.
- * In fleet mode the buckets live in Redis, shared by every instance; if Redis fails, the local
- * in-memory twin answers (counted by the fleet) until Redis is back.
+ * In fleet mode the buckets live in Redis, shared by every instance; with `workers: N` and no
+ * Redis, in the primary process, shared by every worker. If that store fails, the local
+ * in-memory twin answers (counted by the fleet) until it is back.
  */
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { callPrimary } from '../../src/cluster/calls.js';
 import type { Fleet } from '../../src/fleet.js';
 
 export interface BucketSpec {
@@ -17,40 +19,57 @@ export type Consumed = { readonly ok: true } | { readonly ok: false; readonly re
 const OK: Consumed = { ok: true };
 
 type Limiter = Pick<BurstyRateLimiter, 'consume'>;
+type LimiterOptions = { points: number; duration: number; keyPrefix: string };
 
 export class Bucket {
   private readonly local: Limiter;
-  private readonly shared: Limiter | undefined;
+  private readonly shared: ((key: string, cost: number) => Promise<Consumed>) | undefined;
 
   constructor(
     private readonly name: string,
     spec: BucketSpec,
     private readonly fleet: Fleet,
   ) {
-    // rate-limiter-flexible's token bucket: `ratePerSecond` tokens each second, and when those
-    // are spent, an allowance of `burst - ratePerSecond` that refills over the time the
-    // sustained rate takes to earn it. So a quiet source may send `burst` at once.
-    const steady = { points: spec.ratePerSecond, duration: 1 };
-    const extra = spec.burst - spec.ratePerSecond;
-    const allowance = { points: extra, duration: Math.max(1, Math.ceil(extra / spec.ratePerSecond)) };
-    const prefix = `svc-ingress:rl:${name}`;
-    const build = (make: (options: { points: number; duration: number; keyPrefix: string }) => Limiter): Limiter =>
-      extra === 0
-        ? make({ ...steady, keyPrefix: prefix })
-        : new BurstyRateLimiter(make({ ...steady, keyPrefix: prefix }) as never, make({ ...allowance, keyPrefix: `${prefix}:burst` }) as never);
-    this.local = build((options) => new RateLimiterMemory(options));
+    this.local = limiter(name, spec, (options) => new RateLimiterMemory(options));
     const storeClient = fleet.redis;
-    if (storeClient !== undefined) this.shared = build((options) => new RateLimiterRedis({ ...options, storeClient }));
+    if (storeClient !== undefined) {
+      const shared = limiter(name, spec, (options) => new RateLimiterRedis({ ...options, storeClient }));
+      this.shared = (key, cost) => take(shared, key, cost);
+    } else if (fleet.viaPrimary) {
+      // The spec is part of the key: after a reload with other numbers, a fresh bucket.
+      const hosted = `${name}:${spec.ratePerSecond}:${spec.burst}`;
+      this.shared = (key, cost) => callPrimary('rate-limit', hosted, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>;
+    }
   }
 
   consume(key: string, cost: number): Promise<Consumed> {
     const shared = this.shared;
     return this.fleet.either(
       `rate limit ${this.name}`,
-      () => take(shared!, key, cost),
+      () => shared!(key, cost),
       () => take(this.local, key, cost),
     );
   }
+}
+
+/** In the primary process: the memory bucket every worker consumes from. */
+export function hostedBucket(init: unknown): { consume(key: string, cost: number): Promise<Consumed> } {
+  const { name, spec } = init as { name: string; spec: BucketSpec };
+  const shared = limiter(name, spec, (options) => new RateLimiterMemory(options));
+  return { consume: (key, cost) => take(shared, key, cost) };
+}
+
+function limiter(name: string, spec: BucketSpec, make: (options: LimiterOptions) => Limiter): Limiter {
+  // rate-limiter-flexible's token bucket: `ratePerSecond` tokens each second, and when those
+  // are spent, an allowance of `burst - ratePerSecond` that refills over the time the
+  // sustained rate takes to earn it. So a quiet source may send `burst` at once.
+  const steady = { points: spec.ratePerSecond, duration: 1 };
+  const extra = spec.burst - spec.ratePerSecond;
+  const allowance = { points: extra, duration: Math.max(1, Math.ceil(extra / spec.ratePerSecond)) };
+  const prefix = `svc-ingress:rl:${name}`;
+  return extra === 0
+    ? make({ ...steady, keyPrefix: prefix })
+    : new BurstyRateLimiter(make({ ...steady, keyPrefix: prefix }) as never, make({ ...allowance, keyPrefix: `${prefix}:burst` }) as never);
 }
 
 /** A refusal is a RateLimiterRes; anything else thrown is a store failure and propagates. */

@@ -13,7 +13,7 @@
  */
 import { errors } from '../../src/errors.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
-import { Bucket } from './bucket.js';
+import { Bucket, hostedBucket } from './bucket.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
 import { createSourceResolver } from './source.js';
 
@@ -27,6 +27,7 @@ interface Buckets {
 export const rateLimit: PluginModule<RateLimitOptions> = {
   name: 'rate-limit',
   parseOptions: parseRateLimitOptions,
+  shared: { 'rate-limit': hostedBucket },
   create(options, { fleet, metrics }) {
     const sourceOf = createSourceResolver(options.trustedProxies);
     const buckets = (name: string, limits: TrafficLimits | undefined): Buckets | undefined =>

@@ -31,8 +31,10 @@ export interface IngressConfig {
   readonly corsOrigins: readonly string[];
   /** How long SIGTERM waits for in-flight requests before closing what is left. */
   readonly drainTimeoutMs: number;
-  /** Open client connections at most; more are closed on accept. */
+  /** Open client connections at most; more are closed on accept. Per worker. */
   readonly maxConnections: number;
+  /** Processes serving the one public port (node:cluster); 1 runs no cluster. */
+  readonly workers: number;
   /** Slow clients: time to send headers, time for a whole request, keep-alive idle time. */
   readonly clientTimeouts: { readonly headersMs: number; readonly requestMs: number; readonly keepAliveMs: number };
   readonly logLevel: LogLevel;
@@ -75,6 +77,7 @@ function readConfig(root: OptionsReader): IngressConfig {
   cors.done();
   const drainTimeoutMs = root.integer('drain_timeout_ms', 10_000);
   const maxConnections = root.integer('max_connections', 10_000);
+  const workers = root.integer('workers', 1, { max: 256 });
   const timeouts = root.child('client_timeouts');
   const clientTimeouts = {
     headersMs: timeouts.integer('headers_ms', 10_000),
@@ -88,7 +91,7 @@ function readConfig(root: OptionsReader): IngressConfig {
   const fleet = readFleet(root);
   const plugins = readPlugins(root, 'plugins');
   root.done();
-  return Object.freeze({ listen, metricsListen, upstreams, corsOrigins, drainTimeoutMs, maxConnections, clientTimeouts, logLevel, fleet, plugins });
+  return Object.freeze({ listen, metricsListen, upstreams, corsOrigins, drainTimeoutMs, maxConnections, workers, clientTimeouts, logLevel, fleet, plugins });
 }
 
 function readListen(root: OptionsReader, key: string): ListenAddress {

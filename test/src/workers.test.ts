@@ -1,0 +1,149 @@
+/**
+ * `workers: 2`: one svc-ingress primary, two workers on one port, sharing rate limits, the
+ * duplicate window and in-flight counts through the primary (no Redis), with the workers'
+ * metrics summed on the primary's operator listener.
+ */
+import { expect } from 'chai';
+import { keccak256, Wallet } from 'ethers';
+import { request as httpRequest } from 'node:http';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { Agent, request } from 'undici';
+import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
+import { DEV_KEYS, useAnvil } from '../helpers/el.js';
+import { testConfig } from '../helpers/ingress.js';
+
+const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
+const BURST = 6;
+
+/** One POST on a connection of its own, so node:cluster hands each to the next worker. */
+function postFresh(url: string, body: string, localAddress = '127.0.0.1'): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', agent: false, localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const call = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+
+/** Established connections to `port`, per process: the sockets each pid holds. */
+function connectionsOf(pid: number, port: number): number {
+  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set(
+    readFileSync('/proc/net/tcp', 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((f) => f[1]?.endsWith(hexPort) && f[3] === '01')
+      .map((f) => f[9]),
+  );
+  return readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+    try {
+      return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]);
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+describe('workers: 2 processes on one port, sharing state through the primary', function () {
+  this.timeout(60_000);
+  const anvil = useAnvil({ extraArgs: ['--no-mining'] });
+  let ingress: IngressProcess;
+  let metricsUrl: string;
+  let workerPids: number[];
+
+  before(async () => {
+    const plugins = `
+  - batch-refuse
+  - allowlist
+  - rate-limit:
+      submissions:
+        per_source: {rate_per_second: 1, burst: ${BURST}}
+  - gate:
+      head_cache_ms: 0
+      in_flight_cap: 2`;
+    ingress = await startIngressProcess(
+      testConfig(anvil.current.url, plugins, 'workers: 2\nmetrics_listen: 127.0.0.1:0').replace('log_level: debug', 'log_level: info'),
+    );
+    metricsUrl = String((await ingress.waitForLog('operator listener: /metrics, /livez, /readyz')).url);
+    const workers = ingress.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.msg === 'worker listening');
+    workerPids = workers.map((w) => Number(w.pid));
+  });
+  after(async () => {
+    ingress.child.kill('SIGTERM');
+    expect(await ingress.exited).to.equal(0);
+    for (const pid of workerPids) expect(() => process.kill(pid, 0), `worker ${pid} still running`).to.throw();
+  });
+
+  it('starts two workers, announces the port once they both listen, and spreads connections over both', async () => {
+    expect(workerPids).to.have.length(2);
+    expect(new Set(workerPids).size).to.equal(2);
+    expect(workerPids).to.not.include(ingress.child.pid);
+    const port = Number(new URL(ingress.url).port);
+    const held = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const agent = new Agent({ connections: 1 });
+        const reply = await request(ingress.url, { dispatcher: agent, method: 'POST', headers: { 'content-type': 'application/json' }, body: call('eth_chainId', []) });
+        expect(await reply.body.text()).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
+        return agent;
+      }),
+    );
+    try {
+      for (const pid of workerPids) expect(connectionsOf(pid, port), `connections held by worker ${pid}`).to.be.at.least(1);
+    } finally {
+      await Promise.all(held.map((agent) => agent.close()));
+    }
+  });
+
+  it('holds one source to one submission bucket across both workers', async () => {
+    const replies = [];
+    for (let i = 0; i < 2 * BURST + 2; i++) replies.push(await postFresh(ingress.url, call('eth_sendRawTransaction', ['0x02' + 'ab'.repeat(40)])));
+    const limited = replies.filter((r) => r.status === 429 && r.json.error.code === -32005).length;
+    const judged = replies.filter((r) => r.status === 200 && r.json.error.data.reason === 'rlp-invalid').length;
+    expect(limited + judged).to.equal(replies.length);
+    // One bucket: the burst, plus at most one token refilled; a bucket per worker would pass 2 × BURST.
+    expect(judged).to.be.within(BURST, BURST + 1);
+  });
+
+  it('refuses a duplicate on every worker once one worker admitted it, and caps in-flight per sender across workers', async () => {
+    // Another source than the test above, whose bucket is spent.
+    const submit = async (raw: string) => (await postFresh(ingress.url, call('eth_sendRawTransaction', [raw]), '127.0.0.6')).json;
+    const wallet = new Wallet(DEV_KEYS[4]);
+    const transfer = (nonce: number) =>
+      wallet.signTransaction({ chainId: 8141, nonce, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+    const first = await transfer(0);
+    expect((await submit(first)).result).to.equal(keccak256(first));
+    for (let i = 0; i < 2; i++) expect((await submit(first)).error).to.deep.equal({ code: -32000, message: 'already known' });
+    const second = await transfer(1);
+    expect((await submit(second)).result).to.equal(keccak256(second));
+    // Whichever worker takes the third, the sender already has two in flight.
+    expect((await submit(await transfer(2))).error.data.reason).to.equal('in-flight-cap');
+  });
+
+  it("sums both workers' counts on the primary's /metrics", async () => {
+    const count = async () => {
+      const text = await (await request(`${metricsUrl}/metrics`)).body.text();
+      return Number(/^svc_ingress_requests_total\{method="eth_blockNumber"[^}]*\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    const before = await count();
+    for (let i = 0; i < 6; i++) expect((await postFresh(ingress.url, call('eth_blockNumber', []))).status).to.equal(200);
+    expect((await count()) - before).to.equal(6);
+    expect((await request(`${metricsUrl}/livez`)).statusCode).to.equal(200);
+  });
+
+  it('replaces a worker that dies, and keeps answering meanwhile', async () => {
+    const mark = ingress.lines.length;
+    process.kill(workerPids[0]!, 'SIGKILL');
+    await ingress.waitForLog('worker died: starting another', mark);
+    for (let i = 0; i < 4; i++) expect((await postFresh(ingress.url, call('eth_chainId', []))).json.result).to.equal('0x1fcd');
+    const replacement = await ingress.waitForLog('worker listening', mark);
+    workerPids = [workerPids[1]!, Number(replacement.pid)];
+    expect((await postFresh(ingress.url, call('eth_chainId', []))).json.result).to.equal('0x1fcd');
+  });
+});
