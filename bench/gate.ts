@@ -16,6 +16,7 @@
  * /tmp/prof-frames.
  */
 import { getBytes, keccak256, Transaction, Wallet } from 'ethers';
+import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import { decodeFrameTransaction } from '../plugins/gate/frame-codec.js';
 import { recoverAddress, verifyFrameSignatures } from '../plugins/gate/signatures.js';
@@ -94,6 +95,21 @@ async function submitAll(url: string, raws: readonly string[]): Promise<{ admitt
 }
 
 const REFUSAL_SECONDS = 3;
+
+/** CPU seconds a process has used (user + system), from /proc; Linux's clock tick is 1/100 s. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * A process's CPU per admitted submission over a run, and what that means for one core of its
+ * own: on this shared machine the EL and the load generator take the rest.
+ */
+function perCore(label: string, cpu: number, admitted: number): void {
+  const us = (cpu * 1e6) / admitted;
+  console.log(`  ${label.padEnd(48)} ${`${us.toFixed(0)} µs`.padStart(10)}  (${Math.round(1e6 / us).toLocaleString('en-US')}/s per core)`);
+}
 
 /** What the ingress answers `body` once, checked before the flood. */
 async function answerOf(url: string, body: string): Promise<{ status: number; text: string }> {
@@ -200,15 +216,22 @@ async function main(): Promise<void> {
 
     console.log('\nthrough the svc-ingress process (full chain, HTTP, keep-alive):');
     const ecdsaIngress = await startIngressProcess(chain(anvil.url), undefined, process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []);
+    const ecdsaCpu = [cpuSeconds(ecdsaIngress.child.pid!), cpuSeconds(anvil.child.pid!)] as const;
     const e = await submitAll(ecdsaIngress.url, ecdsa);
+    const ecdsaUsed = [cpuSeconds(ecdsaIngress.child.pid!) - ecdsaCpu[0], cpuSeconds(anvil.child.pid!) - ecdsaCpu[1]] as const;
     ecdsaIngress.child.kill('SIGTERM');
     await ecdsaIngress.exited;
     console.log(`  ${'ECDSA transfers admitted'.padEnd(48)} ${rate(e.admitted, e.ms).padStart(10)}  (${e.admitted}/${ECDSA_COUNT}; ${(e.admitted / (e.ms / 1000) / native * 100).toFixed(0)}% of bare native recovery, ${((e.admitted / e.ms) / (d.admitted / d.ms) * 100).toFixed(0)}% of anvil direct)`);
+    perCore('  ingress CPU per admitted transfer', ecdsaUsed[0], e.admitted);
+    perCore('  anvil CPU per transfer meanwhile', ecdsaUsed[1], e.admitted);
     const frameIngress = await startIngressProcess(chain(el.url), undefined, process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof-frames'] : []);
+    const frameCpu = cpuSeconds(frameIngress.child.pid!);
     const f = await submitAll(frameIngress.url, frames);
+    const frameUsed = cpuSeconds(frameIngress.child.pid!) - frameCpu;
     frameIngress.child.kill('SIGTERM');
     await frameIngress.exited;
     console.log(`  ${'ML-DSA-65 frame transactions admitted'.padEnd(48)} ${rate(f.admitted, f.ms).padStart(10)}  (${f.admitted}/${FRAME_COUNT}; ${(f.admitted / (f.ms / 1000) / mldsa * 100).toFixed(0)}% of bare ML-DSA verify)`);
+    perCore('  ingress CPU per admitted frame transaction', frameUsed, f.admitted);
     for (const [why, n] of [...e.refusals, ...f.refusals]) console.log(`  refused ${n}: ${why}`);
     await refusals(anvil.url, rpc);
   } finally {

@@ -1,13 +1,12 @@
 /**
  * Type 0x06 frame transactions: the canonical decoder and the signature hash, written to
- * frame-transactions.md sections 3 and 5 on ethers' RLP and keccak primitives.
+ * frame-transactions.md sections 3 and 5, on @ethereumjs/rlp and keccak-256 straight from bytes.
  *
  * Canonical encoding is enforced, integers included (rlp-fields.ts).
  */
-import { encodeRlp } from 'ethers';
 import { bytesOfHex, keccakHex } from '../../src/hex.js';
 import { refuse } from './refusal.js';
-import { address, anyList, decodeCanonical, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
+import { address, anyList, decodeCanonical, encodeRlp, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
 
 export const FRAME_TX_TYPE = 0x06;
 export const MAX_FRAMES = 64;
@@ -85,10 +84,13 @@ export function decodeFrameTransaction(raw: string): FrameTransaction {
 function signatureHash(payload: readonly Item[]): string {
   const signatures = (payload[4] as Item[]).map((entry) => {
     const [scheme, signer, msg] = entry as Item[];
-    return msg === '0x' ? [scheme!, signer!, msg, '0x'] : entry;
+    return (msg as Uint8Array).length === 0 ? [scheme!, signer!, msg!, new Uint8Array(0)] : entry;
   });
-  const modified = [...payload.slice(0, 4), signatures, ...payload.slice(5)];
-  return keccakHex(bytesOfHex('0x0' + FRAME_TX_TYPE.toString(16) + encodeRlp(modified).slice(2)));
+  const encoded = encodeRlp([...payload.slice(0, 4), signatures, ...payload.slice(5)]);
+  const message = new Uint8Array(1 + encoded.length);
+  message[0] = FRAME_TX_TYPE;
+  message.set(encoded, 1);
+  return keccakHex(message);
 }
 
 function frame(item: Item, index: number): Frame {
