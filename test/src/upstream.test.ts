@@ -4,12 +4,12 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
-import { Wallet } from 'ethers';
 import { request } from 'undici';
-import { startAnvil, CHAIN_ID, type Anvil } from '../../devnet/anvil.js';
+import { startAnvil, type Anvil } from '../../devnet/anvil.js';
 import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
-import { DEV_ADDRESS, DEV_KEY, useAnvil } from '../helpers/el.js';
-import { call, post, receiptOf, rpc } from '../helpers/http.js';
+import { useAnvil } from '../helpers/el.js';
+import { post, rpc } from '../helpers/http.js';
+import { LOG_COUNT, memoryOf, mineLogBomb } from '../helpers/log-bomb.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 const UNAVAILABLE = (id: unknown) =>
@@ -52,54 +52,6 @@ function listenLocal(server: Server | ReturnType<typeof createTcpServer>): Promi
   );
 }
 
-// ---------------------------------------------------------------------------------------------
-// A contract creation whose init code emits LOG_COUNT logs, so one block's eth_getLogs is ~14 MB.
-// ---------------------------------------------------------------------------------------------
-
-/** ~28,000 LOG1 × ~1,050 gas ≈ 29.5M gas: under the 60M block gas limit of spec section 1. */
-const LOG_COUNT = 28_000;
-const LOG_BOMB_GAS_LIMIT = 40_000_000n;
-
-/**
- * Init code, hand-assembled; it returns no runtime code.
- *
- *   0  PUSH2 LOG_COUNT        counter
- *   3  JUMPDEST               loop:
- *   4  DUP1 PUSH1 0 MSTORE      mem[0..32] = counter
- *   8  DUP1 PUSH1 32 PUSH1 0    topic0 = counter, size 32, offset 0
- *  13  LOG1
- *  14  PUSH1 1 SWAP1 SUB        counter - 1
- *  18  DUP1 PUSH1 3 JUMPI       while counter != 0
- *  22  STOP
- */
-function logBombInitCode(count: number): string {
-  expect(count).to.be.within(1, 0xffff);
-  const code = ['61', count.toString(16).padStart(4, '0'), '5b', '80600052', '8060206000a1', '60019003', '8060035700'];
-  return `0x${code.join('')}`;
-}
-
-/** Signs with anvil's account 0 and sends straight to anvil (the gate is not under test here). */
-async function mineLogBomb(elUrl: string): Promise<string> {
-  const [nonce, gasPrice] = await Promise.all([
-    call<string>(elUrl, 'eth_getTransactionCount', [DEV_ADDRESS, 'pending']),
-    call<string>(elUrl, 'eth_gasPrice'),
-  ]);
-  const raw = await new Wallet(DEV_KEY).signTransaction({
-    type: 2,
-    chainId: CHAIN_ID,
-    nonce: Number(nonce),
-    to: null,
-    data: logBombInitCode(LOG_COUNT),
-    gasLimit: LOG_BOMB_GAS_LIMIT,
-    maxFeePerGas: BigInt(gasPrice) * 2n + 1_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-  });
-  const hash = await call<string>(elUrl, 'eth_sendRawTransaction', [raw]);
-  const receipt = await receiptOf<{ status: string; blockNumber: string }>(elUrl, hash, 20_000);
-  expect(receipt.status, 'log bomb receipt status').to.equal('0x1');
-  return receipt.blockNumber;
-}
-
 interface FullReply {
   readonly status: number;
   readonly headers: Record<string, unknown>;
@@ -112,17 +64,6 @@ async function readAll(url: string, body: string): Promise<FullReply> {
 }
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-
-/** Peak and current resident set of a process, in KiB, from /proc/<pid>/status. */
-function memoryOf(pid: number): { hwmKiB: number; rssKiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => {
-    const match = new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status);
-    if (!match) throw new Error(`no ${name} in /proc/${pid}/status`);
-    return Number(match[1]);
-  };
-  return { hwmKiB: field('VmHWM'), rssKiB: field('VmRSS') };
-}
 
 const MiB = 1024 * 1024;
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
