@@ -20,8 +20,6 @@ export function productionChain(elUrl: string, edits: ReadonlyArray<readonly [st
   return yaml;
 }
 
-/** Quieter logs, for an ingress inside the bench process (a child must log its start at info). */
-export const WARN_LOGS = ['log_level: info', 'log_level: warn'] as const;
 /** Read quotas far above what one bench machine can send. */
 export const UNLIMITED_READS = ['per_source: {rate_per_second: 300, burst: 600}', 'per_source: {rate_per_second: 10000000, burst: 10000000}'] as const;
 /** Submission quotas likewise, per source and host-wide. */

@@ -1,8 +1,9 @@
 /**
  * Read throughput: req/s and p50/p99 for eth_chainId, eth_blockNumber, eth_getBalance and
- * eth_call at 1, 32 and 256 keep-alive clients (wrk, one thread), through the ingress with the
- * shipped production chain (rate limits raised), printed as ratios against the reference Node
- * proxy, nginx proxy_pass with upstream keep-alive, and anvil direct, all measured in this run.
+ * eth_call at 1, 32 and 256 keep-alive clients (wrk, one thread), through the svc-ingress process
+ * with the shipped production chain (rate limits raised), printed as ratios against the
+ * reference Node proxy (its own process too), nginx proxy_pass with upstream keep-alive, and
+ * anvil direct, all measured in this run.
  *
  *   npm run bench:reads [-- seconds]        needs wrk and nginx (Debian: apt-get install wrk nginx)
  */
@@ -11,12 +12,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAnvil } from '../devnet/anvil.js';
-import { parseConfig } from '../src/config/load.js';
-import { startIngress } from '../src/ingress.js';
-import { createLogger } from '../src/log.js';
 import { freePort } from '../test/helpers/ports.js';
-import { productionChain, UNLIMITED_READS, WARN_LOGS } from './production.js';
-import { startReferenceProxy } from './reference-proxy.js';
+import { startIngressProcess } from '../test/helpers/child.js';
+import { productionChain, UNLIMITED_READS } from './production.js';
+import { startReferenceProcess } from './reference-proxy.js';
 import { wrk, type Run } from './wrk.js';
 
 const SECONDS = Number(process.argv[2] ?? 3);
@@ -59,9 +58,9 @@ http { access_log off;
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const anvil = await startAnvil();
-  const reference = await startReferenceProxy(anvil.url);
+  const reference = await startReferenceProcess(anvil.url);
   const nginx = await startNginx(anvil.url, dir);
-  const ingress = await startIngress(parseConfig(productionChain(anvil.url, [UNLIMITED_READS, WARN_LOGS])), createLogger('warn'));
+  const ingress = await startIngressProcess(productionChain(anvil.url, [UNLIMITED_READS]));
   const targets: Record<string, string> = { direct: anvil.url, nginx: nginx.url, reference: reference.url, ingress: ingress.url };
   console.log(`reads: wrk -t1, ${SECONDS} s per run, ${new Date().toISOString()}, node ${process.version}`);
   console.log('method            clients   ingress req/s  p50 ms  p99 ms | /reference  /nginx  /direct | ref p99 ms');
@@ -80,9 +79,10 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await ingress.shutdown();
+    ingress.child.kill('SIGTERM');
+    await ingress.exited;
     nginx.stop();
-    await reference.close();
+    await reference.stop();
     await anvil.stop();
   }
 }

@@ -2,9 +2,14 @@
  * The reference the ingress is measured against (issue 6): the smallest Node JSON-RPC proxy
  * worth the name. It buffers the body, JSON.parses it, checks the method against a Set, forwards
  * through an undici Pool and pipes the answer back with .pipe(). No plugins, no limits.
+ *
+ * The benches run it as its own process, like the ingress: `startReferenceProcess(upstream)`.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 
 const ALLOWED = new Set(['eth_chainId', 'eth_blockNumber', 'eth_getBalance', 'eth_call', 'eth_getLogs']);
@@ -44,4 +49,23 @@ export async function startReferenceProxy(upstreamUrl: string): Promise<{ url: s
       await pool.close();
     },
   };
+}
+
+/** This file run as a process: `node reference-proxy.js <upstream url>` prints its own URL. */
+export async function startReferenceProcess(upstreamUrl: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), upstreamUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  return {
+    url: line.toString().trim(),
+    child,
+    stop: async () => {
+      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+    },
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const reference = await startReferenceProxy(process.argv[2]!);
+  process.stdout.write(`${reference.url}\n`);
 }
