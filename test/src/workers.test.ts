@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
 import { request as httpRequest } from 'node:http';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
 import { DEV_KEYS, useAnvil } from '../helpers/el.js';
@@ -135,6 +135,24 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
     for (let i = 0; i < 6; i++) expect((await postFresh(ingress.url, call('eth_blockNumber', []))).status).to.equal(200);
     expect((await count()) - before).to.equal(6);
     expect((await request(`${metricsUrl}/livez`)).statusCode).to.equal(200);
+  });
+
+  it('validates a reloaded file once in the primary, then has every worker reload it', async () => {
+    const original = readFileSync(ingress.configPath, 'utf8');
+    const refusedAt = ingress.lines.length;
+    writeFileSync(ingress.configPath, original.replace('plugins:', 'plugins: [oops'));
+    ingress.child.kill('SIGHUP');
+    await ingress.waitForLog('reload refused: keeping the running configuration', refusedAt);
+
+    writeFileSync(ingress.configPath, original);
+    const reloadAt = ingress.lines.length;
+    ingress.child.kill('SIGHUP');
+    await ingress.waitForLog('configuration reloaded', reloadAt);
+    const first = ingress.lines.findIndex((line, i) => i >= reloadAt && line.includes('"msg":"configuration reloaded"'));
+    await ingress.waitForLog('configuration reloaded', first + 1);
+    // Refused once, by the primary: no worker read the broken file.
+    expect(ingress.lines.slice(refusedAt).filter((line) => line.includes('reload refused'))).to.have.length(1);
+    expect((await postFresh(ingress.url, call('eth_chainId', []))).json.result).to.equal('0x1fcd');
   });
 
   it('replaces a worker that dies, and keeps answering meanwhile', async () => {
