@@ -100,5 +100,7 @@ main().then(
   (err) => {
     process.stderr.write(`svc-ingress: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;
+    // A worker that failed to start must exit, not linger on its channel to the primary.
+    if (cluster.isWorker) cluster.worker!.disconnect();
   },
 );

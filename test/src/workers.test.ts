@@ -5,10 +5,12 @@
  */
 import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
+import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
-import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
+import { runCli, startIngressProcess, writeConfig, type IngressProcess } from '../helpers/child.js';
 import { DEV_KEYS, useAnvil } from '../helpers/el.js';
 import { testConfig } from '../helpers/ingress.js';
 
@@ -163,5 +165,24 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
     const replacement = await ingress.waitForLog('worker listening', mark);
     workerPids = [workerPids[1]!, Number(replacement.pid)];
     expect((await postFresh(ingress.url, call('eth_chainId', []))).json.result).to.equal('0x1fcd');
+  });
+});
+
+describe('workers: a start that fails', () => {
+  it('exits 1 with the reason when the workers cannot listen', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      const child = runCli(['--config', writeConfig(testConfig('http://127.0.0.1:9', '\n  - allowlist', 'workers: 2').replace('listen: 127.0.0.1:0', `listen: 127.0.0.1:${port}`))]);
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).to.equal(1);
+      expect(stderr).to.include('EADDRINUSE');
+      expect(stderr).to.include('"msg":"start failed"');
+    } finally {
+      busy.close();
+    }
   });
 });
