@@ -49,7 +49,8 @@ export async function runPrimary(config: IngressConfig, log: Logger, control: Pr
       if (stopping) return;
       if (listening < config.workers) return reject(new Error(`worker ${worker.id} exited (${signal ?? code}) before listening`));
       log.error('worker died: starting another', { worker: worker.id, code, signal });
-      setTimeout(() => stopping || fork(), RESTART_DELAY_MS).unref();
+      // Not unref'd: with every worker gone, this timer is what keeps the primary alive.
+      setTimeout(() => stopping || fork(), RESTART_DELAY_MS);
     });
   });
   for (let i = 0; i < config.workers; i++) fork();
