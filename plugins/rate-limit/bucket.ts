@@ -44,9 +44,11 @@ export class Bucket {
 
   consume(key: string, cost: number): Promise<Consumed> {
     const shared = this.shared;
+    // Every read passes here: without a shared store, no fallback wrapper either.
+    if (shared === undefined) return take(this.local, key, cost);
     return this.fleet.either(
       `rate limit ${this.name}`,
-      () => shared!(key, cost),
+      () => shared(key, cost),
       () => take(this.local, key, cost),
     );
   }

@@ -46,8 +46,9 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         metrics.rateLimited(limits.name, 'source');
         return { error: errors.rateLimited('source', own.retryAfterMs) };
       }
-      const host = await limits.host?.consume('host', cost);
-      if (host !== undefined && !host.ok) {
+      if (limits.host === undefined) return undefined;
+      const host = await limits.host.consume('host', cost);
+      if (!host.ok) {
         metrics.rateLimited(limits.name, 'host');
         return { error: errors.rateLimited('host', host.retryAfterMs) };
       }
