@@ -9,7 +9,7 @@
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { AggregatorRegistry } from 'prom-client';
-import { runPrimary } from './cluster/primary.js';
+import { runPrimary, STOP_MESSAGE } from './cluster/primary.js';
 import { loadConfigFile, type IngressConfig } from './config/load.js';
 import { ConfigError } from './config/reader.js';
 import { startIngress } from './ingress.js';
@@ -51,8 +51,12 @@ async function main(): Promise<number> {
   let stopRequested: ((signal: string) => void) | undefined;
   const stopped = new Promise<string>((resolve) => (stopRequested = resolve));
   process.on('SIGHUP', () => (reload === undefined ? log.warn('reload ignored: still starting') : reload()));
-  process.once('SIGTERM', () => stopRequested!('SIGTERM'));
-  process.once('SIGINT', () => stopRequested!('SIGINT'));
+  // A worker may be signalled by a supervisor and told by the primary too: the second word must
+  // not kill it mid-drain. Elsewhere a second signal ends the process at once.
+  const onStop = cluster.isWorker ? process.on.bind(process) : process.once.bind(process);
+  onStop('SIGTERM', () => stopRequested!('SIGTERM'));
+  onStop('SIGINT', () => stopRequested!('SIGINT'));
+  if (cluster.isWorker) process.on('message', (message: { channel?: unknown } | null) => message?.channel === STOP_MESSAGE && stopRequested!('SIGTERM'));
   const readAgain = (): IngressConfig | undefined => {
     try {
       return loadConfigFile(path);

@@ -16,6 +16,7 @@ describe('systemd unit', () => {
     expect(directives('Restart')).to.deep.equal(['on-failure']);
     expect(directives('ExecReload')).to.deep.equal(['/bin/kill -HUP $MAINPID']);
     expect(directives('KillSignal')).to.deep.equal(['SIGTERM']);
+    expect(directives('KillMode')).to.deep.equal(['mixed']);
     expect(directives('ExecStart')).to.deep.equal(['/usr/local/bin/svc-ingress --config /etc/svc-ingress/ingress.yaml']);
   });
 

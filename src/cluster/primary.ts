@@ -19,6 +19,11 @@ import { Upstream } from '../upstream.js';
 import { hostService } from './calls.js';
 
 const RESTART_DELAY_MS = 1_000;
+/**
+ * The primary asks a worker to drain by message, not by signal: a signal that reaches a worker
+ * already tearing down after its own drain (its handlers gone) would kill it instead.
+ */
+export const STOP_MESSAGE = 'svc-ingress:stop';
 
 export interface PrimaryControl {
   /** Reads the file again: the new config, or undefined (logged) when it is invalid. */
@@ -54,7 +59,7 @@ export async function runPrimary(config: IngressConfig, log: Logger, control: Pr
     });
   });
   for (let i = 0; i < config.workers; i++) fork();
-  const stopAll = async (signal: NodeJS.Signals) => {
+  const stopAll = async () => {
     stopping = true;
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     const codes = await Promise.all(
@@ -63,7 +68,8 @@ export async function runPrimary(config: IngressConfig, log: Logger, control: Pr
           new Promise<number | null>((resolve) => {
             if (worker.isDead()) return resolve(worker.process.exitCode);
             worker.once('exit', (code) => resolve(code));
-            worker.process.kill(signal);
+            // A worker no longer connected is already on its way out.
+            if (worker.isConnected()) worker.send({ channel: STOP_MESSAGE }, () => {});
           }),
       ),
     );
@@ -74,7 +80,7 @@ export async function runPrimary(config: IngressConfig, log: Logger, control: Pr
     await started;
   } catch (err) {
     log.error('start failed', { reason: (err as Error).message });
-    await stopAll('SIGTERM');
+    await stopAll();
     return 1;
   }
   const operator = await startOperatorListener(config, log);
@@ -87,7 +93,7 @@ export async function runPrimary(config: IngressConfig, log: Logger, control: Pr
   });
   const signal = await control.stopped;
   log.info('stopping: draining every worker', { signal });
-  const code = await stopAll('SIGTERM');
+  const code = await stopAll();
   await operator?.close();
   return code;
 }

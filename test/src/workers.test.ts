@@ -74,11 +74,13 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
       testConfig(anvil.current.url, plugins, 'workers: 2\nmetrics_listen: 127.0.0.1:0').replace('log_level: debug', 'log_level: info'),
     );
     metricsUrl = String((await ingress.waitForLog('operator listener: /metrics, /livez, /readyz')).url);
-    const workers = ingress.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.msg === 'worker listening');
-    workerPids = workers.map((w) => Number(w.pid));
+    // Each worker logs for itself: its line may trail the primary's.
+    const first = await ingress.waitForLog('worker listening');
+    const second = await ingress.waitForLog('worker listening', ingress.lines.findIndex((l) => l.includes('"msg":"worker listening"')) + 1);
+    workerPids = [Number(first.pid), Number(second.pid)];
   });
   after(async () => {
-    ingress.child.kill('SIGTERM');
+    if (ingress.child.exitCode === null) ingress.child.kill('SIGTERM');
     expect(await ingress.exited).to.equal(0);
     for (const pid of workerPids) expect(() => process.kill(pid, 0), `worker ${pid} still running`).to.throw();
   });
@@ -165,6 +167,17 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
     const replacement = await ingress.waitForLog('worker listening', mark);
     workerPids = [workerPids[1]!, Number(replacement.pid)];
     expect((await postFresh(ingress.url, call('eth_chainId', []))).json.result).to.equal('0x1fcd');
+  });
+
+  it('drains and exits 0 when every process is signalled at once, as a supervisor may do', async () => {
+    // A request in flight on each worker keeps them draining while the primary's SIGTERM follows.
+    const inFlight = Array.from({ length: 4 }, () => postFresh(ingress.url, call('eth_chainId', [])));
+    for (const pid of workerPids) process.kill(pid, 'SIGTERM');
+    ingress.child.kill('SIGTERM');
+    for (const reply of await Promise.allSettled(inFlight)) {
+      if (reply.status === 'fulfilled') expect(reply.value.json.result).to.equal('0x1fcd');
+    }
+    expect(await ingress.exited).to.equal(0);
   });
 });
 
