@@ -24,7 +24,7 @@ import { startAnvil } from '../devnet/anvil.js';
 import { startIngressProcess } from '../test/helpers/child.js';
 import { mldsaEntry, mldsaKeys, transferFrameTx } from '../test/helpers/frames.js';
 import { startValidatingEl } from '../test/helpers/validating-el.js';
-import { productionChain, UNLIMITED_READS, UNLIMITED_SUBMISSIONS } from './production.js';
+import { productionChain, runBench, UNLIMITED_READS, UNLIMITED_SUBMISSIONS } from './production.js';
 import { wrk } from './wrk.js';
 
 const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
@@ -240,7 +240,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

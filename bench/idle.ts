@@ -12,7 +12,7 @@ import { request } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
 import { startIngressProcess } from '../test/helpers/child.js';
 import { memoryOf } from '../test/helpers/log-bomb.js';
-import { productionChain, UNLIMITED_READS } from './production.js';
+import { productionChain, runBench, UNLIMITED_READS } from './production.js';
 
 const CONNECTIONS = Number(process.argv[2] ?? 10_000);
 const BATCH = 500;
@@ -95,7 +95,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -27,3 +27,11 @@ export const UNLIMITED_SUBMISSIONS = [
   ['per_source: {rate_per_second: 10, burst: 50}', 'per_source: {rate_per_second: 10000000, burst: 10000000}'],
   ['host: {rate_per_second: 3000, burst: 6000}', 'host: {rate_per_second: 10000000, burst: 10000000}'],
 ] as const;
+
+/** A bench's entry point: a failure prints and exits 1 (children are stopped by `main` itself). */
+export function runBench(main: () => Promise<void>): void {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

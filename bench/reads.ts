@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { startAnvil } from '../devnet/anvil.js';
 import { freePort } from '../test/helpers/ports.js';
 import { startIngressProcess } from '../test/helpers/child.js';
-import { productionChain, UNLIMITED_READS } from './production.js';
+import { productionChain, runBench, UNLIMITED_READS } from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
 import { wrk, type Run } from './wrk.js';
 
@@ -87,7 +87,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

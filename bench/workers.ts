@@ -9,7 +9,7 @@
  */
 import { startAnvil } from '../devnet/anvil.js';
 import { startIngressProcess } from '../test/helpers/child.js';
-import { productionChain, UNLIMITED_READS } from './production.js';
+import { productionChain, runBench, UNLIMITED_READS } from './production.js';
 import { wrk } from './wrk.js';
 
 const SECONDS = Number(process.argv[2] ?? 3);
@@ -47,7 +47,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);
