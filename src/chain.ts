@@ -3,6 +3,7 @@
  * The walk has one exit: the first `Answer` ends it; `undefined` from every plugin means
  * "stream to the EL", decided by the server, not here.
  */
+import type { Answer } from './jsonrpc.js';
 import type { BatchAnswer, Plugin, PluginEnv, PluginModule, RequestContext, Verdict } from './plugin.js';
 import { describeError, type Logger } from './log.js';
 import type { Metrics } from './metrics.js';
@@ -17,29 +18,18 @@ type Handler = (ctx: RequestContext) => Verdict | Promise<Verdict>;
 
 export class Chain {
   private readonly handlers: readonly Handler[];
+  /** The plugin behind each handler, for counting the errors it answers with. */
+  private readonly owners: readonly string[];
   private closing: Promise<void> | undefined;
 
   private constructor(
     private readonly plugins: readonly Plugin[],
     private readonly log: Logger,
-    metrics: Metrics | undefined,
+    private readonly metrics: Metrics | undefined,
   ) {
-    // Each handler counts the errors its plugin answers with, by plugin and code.
-    this.handlers = plugins.flatMap((p) => {
-      if (!p.handle) return [];
-      const handle = p.handle.bind(p);
-      if (metrics === undefined) return [handle];
-      const count = (verdict: Verdict) => {
-        if (verdict !== undefined && 'error' in verdict) metrics.refused(p.name, verdict.error.code);
-        return verdict;
-      };
-      return [
-        (ctx: RequestContext) => {
-          const verdict = handle(ctx);
-          return verdict instanceof Promise ? verdict.then(count) : count(verdict);
-        },
-      ];
-    });
+    const active = plugins.filter((p) => p.handle !== undefined);
+    this.handlers = active.map((p) => p.handle!.bind(p));
+    this.owners = active.map((p) => p.name);
   }
 
   /** Creates every plugin in order; if one fails, those already created are closed. */
@@ -75,12 +65,16 @@ export class Chain {
   run(ctx: RequestContext, from = 0): Verdict | Promise<Verdict> {
     for (let i = from; i < this.handlers.length; i++) {
       const verdict = this.handlers[i]!(ctx);
-      if (verdict instanceof Promise) {
-        return verdict.then((v) => (v !== undefined ? v : this.run(ctx, i + 1)));
-      }
-      if (verdict !== undefined) return verdict;
+      if (verdict instanceof Promise) return verdict.then((v) => (v === undefined ? this.run(ctx, i + 1) : this.counted(i, v)));
+      if (verdict !== undefined) return this.counted(i, verdict);
     }
     return undefined;
+  }
+
+  /** Errors are counted by the plugin that answered and their code. */
+  private counted(i: number, verdict: Answer): Answer {
+    if ('error' in verdict) this.metrics?.refused(this.owners[i]!, verdict.error.code);
+    return verdict;
   }
 
   /** Closes every plugin, last first; safe to call more than once. */

@@ -88,9 +88,14 @@ export function readRequest(message: unknown): EnvelopeResult {
   return { ok: true, request: Object.freeze(request) };
 }
 
-/** The bytes the upstream receives: exactly the members that were inspected, in a fixed order. */
+/**
+ * The bytes the upstream receives: exactly the members that were inspected, in a fixed order.
+ * Equal to `JSON.stringify(request)`, built by hand around the params because every read passes
+ * here (the method is a plain identifier, so it needs no escaping).
+ */
 export function canonicalBody(request: RpcRequest): string {
-  return JSON.stringify(request);
+  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(request.id)},"method":"${request.method}"`;
+  return request.params === undefined ? `${head}}` : `${head},"params":${JSON.stringify(request.params)}}`;
 }
 
 /** One response object, serialised. The only place response JSON is written. */
@@ -108,19 +113,22 @@ function printable(key: string): string {
 }
 
 /**
- * Freezes a parsed JSON value in place, iteratively so that hostile nesting cannot overflow the
- * stack here or later in JSON.stringify. Returns false, leaving the value partly frozen, when it
- * is nested deeper than `maxDepth`.
+ * Freezes a parsed JSON value in place. Returns false, leaving the value partly frozen, when it
+ * is nested deeper than `maxDepth`; the recursion stops there, so hostile nesting cannot
+ * overflow the stack here or later in JSON.stringify.
  */
-function freezeWithin(root: object, maxDepth: number): boolean {
-  const pending: Array<[object, number]> = [[root, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [value, depth] = next;
-    if (depth > maxDepth) return false;
-    Object.freeze(value);
-    for (const child of Object.values(value)) {
-      if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
+function freezeWithin(value: object, maxDepth: number): boolean {
+  if (maxDepth === 0) return false;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (const child of value) {
+      if (child !== null && typeof child === 'object' && !freezeWithin(child, maxDepth - 1)) return false;
     }
+    return true;
+  }
+  for (const key in value) {
+    const child = (value as Record<string, unknown>)[key];
+    if (child !== null && typeof child === 'object' && !freezeWithin(child, maxDepth - 1)) return false;
   }
   return true;
 }

@@ -8,6 +8,12 @@ import { KNOWN_METHODS } from './methods.js';
 
 export type Outcome = 'proxied' | 'answered' | 'refused' | 'error';
 
+interface MethodSeries {
+  /** Requests by outcome since prom-client last collected. */
+  readonly counts: Map<Outcome, number>;
+  readonly duration: { observe(seconds: number): void };
+}
+
 export class Metrics {
   readonly registry = new Registry();
   /** Transactions the gate admitted and the submission target acknowledged (svc_dropStats). */
@@ -18,6 +24,7 @@ export class Metrics {
     help: 'JSON-RPC requests by method and outcome (proxied to the EL, answered, refused, error).',
     labelNames: ['method', 'outcome'] as const,
     registers: [this.registry],
+    collect: () => this.flushRequestCounts(),
   });
   private readonly duration = new Histogram({
     name: 'svc_ingress_request_duration_seconds',
@@ -82,20 +89,29 @@ export class Metrics {
     return KNOWN_METHODS.has(method) ? method : 'other';
   }
 
-  // Children per label set, resolved once: prom-client hashes the labels on every plain inc().
-  private readonly perMethod = new Map<string, { outcomes: Map<Outcome, { inc(): void }>; duration: { observe(v: number): void } }>();
+  // Per method: request counts by outcome kept as plain numbers and handed to prom-client when
+  // it collects (a labelled inc() hashes its labels on every call, which showed on the read
+  // path), and the duration histogram's child resolved once.
+  private readonly perMethod = new Map<string, MethodSeries>();
 
   request(method: string, outcome: Outcome, seconds: number): void {
     const label = this.label(method);
     let series = this.perMethod.get(label);
     if (series === undefined) {
-      series = { outcomes: new Map(), duration: this.duration.labels({ method: label }) };
+      series = { counts: new Map(), duration: this.duration.labels({ method: label }) };
       this.perMethod.set(label, series);
     }
-    let count = series.outcomes.get(outcome);
-    if (count === undefined) series.outcomes.set(outcome, (count = this.requests.labels({ method: label, outcome })));
-    count.inc();
+    series.counts.set(outcome, (series.counts.get(outcome) ?? 0) + 1);
     series.duration.observe(seconds);
+  }
+
+  private flushRequestCounts(): void {
+    for (const [method, { counts }] of this.perMethod) {
+      for (const [outcome, count] of counts) {
+        if (count > 0) this.requests.inc({ method, outcome }, count);
+        counts.set(outcome, 0);
+      }
+    }
   }
 
   refused(plugin: string, code: number): void {

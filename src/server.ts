@@ -41,6 +41,8 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
     runtime.enter();
     // One listener per request does all the bookkeeping (listeners are measurable at this rate).
     res.once('close', () => {
+      // An answer still streaming from the EL is abandoned: the upstream request listens for this.
+      if (!res.writableFinished) res.emit('abort');
       runtime.leave();
       if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
       onSettled();

@@ -54,6 +54,22 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
       expect(suite.tap.bodies).to.deep.equal(['{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}']);
     });
 
+    it('forwards the canonical JSON of what it read: ids and params with escapes, nesting, no params', async () => {
+      const sent = [
+        { jsonrpc: '2.0', id: 'q"uo\\te\u2028\u00e9', method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000001', 'latest'] },
+        { jsonrpc: '2.0', id: null, method: 'eth_chainId' },
+        { jsonrpc: '2.0', id: -9007199254740991, method: 'eth_call', params: [{ to: '0x0000000000000000000000000000000000000001', data: '0x' }, { blockNumber: '0x0' }] },
+        { jsonrpc: '2.0', id: 3, method: 'eth_blockNumber', params: { named: ['a\n', { deeper: [] }] } },
+      ];
+      // Members in another order and spaced out: the EL still gets the one canonical form.
+      for (const { jsonrpc, id, method, params } of sent) {
+        const members = [`"method" : ${JSON.stringify(method)}`, `"id": ${JSON.stringify(id)}`, `"jsonrpc":"${jsonrpc}"`];
+        if (params !== undefined) members.unshift(`"params":${JSON.stringify(params, null, 1)}`);
+        await post(suite.ingress.url, `{ ${members.join(' , ')} }`);
+      }
+      expect(suite.tap.bodies).to.deep.equal(sent.map((request) => JSON.stringify(request)));
+    });
+
     for (const [label, id] of [
       ['a string id', 'abc-\u00e9'],
       ['zero', 0],
