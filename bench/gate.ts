@@ -16,7 +16,6 @@
  * /tmp/prof-frames.
  */
 import { getBytes, keccak256, Transaction, Wallet } from 'ethers';
-import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import { decodeFrameTransaction } from '../plugins/gate/frame-codec.js';
 import { recoverAddress, verifyFrameSignatures } from '../plugins/gate/signatures.js';
@@ -25,7 +24,7 @@ import { startIngressProcess } from '../test/helpers/child.js';
 import { mldsaEntry, mldsaKeys, transferFrameTx } from '../test/helpers/frames.js';
 import { startValidatingEl } from '../test/helpers/validating-el.js';
 import { productionChain, runBench, UNLIMITED_READS, UNLIMITED_SUBMISSIONS } from './production.js';
-import { wrk } from './wrk.js';
+import { cpuSeconds, wrk } from './wrk.js';
 
 const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
 const FRAME_COUNT = Number(process.argv[3] ?? 400);
@@ -95,12 +94,6 @@ async function submitAll(url: string, raws: readonly string[]): Promise<{ admitt
 }
 
 const REFUSAL_SECONDS = 3;
-
-/** CPU seconds a process has used (user + system), from /proc; Linux's clock tick is 1/100 s. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /**
  * A process's CPU per admitted submission over a run, and what that means for one core of its

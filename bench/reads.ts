@@ -5,7 +5,11 @@
  * reference Node proxy (its own process too), nginx proxy_pass with upstream keep-alive, and
  * anvil direct, all measured in this run.
  *
- *   npm run bench:reads [-- seconds]        needs wrk and nginx (Debian: apt-get install wrk nginx)
+ * The machine is shared and its speed swings by a fifth within minutes, so each figure is the
+ * median of several rounds, each round measuring every target once in a rotating order; beside
+ * the rates, the CPU each proxy process spends per call (from /proc) over the same runs.
+ *
+ *   npm run bench:reads [-- seconds rounds]   needs wrk and nginx (Debian: apt-get install wrk nginx)
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -16,9 +20,10 @@ import { freePort } from '../test/helpers/ports.js';
 import { startIngressProcess } from '../test/helpers/child.js';
 import { productionChain, runBench, UNLIMITED_READS } from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
-import { wrk, type Run } from './wrk.js';
+import { median, wrk, type Run } from './wrk.js';
 
-const SECONDS = Number(process.argv[2] ?? 3);
+const SECONDS = Number(process.argv[2] ?? 2);
+const ROUNDS = Number(process.argv[3] ?? 3);
 const CLIENTS = [1, 32, 256];
 const DEV = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 const METHODS: Record<string, unknown[]> = {
@@ -52,38 +57,67 @@ http { access_log off;
     if (ok) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+  return { url: `http://127.0.0.1:${port}`, stop: () => void child.kill('SIGTERM') };
+}
+
+/** Each target's runs of one (method, clients) cell, kept for medians. */
+type Cell = Record<string, Run[]>;
+
+function report(method: string, clients: number, cell: Cell): void {
+  const mid = (name: string, pick: (run: Run) => number) => median(cell[name]!.map(pick));
+  const rps = (name: string) => mid(name, (r) => r.rps);
+  const pct = (name: string) => `${((rps('ingress') / rps(name)) * 100).toFixed(0)}%`.padStart(7);
+  const cpuRatio = mid('reference', (r) => r.cpuUsPerCall!) / mid('ingress', (r) => r.cpuUsPerCall!);
+  const p99 = mid('ingress', (r) => r.p99);
+  const refP99 = mid('reference', (r) => r.p99);
+  console.log(
+    `${method.padEnd(16)}${String(clients).padStart(4)} ${Math.round(rps('ingress')).toString().padStart(9)} ${mid('ingress', (r) => r.p50).toFixed(2).padStart(6)} ${p99.toFixed(2).padStart(7)} |` +
+      `${pct('reference')}${pct('nginx')}${pct('direct')} | ${refP99.toFixed(2).padStart(7)} ${(p99 - refP99 >= 0 ? '+' : '') + (p99 - refP99).toFixed(2).padStart(6)} |` +
+      ` ${mid('ingress', (r) => r.cpuUsPerCall!).toFixed(0).padStart(4)} ${mid('reference', (r) => r.cpuUsPerCall!).toFixed(0).padStart(4)} ${`${(cpuRatio * 100).toFixed(0)}%`.padStart(5)}`,
+  );
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  const anvil = await startAnvil();
-  const reference = await startReferenceProcess(anvil.url);
-  const nginx = await startNginx(anvil.url, dir);
-  const ingress = await startIngressProcess(productionChain(anvil.url, [UNLIMITED_READS]));
-  const targets: Record<string, string> = { direct: anvil.url, nginx: nginx.url, reference: reference.url, ingress: ingress.url };
-  console.log(`reads: wrk -t1, ${SECONDS} s per run, ${new Date().toISOString()}, node ${process.version}`);
-  console.log('method            clients   ingress req/s  p50 ms  p99 ms | /reference  /nginx  /direct | ref p99 ms');
+  const stops: Array<() => Promise<void> | void> = [];
   try {
+    const anvil = await startAnvil();
+    stops.push(() => anvil.stop());
+    const reference = await startReferenceProcess(anvil.url);
+    stops.push(() => reference.stop());
+    const nginx = await startNginx(anvil.url, dir);
+    stops.push(() => nginx.stop());
+    const ingress = await startIngressProcess(productionChain(anvil.url, [UNLIMITED_READS]));
+    stops.push(async () => {
+      ingress.child.kill('SIGTERM');
+      await ingress.exited;
+    });
+    const targets: Record<string, { url: string; pid?: number }> = {
+      direct: { url: anvil.url },
+      nginx: { url: nginx.url },
+      reference: { url: reference.url, pid: reference.child.pid! },
+      ingress: { url: ingress.url, pid: ingress.child.pid! },
+    };
+    const names = Object.keys(targets);
+    console.log(`reads: wrk -t1, ${ROUNDS} rounds of ${SECONDS} s per target, medians; ${new Date().toISOString()}, node ${process.version}`);
+    console.log('                        ingress                  | ingress req/s as % of  |   p99 ms        | CPU µs/call');
+    console.log('method       clients    req/s  p50 ms  p99 ms |   ref  nginx direct |     ref   diff  |  ing  ref ref/ing');
     for (const [method, params] of Object.entries(METHODS)) {
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
       for (const clients of CLIENTS) {
-        const runs: Record<string, Run> = {};
-        for (const [name, url] of Object.entries(targets)) runs[name] = await wrk(url, body, clients, SECONDS);
-        const i = runs.ingress!;
-        const pct = (other: Run) => `${((i.rps / other.rps) * 100).toFixed(0)}%`.padStart(9);
-        console.log(
-          `${method.padEnd(18)}${String(clients).padStart(7)}   ${Math.round(i.rps).toString().padStart(13)} ${i.p50.toFixed(2).padStart(7)} ${i.p99.toFixed(2).padStart(7)} |` +
-            `${pct(runs.reference!)}${pct(runs.nginx!)}${pct(runs.direct!)} | ${runs.reference!.p99.toFixed(2).padStart(9)}`,
-        );
+        const cell: Cell = Object.fromEntries(names.map((name) => [name, []]));
+        for (let round = 0; round < ROUNDS; round++) {
+          // Each round starts with another target, so none is always measured first or last.
+          for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+            const { url, pid } = targets[name]!;
+            cell[name]!.push(await wrk(url, body, clients, SECONDS, false, pid));
+          }
+        }
+        report(method, clients, cell);
       }
     }
   } finally {
-    ingress.child.kill('SIGTERM');
-    await ingress.exited;
-    nginx.stop();
-    await reference.stop();
-    await anvil.stop();
+    for (const stop of stops.reverse()) await stop();
   }
 }
 

@@ -1,6 +1,6 @@
 /** wrk (Debian: apt-get install wrk) as the load generator: one thread, keep-alive clients, one POST body. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,6 +9,19 @@ export interface Run {
   rps: number;
   p50: number;
   p99: number;
+  /** CPU (user + system) `cpuPid` spent per answered call over the measured seconds, in µs. */
+  cpuUsPerCall?: number;
+}
+
+/** CPU seconds a process has used (user + system), from /proc; Linux's clock tick is 1/100 s. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The middle value (the upper one of an even count). */
+export function median(values: readonly number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 }
 
 /** wrk's durations: 95.2us, 1.20ms, 2.01s, 1.00m. */
@@ -21,21 +34,26 @@ function ms(text: string): number {
 
 /**
  * A one-second warm-up, then `seconds` measured. Non-2xx answers fail the run unless
- * `expectNon2xx` (a flood that is meant to get 429s).
+ * `expectNon2xx` (a flood that is meant to get 429s). With `cpuPid`, that process's CPU over the
+ * measured seconds is reported per call.
  */
-export async function wrk(url: string, body: string, clients: number, seconds: number, expectNon2xx = false): Promise<Run> {
+export async function wrk(url: string, body: string, clients: number, seconds: number, expectNon2xx = false, cpuPid?: number): Promise<Run> {
   const script = join(mkdtempSync(join(tmpdir(), 'svc-bench-wrk-')), 'post.lua');
   writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\n`);
   // Connection set-up (clients and upstream pools, which idle out between runs) and JIT
   // warm-up otherwise land in the measured tail.
   await promisify(execFile)('wrk', ['-t1', `-c${clients}`, '-d1s', '-s', script, url]);
+  const cpuBefore = cpuPid === undefined ? 0 : cpuSeconds(cpuPid);
   const { stdout } = await promisify(execFile)('wrk', ['-t1', `-c${clients}`, `-d${seconds}s`, '--latency', '-s', script, url]);
+  const cpu = cpuPid === undefined ? 0 : cpuSeconds(cpuPid) - cpuBefore;
   if (!/50%/.test(stdout) || /Socket errors/.test(stdout) || (!expectNon2xx && /Non-2xx/.test(stdout))) {
     throw new Error(`wrk against ${url} failed:\n${stdout}`);
   }
+  const calls = Number(/(\d+) requests in/.exec(stdout)![1]);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)![1]),
     p50: ms(/^\s+50%\s+(\S+)/m.exec(stdout)![1]!),
     p99: ms(/^\s+99%\s+(\S+)/m.exec(stdout)![1]!),
+    ...(cpuPid === undefined ? {} : { cpuUsPerCall: (cpu * 1e6) / calls }),
   };
 }

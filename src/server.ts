@@ -169,6 +169,7 @@ function readBody(req: IncomingMessage, cap: number, done: (body: Buffer | undef
     chunks.push(chunk);
   };
   const onEnd = () => done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-  // A client that goes away mid-body only ends its own request; 'close' on the response cleans up.
-  req.on('data', onData).on('end', onEnd).on('error', () => {});
+  // A client that goes away mid-body only ends its own request; 'close' on the response cleans
+  // up. (An IncomingMessage emits 'error' only to listeners it has, so none is needed.)
+  req.on('data', onData).on('end', onEnd);
 }

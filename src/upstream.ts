@@ -32,6 +32,7 @@ export type UpstreamErrorListener = (kind: 'unavailable' | 'invalid') => void;
 /** Largest answer `call()` will read; the answers it is used for are a few KiB. */
 const MAX_CALL_ANSWER_BYTES = 4 * 1024 * 1024;
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+const JSON_HEADER_LIST = ['content-type', 'application/json'];
 
 export class Upstream {
   private readonly pool: Pool;
@@ -74,8 +75,8 @@ export class Upstream {
           // body itself is never parsed here: that is what keeps streaming cheap.
           if (statusCode !== 200 || !isJson(headers['content-type'])) throw new RpcFailure(errors.upstreamInvalid());
           const length = headers['content-length'];
-          if (typeof length === 'string') res.setHeader('content-length', length);
-          res.writeHead(200, JSON_HEADERS);
+          // Headers as a flat list: written as given, without setHeader's bookkeeping.
+          res.writeHead(200, typeof length === 'string' ? ['content-type', 'application/json', 'content-length', length] : JSON_HEADER_LIST);
           return res;
         },
       );
