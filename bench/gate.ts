@@ -20,10 +20,9 @@ import { Pool } from 'undici';
 import { decodeFrameTransaction } from '../plugins/gate/frame-codec.js';
 import { recoverAddress, verifyFrameSignatures } from '../plugins/gate/signatures.js';
 import { startAnvil } from '../devnet/anvil.js';
-import { startIngressProcess } from '../test/helpers/child.js';
 import { mldsaEntry, mldsaKeys, transferFrameTx } from '../test/helpers/frames.js';
 import { startValidatingEl } from '../test/helpers/validating-el.js';
-import { productionChain, runBench, UNLIMITED_READS, UNLIMITED_SUBMISSIONS } from './production.js';
+import { benchIngress, productionChain, runBench, stopIngress, UNLIMITED_READS, UNLIMITED_SUBMISSIONS, type StopLater } from './production.js';
 import { cpuSeconds, wrk } from './wrk.js';
 
 const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
@@ -114,7 +113,7 @@ async function answerOf(url: string, body: string): Promise<{ status: number; te
  * Cheap refusals with wrk (32 clients): each body is first checked to get the expected answer,
  * then flooded. Beside them, the same clients' eth_chainId straight from anvil.
  */
-async function refusals(anvilUrl: string, rpc: (method: string, params: unknown[]) => Promise<Response>): Promise<void> {
+async function refusals(stopLater: StopLater, anvilUrl: string, rpc: (method: string, params: unknown[]) => Promise<Response>): Promise<void> {
   console.log(`\ncheap refusals through the svc-ingress process (production chain, wrk -c${CONCURRENCY}, ${REFUSAL_SECONDS} s each):`);
   const submit = (raw: string) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
   const wallet = Wallet.createRandom();
@@ -133,104 +132,91 @@ async function refusals(anvilUrl: string, rpc: (method: string, params: unknown[
   const line = (what: string, rps: number) =>
     console.log(`  ${what.padEnd(48)} ${rate(rps, 1000).padStart(10)}  (${((rps / direct.rps) * 100).toFixed(0)}% of anvil's eth_chainId)`);
 
-  const open = await startIngressProcess(productionChain(anvilUrl, [UNLIMITED_READS, ...UNLIMITED_SUBMISSIONS]));
-  try {
-    const first = await answerOf(open.url, submit(admitted));
-    if (!first.text.includes(keccak256(admitted))) throw new Error(`the duplicate's first submission was not admitted: ${first.text}`);
-    for (const c of cases) {
-      const once = await answerOf(open.url, c.body);
-      if (once.status !== c.status || !once.text.includes(c.expect)) throw new Error(`${c.what}: unexpected answer ${once.status} ${once.text}`);
-      line(c.what, (await wrk(open.url, c.body, CONCURRENCY, REFUSAL_SECONDS)).rps);
-    }
-  } finally {
-    open.child.kill('SIGTERM');
-    await open.exited;
+  const open = await benchIngress(stopLater, productionChain(anvilUrl, [UNLIMITED_READS, ...UNLIMITED_SUBMISSIONS]));
+  const first = await answerOf(open.url, submit(admitted));
+  if (!first.text.includes(keccak256(admitted))) throw new Error(`the duplicate's first submission was not admitted: ${first.text}`);
+  for (const c of cases) {
+    const once = await answerOf(open.url, c.body);
+    if (once.status !== c.status || !once.text.includes(c.expect)) throw new Error(`${c.what}: unexpected answer ${once.status} ${once.text}`);
+    line(c.what, (await wrk(open.url, c.body, CONCURRENCY, REFUSAL_SECONDS)).rps);
   }
+  await stopIngress(open);
 
   // The shipped per-source submission quota (10/s, burst 50): one source flooding it.
-  const limited = await startIngressProcess(productionChain(anvilUrl));
-  try {
-    for (let i = 0; i < 60; i++) await answerOf(limited.url, undecodable);
-    const once = await answerOf(limited.url, undecodable);
-    if (once.status !== 429 || !once.text.includes('-32005')) throw new Error(`flood: unexpected answer ${once.status} ${once.text}`);
-    line('submission flood over its quota (-32005, 429)', (await wrk(limited.url, undecodable, CONCURRENCY, REFUSAL_SECONDS, true)).rps);
-  } finally {
-    limited.child.kill('SIGTERM');
-    await limited.exited;
-  }
+  const limited = await benchIngress(stopLater, productionChain(anvilUrl));
+  for (let i = 0; i < 60; i++) await answerOf(limited.url, undecodable);
+  const once = await answerOf(limited.url, undecodable);
+  if (once.status !== 429 || !once.text.includes('-32005')) throw new Error(`flood: unexpected answer ${once.status} ${once.text}`);
+  line('submission flood over its quota (-32005, 429)', (await wrk(limited.url, undecodable, CONCURRENCY, REFUSAL_SECONDS, true)).rps);
+  await stopIngress(limited);
 }
 
-async function main(): Promise<void> {
+async function main(stopLater: StopLater): Promise<void> {
   console.log(`gate benchmark: ${ECDSA_COUNT} ECDSA transfers, ${FRAME_COUNT} ML-DSA-65 frame transactions, ${CONCURRENCY} clients`);
   const anvil = await startAnvil({ extraArgs: ['--no-mining'] });
+  stopLater(() => anvil.stop());
   const el = await startValidatingEl(anvil.url, () => ({ result: { valid: true } }));
+  stopLater(() => el.close());
   const rpc = (method: string, params: unknown[]) =>
     fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  try {
-    // ECDSA: distinct funded senders, PER_SENDER transfers each (nonces 0..15); a second,
-    // identical set goes straight to anvil as the EL's own ceiling in this run.
-    const transfers = async () => {
-      const senders = Array.from({ length: Math.ceil(ECDSA_COUNT / PER_SENDER) }, () => Wallet.createRandom());
-      for (const w of senders) await rpc('anvil_setBalance', [w.address, FUNDS]);
-      return Promise.all(
-        Array.from({ length: ECDSA_COUNT }, (_, i) =>
-          senders[i % senders.length]!.signTransaction({
-            chainId: 8141, nonce: Math.floor(i / senders.length), to: RECIPIENT, value: 1n, gasLimit: 21_000,
-            maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
-          }),
-        ),
-      );
-    };
-    const ecdsa = await transfers();
-    const direct = await transfers();
-    // ML-DSA-65 frame transfers: one per sender (nonce must equal the state nonce).
-    const frames: string[] = [];
-    for (let i = 0; i < FRAME_COUNT; i++) {
-      const seed = getBytes(keccak256(new Uint8Array([i >> 8, i & 255])));
-      const keys = mldsaKeys(seed);
-      await rpc('anvil_setBalance', [keys.address, FUNDS]);
-      frames.push(transferFrameTx({ sender: keys.address, to: RECIPIENT, value: 1n, scheme: 0x65, sign: (d) => mldsaEntry(keys, d) }).raw);
-    }
-
-    console.log('\nraw signature checks (one core, this run):');
-    const parsed = ecdsa.map((raw) => Transaction.from(raw));
-    timed('secp256k1 recovery, ethers Transaction.from().from', Math.min(500, ECDSA_COUNT), (i) => void Transaction.from(ecdsa[i]!).from);
-    const native = timed('secp256k1 recovery, native libsecp256k1', ECDSA_COUNT, (i) => {
-      const tx = parsed[i]!;
-      const sig = tx.signature!;
-      recoverAddress(getBytes(tx.unsignedHash), getBytes(sig.r), getBytes(sig.s), sig.yParity);
-    });
-    const decodedFrames = frames.map((raw) => decodeFrameTransaction(raw));
-    const mldsa = timed('ML-DSA-65 verify (+ key address), @noble/post-quantum', FRAME_COUNT, (i) => verifyFrameSignatures(decodedFrames[i]!));
-
-    console.log('\nthe EL alone (anvil, same transfers, same clients):');
-    const d = await submitAll(anvil.url, direct);
-    console.log(`  ${'ECDSA transfers accepted by anvil directly'.padEnd(48)} ${rate(d.admitted, d.ms).padStart(10)}`);
-
-    console.log('\nthrough the svc-ingress process (full chain, HTTP, keep-alive):');
-    const ecdsaIngress = await startIngressProcess(chain(anvil.url), undefined, process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []);
-    const ecdsaCpu = [cpuSeconds(ecdsaIngress.child.pid!), cpuSeconds(anvil.child.pid!)] as const;
-    const e = await submitAll(ecdsaIngress.url, ecdsa);
-    const ecdsaUsed = [cpuSeconds(ecdsaIngress.child.pid!) - ecdsaCpu[0], cpuSeconds(anvil.child.pid!) - ecdsaCpu[1]] as const;
-    ecdsaIngress.child.kill('SIGTERM');
-    await ecdsaIngress.exited;
-    console.log(`  ${'ECDSA transfers admitted'.padEnd(48)} ${rate(e.admitted, e.ms).padStart(10)}  (${e.admitted}/${ECDSA_COUNT}; ${(e.admitted / (e.ms / 1000) / native * 100).toFixed(0)}% of bare native recovery, ${((e.admitted / e.ms) / (d.admitted / d.ms) * 100).toFixed(0)}% of anvil direct)`);
-    perCore('  ingress CPU per admitted transfer', ecdsaUsed[0], e.admitted);
-    perCore('  anvil CPU per transfer meanwhile', ecdsaUsed[1], e.admitted);
-    const frameIngress = await startIngressProcess(chain(el.url), undefined, process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof-frames'] : []);
-    const frameCpu = cpuSeconds(frameIngress.child.pid!);
-    const f = await submitAll(frameIngress.url, frames);
-    const frameUsed = cpuSeconds(frameIngress.child.pid!) - frameCpu;
-    frameIngress.child.kill('SIGTERM');
-    await frameIngress.exited;
-    console.log(`  ${'ML-DSA-65 frame transactions admitted'.padEnd(48)} ${rate(f.admitted, f.ms).padStart(10)}  (${f.admitted}/${FRAME_COUNT}; ${(f.admitted / (f.ms / 1000) / mldsa * 100).toFixed(0)}% of bare ML-DSA verify)`);
-    perCore('  ingress CPU per admitted frame transaction', frameUsed, f.admitted);
-    for (const [why, n] of [...e.refusals, ...f.refusals]) console.log(`  refused ${n}: ${why}`);
-    await refusals(anvil.url, rpc);
-  } finally {
-    await el.close();
-    await anvil.stop();
+  // ECDSA: distinct funded senders, PER_SENDER transfers each (nonces 0..15); a second,
+  // identical set goes straight to anvil as the EL's own ceiling in this run.
+  const transfers = async () => {
+    const senders = Array.from({ length: Math.ceil(ECDSA_COUNT / PER_SENDER) }, () => Wallet.createRandom());
+    for (const w of senders) await rpc('anvil_setBalance', [w.address, FUNDS]);
+    return Promise.all(
+      Array.from({ length: ECDSA_COUNT }, (_, i) =>
+        senders[i % senders.length]!.signTransaction({
+          chainId: 8141, nonce: Math.floor(i / senders.length), to: RECIPIENT, value: 1n, gasLimit: 21_000,
+          maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+        }),
+      ),
+    );
+  };
+  const ecdsa = await transfers();
+  const direct = await transfers();
+  // ML-DSA-65 frame transfers: one per sender (nonce must equal the state nonce).
+  const frames: string[] = [];
+  for (let i = 0; i < FRAME_COUNT; i++) {
+    const seed = getBytes(keccak256(new Uint8Array([i >> 8, i & 255])));
+    const keys = mldsaKeys(seed);
+    await rpc('anvil_setBalance', [keys.address, FUNDS]);
+    frames.push(transferFrameTx({ sender: keys.address, to: RECIPIENT, value: 1n, scheme: 0x65, sign: (d) => mldsaEntry(keys, d) }).raw);
   }
+
+  console.log('\nraw signature checks (one core, this run):');
+  const parsed = ecdsa.map((raw) => Transaction.from(raw));
+  timed('secp256k1 recovery, ethers Transaction.from().from', Math.min(500, ECDSA_COUNT), (i) => void Transaction.from(ecdsa[i]!).from);
+  const native = timed('secp256k1 recovery, native libsecp256k1', ECDSA_COUNT, (i) => {
+    const tx = parsed[i]!;
+    const sig = tx.signature!;
+    recoverAddress(getBytes(tx.unsignedHash), getBytes(sig.r), getBytes(sig.s), sig.yParity);
+  });
+  const decodedFrames = frames.map((raw) => decodeFrameTransaction(raw));
+  const mldsa = timed('ML-DSA-65 verify (+ key address), @noble/post-quantum', FRAME_COUNT, (i) => verifyFrameSignatures(decodedFrames[i]!));
+
+  console.log('\nthe EL alone (anvil, same transfers, same clients):');
+  const d = await submitAll(anvil.url, direct);
+  console.log(`  ${'ECDSA transfers accepted by anvil directly'.padEnd(48)} ${rate(d.admitted, d.ms).padStart(10)}`);
+
+  console.log('\nthrough the svc-ingress process (full chain, HTTP, keep-alive):');
+  const ecdsaIngress = await benchIngress(stopLater, chain(anvil.url), process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []);
+  const ecdsaCpu = [cpuSeconds(ecdsaIngress.child.pid!), cpuSeconds(anvil.child.pid!)] as const;
+  const e = await submitAll(ecdsaIngress.url, ecdsa);
+  const ecdsaUsed = [cpuSeconds(ecdsaIngress.child.pid!) - ecdsaCpu[0], cpuSeconds(anvil.child.pid!) - ecdsaCpu[1]] as const;
+  await stopIngress(ecdsaIngress);
+  console.log(`  ${'ECDSA transfers admitted'.padEnd(48)} ${rate(e.admitted, e.ms).padStart(10)}  (${e.admitted}/${ECDSA_COUNT}; ${(e.admitted / (e.ms / 1000) / native * 100).toFixed(0)}% of bare native recovery, ${((e.admitted / e.ms) / (d.admitted / d.ms) * 100).toFixed(0)}% of anvil direct)`);
+  perCore('  ingress CPU per admitted transfer', ecdsaUsed[0], e.admitted);
+  perCore('  anvil CPU per transfer meanwhile', ecdsaUsed[1], e.admitted);
+  const frameIngress = await benchIngress(stopLater, chain(el.url), process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof-frames'] : []);
+  const frameCpu = cpuSeconds(frameIngress.child.pid!);
+  const f = await submitAll(frameIngress.url, frames);
+  const frameUsed = cpuSeconds(frameIngress.child.pid!) - frameCpu;
+  await stopIngress(frameIngress);
+  console.log(`  ${'ML-DSA-65 frame transactions admitted'.padEnd(48)} ${rate(f.admitted, f.ms).padStart(10)}  (${f.admitted}/${FRAME_COUNT}; ${(f.admitted / (f.ms / 1000) / mldsa * 100).toFixed(0)}% of bare ML-DSA verify)`);
+  perCore('  ingress CPU per admitted frame transaction', frameUsed, f.admitted);
+  for (const [why, n] of [...e.refusals, ...f.refusals]) console.log(`  refused ${n}: ${why}`);
+  await refusals(stopLater, anvil.url, rpc);
 }
 
 runBench(main);

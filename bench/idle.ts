@@ -10,9 +10,8 @@
 import { connect, type Socket } from 'node:net';
 import { request } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
-import { startIngressProcess } from '../test/helpers/child.js';
 import { memoryOf } from '../test/helpers/log-bomb.js';
-import { productionChain, runBench, UNLIMITED_READS } from './production.js';
+import { benchIngress, productionChain, runBench, UNLIMITED_READS, within, type StopLater } from './production.js';
 
 const CONNECTIONS = Number(process.argv[2] ?? 10_000);
 const BATCH = 500;
@@ -40,7 +39,8 @@ async function openIdle(url: string): Promise<Socket[]> {
   const port = Number(new URL(url).port);
   const sockets: Socket[] = [];
   for (let i = 0; i < CONNECTIONS; i += BATCH) {
-    sockets.push(...(await Promise.all(Array.from({ length: Math.min(BATCH, CONNECTIONS - i) }, () => idleConnection(port)))));
+    const batch = Array.from({ length: Math.min(BATCH, CONNECTIONS - i) }, () => idleConnection(port));
+    sockets.push(...(await within(60_000, `${BATCH} connections answered`, Promise.all(batch))));
   }
   return sockets;
 }
@@ -58,7 +58,13 @@ const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
 async function measure(name: string, url: string, pid: number): Promise<Socket[]> {
   const before = memoryOf(pid).rssKiB;
   const sockets = await openIdle(url);
-  const after = memoryOf(pid).rssKiB;
+  // Memory the process takes for the connections may lag their answers: the highest of a
+  // second's readings.
+  let after = 0;
+  for (let i = 0; i < 10; i++) {
+    after = Math.max(after, memoryOf(pid).rssKiB);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   console.log(
     `${name.padEnd(10)} RSS ${mib(before).padStart(10)} -> ${mib(after).padStart(10)} with ${CONNECTIONS} idle connections: ` +
       `${((after - before) / CONNECTIONS).toFixed(1)} KiB each`,
@@ -66,9 +72,11 @@ async function measure(name: string, url: string, pid: number): Promise<Socket[]
   return sockets;
 }
 
-async function main(): Promise<void> {
+async function main(stopLater: StopLater): Promise<void> {
   const anvil = await startAnvil();
-  const ingress = await startIngressProcess(
+  stopLater(() => anvil.stop());
+  const ingress = await benchIngress(
+    stopLater,
     productionChain(anvil.url, [
       UNLIMITED_READS,
       ['max_connections: 10000', `max_connections: ${CONNECTIONS + 100}`],
@@ -76,23 +84,20 @@ async function main(): Promise<void> {
     ]),
   );
   console.log(`idle: ${CONNECTIONS} keep-alive connections, ${new Date().toISOString()}, node ${process.version}`);
-  try {
-    // Warm both up so that start-up allocations are not counted as the connections' cost.
-    for (const url of [anvil.url, ingress.url]) await closeAll(await Promise.all(Array.from({ length: 50 }, () => idleConnection(Number(new URL(url).port)))));
-    const direct = await measure('anvil', anvil.url, anvil.child.pid!);
-    await closeAll(direct);
-    const idle = await measure('ingress', ingress.url, ingress.child.pid!);
-    const start = performance.now();
-    const reply = await request(ingress.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
-    const text = await reply.body.text();
-    if (!text.includes('0x1fcd')) throw new Error(`unexpected answer ${text}`);
-    console.log(`a fresh call with all ${CONNECTIONS} open: answered in ${(performance.now() - start).toFixed(1)} ms`);
-    await closeAll(idle);
-  } finally {
-    ingress.child.kill('SIGTERM');
-    await ingress.exited;
-    await anvil.stop();
+  // Warm both up so that start-up allocations are not counted as the connections' cost.
+  for (const url of [anvil.url, ingress.url]) {
+    const warm = Array.from({ length: 50 }, () => idleConnection(Number(new URL(url).port)));
+    await closeAll(await within(30_000, 'warm-up connections answered', Promise.all(warm)));
   }
+  const direct = await measure('anvil', anvil.url, anvil.child.pid!);
+  await closeAll(direct);
+  const idle = await measure('ingress', ingress.url, ingress.child.pid!);
+  const start = performance.now();
+  const reply = await request(ingress.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+  const text = await reply.body.text();
+  if (!text.includes('0x1fcd')) throw new Error(`unexpected answer ${text}`);
+  console.log(`a fresh call with all ${CONNECTIONS} open: answered in ${(performance.now() - start).toFixed(1)} ms`);
+  await closeAll(idle);
 }
 
 runBench(main);

@@ -1,5 +1,6 @@
 /** The shipped production chain (`config/ingress.yaml`) with a bench EL as every upstream, on free ports. */
 import { readFileSync } from 'node:fs';
+import { startIngressProcess, type IngressProcess } from '../test/helpers/child.js';
 
 /** `edits` replace text in the shipped file (to raise a rate limit, say); each must match. */
 export function productionChain(elUrl: string, edits: ReadonlyArray<readonly [string, string]> = []): string {
@@ -28,10 +29,61 @@ export const UNLIMITED_SUBMISSIONS = [
   ['host: {rate_per_second: 3000, burst: 6000}', 'host: {rate_per_second: 10000000, burst: 10000000}'],
 ] as const;
 
-/** A bench's entry point: a failure prints and exits 1 (children are stopped by `main` itself). */
-export function runBench(main: () => Promise<void>): void {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
+/** Registers how to stop something a bench started; run last-first however the bench ends. */
+export type StopLater = (stop: () => unknown) => void;
+
+/**
+ * A bench's entry point. `main` registers what it starts with `stopLater`; all of it is stopped
+ * when main ends, fails, or misses `deadlineMs` (a bench that hangs fails rather than holding
+ * its processes forever). A failure prints and exits 1.
+ */
+export function runBench(main: (stopLater: StopLater) => Promise<void>, deadlineMs = 30 * 60_000): void {
+  const stops: Array<() => unknown> = [];
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`bench: no result within ${deadlineMs / 1000} s`)), deadlineMs);
   });
+  Promise.race([main((stop) => void stops.push(stop)), deadline])
+    .then(
+      () => 0,
+      (err: unknown) => {
+        console.error(err);
+        return 1;
+      },
+    )
+    .then(async (code) => {
+      clearTimeout(timer);
+      for (const stop of stops.reverse()) {
+        try {
+          await stop();
+        } catch (err) {
+          console.error('bench: stopping failed:', err);
+        }
+      }
+      process.exit(code);
+    });
+}
+
+/** An ingress process started by a bench, stopped (SIGTERM, then its exit awaited) at the end. */
+export async function benchIngress(stopLater: StopLater, yaml: string, nodeArgs: string[] = []): Promise<IngressProcess> {
+  const ingress = await startIngressProcess(yaml, undefined, nodeArgs);
+  stopLater(() => stopIngress(ingress));
+  return ingress;
+}
+
+/** Stops an ingress process now; stopping it again later is harmless. */
+export async function stopIngress(ingress: IngressProcess): Promise<void> {
+  if (ingress.child.exitCode === null && ingress.child.signalCode === null) ingress.child.kill('SIGTERM');
+  await ingress.exited;
+}
+
+/** Rejects if `promise` has not settled within `ms`. */
+export function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }

@@ -17,8 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAnvil } from '../devnet/anvil.js';
 import { freePort } from '../test/helpers/ports.js';
-import { startIngressProcess } from '../test/helpers/child.js';
-import { productionChain, runBench, UNLIMITED_READS } from './production.js';
+import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
 import { median, wrk, type Run } from './wrk.js';
 
@@ -63,7 +62,27 @@ http { access_log off;
 /** Each target's runs of one (method, clients) cell, kept for medians. */
 type Cell = Record<string, Run[]>;
 
-function report(method: string, clients: number, cell: Cell): void {
+/** The ingress's own duration histogram for one method, cumulative counts by upper bound (s). */
+async function ownHistogram(metricsUrl: string, method: string): Promise<Map<number, number>> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const buckets = new Map<number, number>();
+  const line = new RegExp(`^svc_ingress_request_duration_seconds_bucket\\{le="([^"]+)",method="${method}"\\} (\\d+)$`, 'gm');
+  for (const [, le, count] of text.matchAll(line)) buckets.set(le === '+Inf' ? Infinity : Number(le), Number(count));
+  return buckets;
+}
+
+/**
+ * The bucket bound under which 99% of the calls between two readings fell: the ingress's own
+ * time per call (body read to answer sent), which excludes what happens on the way to and from
+ * the load generator.
+ */
+function ownP99Ms(before: Map<number, number>, after: Map<number, number>): number {
+  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  for (const [bound, count] of after) if (count - (before.get(bound) ?? 0) >= 0.99 * total) return bound * 1000;
+  return Infinity;
+}
+
+function report(method: string, clients: number, cell: Cell, ownP99: number): void {
   const mid = (name: string, pick: (run: Run) => number) => median(cell[name]!.map(pick));
   const rps = (name: string) => mid(name, (r) => r.rps);
   const pct = (name: string) => `${((rps('ingress') / rps(name)) * 100).toFixed(0)}%`.padStart(7);
@@ -73,51 +92,46 @@ function report(method: string, clients: number, cell: Cell): void {
   console.log(
     `${method.padEnd(16)}${String(clients).padStart(4)} ${Math.round(rps('ingress')).toString().padStart(9)} ${mid('ingress', (r) => r.p50).toFixed(2).padStart(6)} ${p99.toFixed(2).padStart(7)} |` +
       `${pct('reference')}${pct('nginx')}${pct('direct')} | ${refP99.toFixed(2).padStart(7)} ${(p99 - refP99 >= 0 ? '+' : '') + (p99 - refP99).toFixed(2).padStart(6)} |` +
-      ` ${mid('ingress', (r) => r.cpuUsPerCall!).toFixed(0).padStart(4)} ${mid('reference', (r) => r.cpuUsPerCall!).toFixed(0).padStart(4)} ${`${(cpuRatio * 100).toFixed(0)}%`.padStart(5)}`,
+      ` ${mid('ingress', (r) => r.cpuUsPerCall!).toFixed(0).padStart(4)} ${mid('reference', (r) => r.cpuUsPerCall!).toFixed(0).padStart(4)} ${`${(cpuRatio * 100).toFixed(0)}%`.padStart(5)} |` +
+      ` ${`≤ ${ownP99}`.padStart(6)}`,
   );
 }
 
-async function main(): Promise<void> {
+async function main(stopLater: StopLater): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  const stops: Array<() => Promise<void> | void> = [];
-  try {
-    const anvil = await startAnvil();
-    stops.push(() => anvil.stop());
-    const reference = await startReferenceProcess(anvil.url);
-    stops.push(() => reference.stop());
-    const nginx = await startNginx(anvil.url, dir);
-    stops.push(() => nginx.stop());
-    const ingress = await startIngressProcess(productionChain(anvil.url, [UNLIMITED_READS]));
-    stops.push(async () => {
-      ingress.child.kill('SIGTERM');
-      await ingress.exited;
-    });
-    const targets: Record<string, { url: string; pid?: number }> = {
-      direct: { url: anvil.url },
-      nginx: { url: nginx.url },
-      reference: { url: reference.url, pid: reference.child.pid! },
-      ingress: { url: ingress.url, pid: ingress.child.pid! },
-    };
-    const names = Object.keys(targets);
-    console.log(`reads: wrk -t1, ${ROUNDS} rounds of ${SECONDS} s per target, medians; ${new Date().toISOString()}, node ${process.version}`);
-    console.log('                        ingress                  | ingress req/s as % of  |   p99 ms        | CPU µs/call');
-    console.log('method       clients    req/s  p50 ms  p99 ms |   ref  nginx direct |     ref   diff  |  ing  ref ref/ing');
-    for (const [method, params] of Object.entries(METHODS)) {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-      for (const clients of CLIENTS) {
-        const cell: Cell = Object.fromEntries(names.map((name) => [name, []]));
-        for (let round = 0; round < ROUNDS; round++) {
-          // Each round starts with another target, so none is always measured first or last.
-          for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
-            const { url, pid } = targets[name]!;
-            cell[name]!.push(await wrk(url, body, clients, SECONDS, false, pid));
-          }
+  const anvil = await startAnvil();
+  stopLater(() => anvil.stop());
+  const reference = await startReferenceProcess(anvil.url);
+  stopLater(() => reference.stop());
+  const nginx = await startNginx(anvil.url, dir);
+  stopLater(() => nginx.stop());
+  const ingress = await benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS]));
+  const targets: Record<string, { url: string; pid?: number }> = {
+    direct: { url: anvil.url },
+    nginx: { url: nginx.url },
+    reference: { url: reference.url, pid: reference.child.pid! },
+    ingress: { url: ingress.url, pid: ingress.child.pid! },
+  };
+  const names = Object.keys(targets);
+  const metricsUrl = ingress.lines.map((line) => /"msg":"operator listener[^"]*".*"url":"([^"]+)"/.exec(line)?.[1]).find(Boolean)!;
+  console.log(`reads: wrk -t1, ${ROUNDS} rounds of ${SECONDS} s per target, medians; ${new Date().toISOString()}, node ${process.version}`);
+  console.log('                        ingress                  | ingress req/s as % of  |   p99 ms        | CPU µs/call        | own p99 ms');
+  console.log('method       clients    req/s  p50 ms  p99 ms |   ref  nginx direct |     ref   diff  |  ing  ref ref/ing |');
+  for (const [method, params] of Object.entries(METHODS)) {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+    for (const clients of CLIENTS) {
+      const cell: Cell = Object.fromEntries(names.map((name) => [name, []]));
+      const own = await ownHistogram(metricsUrl, method);
+      for (let round = 0; round < ROUNDS; round++) {
+        // Each round starts with another target, so none is always measured first or last.
+        for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+          const { url, pid } = targets[name]!;
+          cell[name]!.push(await wrk(url, body, clients, SECONDS, false, pid));
         }
-        report(method, clients, cell);
       }
+      // Includes the warm-ups: the bound is coarse anyway (the histogram's buckets).
+      report(method, clients, cell, ownP99Ms(own, await ownHistogram(metricsUrl, method)));
     }
-  } finally {
-    for (const stop of stops.reverse()) await stop();
   }
 }
 

@@ -8,8 +8,7 @@
  *   npm run bench:workers [-- seconds]        needs wrk (Debian: apt-get install wrk)
  */
 import { startAnvil } from '../devnet/anvil.js';
-import { startIngressProcess } from '../test/helpers/child.js';
-import { productionChain, runBench, UNLIMITED_READS } from './production.js';
+import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 import { wrk } from './wrk.js';
 
 const SECONDS = Number(process.argv[2] ?? 3);
@@ -19,31 +18,26 @@ const CALLS = {
   eth_getBalance: [DEV, 'latest'],
 } as const;
 
-async function main(): Promise<void> {
+async function main(stopLater: StopLater): Promise<void> {
   const anvil = await startAnvil();
+  stopLater(() => anvil.stop());
   console.log(`workers: wrk -t1, ${SECONDS} s per run, ${new Date().toISOString()}, node ${process.version}`);
   console.log('method            clients | direct req/s | 1 worker req/s  p99 ms | 2 workers req/s  p99 ms | 2 / 1   1 / direct');
   const ingress = async (workers: number) =>
-    startIngressProcess(productionChain(anvil.url, [UNLIMITED_READS, ['workers: 1', `workers: ${workers}`]]));
+    benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS, ['workers: 1', `workers: ${workers}`]]));
   const [one, two] = [await ingress(1), await ingress(2)];
-  try {
-    for (const [method, params] of Object.entries(CALLS)) {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-      for (const clients of [32, 256]) {
-        const direct = await wrk(anvil.url, body, clients, SECONDS);
-        const a = await wrk(one.url, body, clients, SECONDS);
-        const b = await wrk(two.url, body, clients, SECONDS);
-        console.log(
-          `${method.padEnd(18)}${String(clients).padStart(7)} | ${Math.round(direct.rps).toString().padStart(12)} | ` +
-            `${Math.round(a.rps).toString().padStart(14)} ${a.p99.toFixed(2).padStart(7)} | ${Math.round(b.rps).toString().padStart(15)} ${b.p99.toFixed(2).padStart(7)} | ` +
-            `${(b.rps / a.rps).toFixed(2).padStart(5)} ${`${((a.rps / direct.rps) * 100).toFixed(0)}%`.padStart(11)}`,
-        );
-      }
+  for (const [method, params] of Object.entries(CALLS)) {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+    for (const clients of [32, 256]) {
+      const direct = await wrk(anvil.url, body, clients, SECONDS);
+      const a = await wrk(one.url, body, clients, SECONDS);
+      const b = await wrk(two.url, body, clients, SECONDS);
+      console.log(
+        `${method.padEnd(18)}${String(clients).padStart(7)} | ${Math.round(direct.rps).toString().padStart(12)} | ` +
+          `${Math.round(a.rps).toString().padStart(14)} ${a.p99.toFixed(2).padStart(7)} | ${Math.round(b.rps).toString().padStart(15)} ${b.p99.toFixed(2).padStart(7)} | ` +
+          `${(b.rps / a.rps).toFixed(2).padStart(5)} ${`${((a.rps / direct.rps) * 100).toFixed(0)}%`.padStart(11)}`,
+      );
     }
-  } finally {
-    for (const p of [one, two]) p.child.kill('SIGTERM');
-    await Promise.all([one.exited, two.exited]);
-    await anvil.stop();
   }
 }
 

@@ -1,10 +1,16 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=32
 /**
  * `svc-ingress --config FILE`: runs the ingress from a YAML file.
  * SIGHUP reloads the file (an invalid file keeps the running chain and logs why); SIGTERM and
  * SIGINT stop accepting, drain in-flight requests, then exit. With `workers: N` above 1 this
  * process becomes the cluster's primary (src/cluster/primary.ts) and each worker runs this file
- * again.
+ * again (with the same node flags).
+ *
+ * The node flag on the first line: V8's young generation is otherwise capped at 16 MiB per
+ * semi-space, and with a few hundred requests in flight their objects outlive it, get promoted
+ * and need full collections: at 256 keep-alive clients that cost 4-18 µs of collection per call,
+ * against ~2 µs with 32 MiB (BENCHMARKS.md, Reads). Tests and benches start the process with the
+ * same flags (test/helpers/child.ts reads them from this line).
  */
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';

@@ -1,6 +1,6 @@
 /** The real `svc-ingress` command as a child process, for signals and process-level checks. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -22,8 +22,17 @@ export function writeConfig(yaml: string): string {
   return path;
 }
 
+/** The node flags the command's first line (`#!/usr/bin/env -S node ...`) runs it with. */
+export function cliNodeFlags(): string[] {
+  const shebang = readFileSync('dist/src/cli.js', 'utf8').split('\n', 1)[0]!;
+  const match = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(shebang);
+  if (match === null) throw new Error(`dist/src/cli.js starts with an unexpected line: ${shebang}`);
+  return match[1]!.split(' ').filter(Boolean);
+}
+
+/** The command as an installed `svc-ingress` runs: its own node flags, then `nodeArgs`. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env, nodeArgs: string[] = []): ChildProcess {
-  return spawn(process.execPath, [...nodeArgs, 'dist/src/cli.js', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [...cliNodeFlags(), ...nodeArgs, 'dist/src/cli.js', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 export async function startIngressProcess(yaml: string, env?: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<IngressProcess> {

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { runCli, startIngressProcess, writeConfig, type IngressProcess } from '../helpers/child.js';
+import { cliNodeFlags, runCli, startIngressProcess, writeConfig, type IngressProcess } from '../helpers/child.js';
 import { useAnvil } from '../helpers/el.js';
 import { post, rpc } from '../helpers/http.js';
 import { OPERATOR_TOKEN, testConfig } from '../helpers/ingress.js';
@@ -32,6 +33,33 @@ describe('svc-ingress command', () => {
     const { code, stderr } = await outputOf(['--config', path]);
     expect(code).to.equal(2);
     expect(stderr).to.equal('svc-ingress: invalid configuration: plugins[0].size-limit.max_body_bytes: must be a positive integer\n');
+  });
+
+  it('runs, when executed as the installed command, with the node flags of its first line, in every worker too', async function () {
+    this.timeout(20_000);
+    const flags = cliNodeFlags();
+    expect(flags).to.deep.equal(['--max-semi-space-size=32']);
+    // npm makes a package's bin executable when it installs it; the build does not.
+    chmodSync('dist/src/cli.js', 0o755);
+    const path = writeConfig(testConfig(anvil.current.url).replace('log_level: debug', 'log_level: info') + 'workers: 2\n');
+    const child = spawn('dist/src/cli.js', ['--config', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      let log = '';
+      const workers = new Set<number>();
+      await new Promise<void>((resolve, reject) => {
+        child.stderr!.on('data', (chunk: Buffer) => {
+          log += chunk.toString();
+          for (const [, pid] of log.matchAll(/"msg":"worker listening".*?"pid":(\d+)/g)) workers.add(Number(pid));
+          if (workers.size === 2 && log.includes('"msg":"listening"')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code} before listening: ${log}`)));
+      });
+      const argv = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      for (const pid of [child.pid!, ...workers]) expect(argv(pid), `process ${pid}`).to.include.members(flags);
+    } finally {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await once(child, 'exit');
+    }
   });
 
   describe('signals', () => {
