@@ -1,6 +1,7 @@
 /** The shipped production chain (`config/ingress.yaml`) with a bench EL as every upstream, on free ports. */
 import { readFileSync } from 'node:fs';
 import { startIngressProcess, type IngressProcess } from '../test/helpers/child.js';
+export { within } from '../test/helpers/within.js';
 
 /** `edits` replace text in the shipped file (to raise a rate limit, say); each must match. */
 export function productionChain(elUrl: string, edits: ReadonlyArray<readonly [string, string]> = []): string {
@@ -75,15 +76,4 @@ export async function benchIngress(stopLater: StopLater, yaml: string, nodeArgs:
 export async function stopIngress(ingress: IngressProcess): Promise<void> {
   if (ingress.child.exitCode === null && ingress.child.signalCode === null) ingress.child.kill('SIGTERM');
   await ingress.exited;
-}
-
-/** Rejects if `promise` has not settled within `ms`. */
-export function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

@@ -11,6 +11,7 @@ import { useAnvil } from '../helpers/el.js';
 import { post, rpc } from '../helpers/http.js';
 import { LOG_COUNT, memoryOf, mineLogBomb } from '../helpers/log-bomb.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { within } from '../helpers/within.js';
 
 const UNAVAILABLE = (id: unknown) =>
   JSON.stringify({
@@ -35,16 +36,6 @@ function withUpstreamOptions(yaml: string, options: string): string {
   return yaml.replace(lines, options.replace(/^/gm, '  ') + '\n');
 }
 
-/** Rejects after `ms` with `what` in the message: a missing event fails the test, never hangs it. */
-function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
 
 function listenLocal(server: Server | ReturnType<typeof createTcpServer>): Promise<string> {
   return new Promise((resolve) =>
