@@ -6,7 +6,6 @@
  * sender is recovered with native libsecp256k1, never with ethers' `.from` (~500/s per core).
  * Type 0x06 goes through the frame decoder and static checks.
  */
-import { toBeArray } from 'ethers';
 import { checkFrameTransaction, type FrameFacts, type FrameLimits } from './frame-checks.js';
 import { decodeFrameTransaction, FRAME_TX_TYPE, type FrameTransaction } from './frame-codec.js';
 import { refuse } from './refusal.js';
@@ -49,7 +48,7 @@ function decodeStandard(raw: string, bytes: Uint8Array, hash: string, limits: De
   }
   if (tx.r === 0n || tx.r >= SECP256K1_N || tx.s === 0n || tx.s >= SECP256K1_N) refuse('sig-invalid', 'the signature is out of range');
   if (tx.s > SECP256K1_HALF_N) refuse('sig-invalid', 'the signature has a high s value');
-  const sender = recoverAddress(tx.signingHash, toBeArray(tx.r), toBeArray(tx.s), tx.yParity);
+  const sender = recoverAddress(tx.signingHash, tx.rBytes, tx.sBytes, tx.yParity);
   if (sender === undefined) refuse('sig-invalid', 'no sender can be recovered from the signature');
   return {
     raw,
