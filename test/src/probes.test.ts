@@ -55,6 +55,8 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
   it('serves Prometheus text with the ingress\'s own metrics, methods labelled from a closed set', async () => {
     await rpc(ingress.url, 'eth_chainId');
     await rpc(ingress.url, 'no_suchMethod');
+    // A refusal that comes through a plugin's promise (the gate's), counted all the same.
+    const refused = JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', ['0x02ab'])).text) as { error: { code: number } };
     const { status, type, text } = await get(`${ingress.metricsUrl}/metrics`);
     expect(status).to.equal(200);
     expect(type).to.match(/^text\/plain; version=0\.0\.4/);
@@ -62,6 +64,8 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
     expect(text).to.include('svc_ingress_requests_total{method="eth_chainId",outcome="proxied"} 1');
     expect(text).to.include('svc_ingress_requests_total{method="other",outcome="refused"} 1');
     expect(text).to.include('svc_ingress_refusals_total{plugin="allowlist",code="-32601"} 1');
+    expect(text).to.include(`svc_ingress_refusals_total{plugin="gate",code="${refused.error.code}"} 1`);
+    expect(text).to.include('svc_ingress_requests_total{method="eth_sendRawTransaction",outcome="refused"} 1');
     expect(text).to.not.include('no_suchMethod');
     expect(text).to.include('svc_ingress_process_resident_memory_bytes');
   });
