@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
 import { memoryOf, mineLogBomb } from '../test/helpers/log-bomb.js';
 import { benchIngress, productionChain, runBench, UNLIMITED_READS, within, type StopLater } from './production.js';
+import { median } from './wrk.js';
 
 const REPS = Number(process.argv[2] ?? 30);
 const HELD = 32;
@@ -38,8 +39,6 @@ async function timedCall(url: string, body: string): Promise<Timing> {
   }
   return { firstByteMs: firstByteMs!, totalMs: performance.now() - start, bytes: Buffer.concat(chunks) };
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Opens a request whose client reads its first chunk, then stops reading until `release`. */
 function held(url: string, body: string): Promise<{ response: IncomingMessage; release(): Promise<void> }> {
