@@ -23,7 +23,8 @@ import { startAnvil } from '../devnet/anvil.js';
 import { mldsaEntry, mldsaKeys, transferFrameTx } from '../test/helpers/frames.js';
 import { startValidatingEl } from '../test/helpers/validating-el.js';
 import { benchIngress, productionChain, runBench, stopIngress, UNLIMITED_READS, UNLIMITED_SUBMISSIONS, type StopLater } from './production.js';
-import { cpuSeconds, wrk } from './wrk.js';
+import { cpuSeconds } from './measure.js';
+import { wrk } from './wrk.js';
 
 const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
 const FRAME_COUNT = Number(process.argv[3] ?? 400);

@@ -11,7 +11,8 @@ import { connect, type Socket } from 'node:net';
 import { request } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
 import { memoryOf } from '../test/helpers/log-bomb.js';
-import { benchIngress, productionChain, runBench, UNLIMITED_READS, within, type StopLater } from './production.js';
+import { within } from '../test/helpers/within.js';
+import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 
 const CONNECTIONS = Number(process.argv[2] ?? 10_000);
 const BATCH = 500;

@@ -19,7 +19,8 @@ import { startAnvil } from '../devnet/anvil.js';
 import { freePort } from '../test/helpers/ports.js';
 import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
-import { median, wrk, type Run } from './wrk.js';
+import { median } from './measure.js';
+import { wrk, type Run } from './wrk.js';
 
 const SECONDS = Number(process.argv[2] ?? 2);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -113,7 +114,7 @@ async function main(stopLater: StopLater): Promise<void> {
     ingress: { url: ingress.url, pid: ingress.child.pid! },
   };
   const names = Object.keys(targets);
-  const metricsUrl = ingress.lines.map((line) => /"msg":"operator listener[^"]*".*"url":"([^"]+)"/.exec(line)?.[1]).find(Boolean)!;
+  const metricsUrl = String((await ingress.waitForLog(/^operator listener/)).url);
   console.log(`reads: wrk -t1, ${ROUNDS} rounds of ${SECONDS} s per target, medians; ${new Date().toISOString()}, node ${process.version}`);
   console.log('                        ingress                  | ingress req/s as % of  |   p99 ms        | CPU µs/call        | own p99 ms');
   console.log('method       clients    req/s  p50 ms  p99 ms |   ref  nginx direct |     ref   diff  |  ing  ref ref/ing |');

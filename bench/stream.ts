@@ -11,8 +11,9 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
 import { memoryOf, mineLogBomb } from '../test/helpers/log-bomb.js';
-import { benchIngress, productionChain, runBench, UNLIMITED_READS, within, type StopLater } from './production.js';
-import { median } from './wrk.js';
+import { within } from '../test/helpers/within.js';
+import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
+import { median } from './measure.js';
 
 const REPS = Number(process.argv[2] ?? 30);
 const HELD = 32;

@@ -1,9 +1,10 @@
 /** wrk (Debian: apt-get install wrk) as the load generator: one thread, keep-alive clients, one POST body. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { cpuSeconds } from './measure.js';
 
 export interface Run {
   rps: number;
@@ -11,17 +12,6 @@ export interface Run {
   p99: number;
   /** CPU (user + system) `cpuPid` spent per answered call over the measured seconds, in µs. */
   cpuUsPerCall?: number;
-}
-
-/** CPU seconds a process has used (user + system), from /proc; Linux's clock tick is 1/100 s. */
-export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** The middle value (the upper one of an even count). */
-export function median(values: readonly number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 }
 
 const SETTLE_MS = 2_000;

@@ -76,7 +76,7 @@ export class Upstream {
           if (statusCode !== 200 || !isJson(headers['content-type'])) throw new RpcFailure(errors.upstreamInvalid());
           const length = headers['content-length'];
           // Headers as a flat list: written as given, without setHeader's bookkeeping.
-          res.writeHead(200, typeof length === 'string' ? ['content-type', 'application/json', 'content-length', length] : JSON_HEADER_LIST);
+          res.writeHead(200, typeof length === 'string' ? [...JSON_HEADER_LIST, 'content-length', length] : JSON_HEADER_LIST);
           return res;
         },
       );

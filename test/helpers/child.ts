@@ -12,6 +12,8 @@ export interface IngressProcess {
   readonly lines: string[];
   /** Resolves with the first log line whose `msg` matches, among lines from index `from` on. */
   waitForLog(msg: string | RegExp, from?: number): Promise<Record<string, unknown>>;
+  /** Resolves with the first `count` log lines whose `msg` matches (one per worker, say). */
+  waitForLogs(msg: string | RegExp, count: number): Promise<Array<Record<string, unknown>>>;
   /** Resolves with the exit code. */
   readonly exited: Promise<number | null>;
 }
@@ -22,12 +24,15 @@ export function writeConfig(yaml: string): string {
   return path;
 }
 
+let flags: string[] | undefined;
+
 /** The node flags the command's first line (`#!/usr/bin/env -S node ...`) runs it with. */
 export function cliNodeFlags(): string[] {
+  if (flags !== undefined) return flags;
   const shebang = readFileSync('dist/src/cli.js', 'utf8').split('\n', 1)[0]!;
   const match = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(shebang);
   if (match === null) throw new Error(`dist/src/cli.js starts with an unexpected line: ${shebang}`);
-  return match[1]!.split(' ').filter(Boolean);
+  return (flags = match[1]!.split(' ').filter(Boolean));
 }
 
 /** The command as an installed `svc-ingress` runs: its own node flags, then `nodeArgs`. */
@@ -37,11 +42,18 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env, nod
 
 export async function startIngressProcess(yaml: string, env?: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<IngressProcess> {
   const configPath = writeConfig(yaml);
-  const child = runCli(['--config', configPath], env, nodeArgs);
+  return followIngress(runCli(['--config', configPath], env, nodeArgs), configPath);
+}
+
+type Entry = Record<string, unknown>;
+
+/** Follows a started svc-ingress (stderr piped) until it logs "listening". */
+export async function followIngress(child: ChildProcess, configPath: string): Promise<IngressProcess> {
   const lines: string[] = [];
-  const waiters: Array<{ match: string | RegExp; resolve: (entry: Record<string, unknown>) => void }> = [];
-  const matches = (entry: Record<string, unknown>, match: string | RegExp) =>
-    typeof match === 'string' ? entry.msg === match : match.test(String(entry.msg));
+  const entries: Array<Entry | undefined> = [];
+  const waiters: Array<{ match: string | RegExp; from: number; resolve: (found: { entry: Entry; index: number }) => void }> = [];
+  const matches = (entry: Entry | undefined, match: string | RegExp) =>
+    entry !== undefined && (typeof match === 'string' ? entry.msg === match : match.test(String(entry.msg)));
   let buffered = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
@@ -49,40 +61,45 @@ export async function startIngressProcess(yaml: string, env?: NodeJS.ProcessEnv,
     while ((newline = buffered.indexOf('\n')) >= 0) {
       const line = buffered.slice(0, newline);
       buffered = buffered.slice(newline + 1);
-      lines.push(line);
-      let entry: Record<string, unknown>;
+      const index = lines.push(line) - 1;
+      let entry: Entry | undefined;
       try {
-        entry = JSON.parse(line) as Record<string, unknown>;
+        entry = JSON.parse(line) as Entry;
       } catch {
-        continue;
+        // not a log line
       }
+      entries.push(entry);
       for (const waiter of [...waiters]) {
-        if (matches(entry, waiter.match)) {
+        if (index >= waiter.from && matches(entry, waiter.match)) {
           waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve(entry);
+          waiter.resolve({ entry: entry!, index });
         }
       }
     }
   });
-  child.stdout!.resume();
+  child.stdout?.resume();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const waitForLog = (match: string | RegExp, from = 0) => {
-    for (const line of lines.slice(from)) {
-      try {
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        if (matches(entry, match)) return Promise.resolve(entry);
-      } catch {
-        // not a log line
-      }
-    }
+  const waitForLine = (match: string | RegExp, from: number): Promise<{ entry: Entry; index: number }> => {
+    const index = entries.findIndex((entry, i) => i >= from && matches(entry, match));
+    if (index >= 0) return Promise.resolve({ entry: entries[index]!, index });
     // A child that exits before logging it fails the wait instead of hanging the test.
     return Promise.race([
-      new Promise<Record<string, unknown>>((resolve) => waiters.push({ match, resolve })),
+      new Promise<{ entry: Entry; index: number }>((resolve) => waiters.push({ match, from, resolve })),
       exited.then((code): never => {
         throw new Error(`svc-ingress exited with ${code} before logging "${match}": ${lines.join('\n')}`);
       }),
     ]);
   };
+  const waitForLog = async (match: string | RegExp, from = 0) => (await waitForLine(match, from)).entry;
+  const waitForLogs = async (match: string | RegExp, count: number) => {
+    const found: Entry[] = [];
+    for (let from = 0; found.length < count; ) {
+      const { entry, index } = await waitForLine(match, from);
+      found.push(entry);
+      from = index + 1;
+    }
+    return found;
+  };
   const listening = await waitForLog('listening');
-  return { child, configPath, url: String(listening.url), lines, waitForLog, exited };
+  return { child, configPath, url: String(listening.url), lines, waitForLog, waitForLogs, exited };
 }

@@ -4,7 +4,7 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { cliNodeFlags, runCli, startIngressProcess, writeConfig, type IngressProcess } from '../helpers/child.js';
+import { cliNodeFlags, followIngress, runCli, startIngressProcess, writeConfig, type IngressProcess } from '../helpers/child.js';
 import { useAnvil } from '../helpers/el.js';
 import { post, rpc } from '../helpers/http.js';
 import { OPERATOR_TOKEN, testConfig } from '../helpers/ingress.js';
@@ -42,23 +42,14 @@ describe('svc-ingress command', () => {
     // npm makes a package's bin executable when it installs it; the build does not.
     chmodSync('dist/src/cli.js', 0o755);
     const path = writeConfig(testConfig(anvil.current.url).replace('log_level: debug', 'log_level: info') + 'workers: 2\n');
-    const child = spawn('dist/src/cli.js', ['--config', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const ingress = await followIngress(spawn('dist/src/cli.js', ['--config', path], { stdio: ['ignore', 'pipe', 'pipe'] }), path);
     try {
-      let log = '';
-      const workers = new Set<number>();
-      await new Promise<void>((resolve, reject) => {
-        child.stderr!.on('data', (chunk: Buffer) => {
-          log += chunk.toString();
-          for (const [, pid] of log.matchAll(/"msg":"worker listening".*?"pid":(\d+)/g)) workers.add(Number(pid));
-          if (workers.size === 2 && log.includes('"msg":"listening"')) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`exited ${code} before listening: ${log}`)));
-      });
+      const workers = (await ingress.waitForLogs('worker listening', 2)).map((entry) => Number(entry.pid));
       const argv = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      for (const pid of [child.pid!, ...workers]) expect(argv(pid), `process ${pid}`).to.include.members(flags);
+      for (const pid of [ingress.child.pid!, ...workers]) expect(argv(pid), `process ${pid}`).to.include.members(flags);
     } finally {
-      child.kill('SIGTERM');
-      if (child.exitCode === null) await once(child, 'exit');
+      ingress.child.kill('SIGTERM');
+      expect(await ingress.exited).to.equal(0);
     }
   });
 

@@ -75,9 +75,7 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
     );
     metricsUrl = String((await ingress.waitForLog('operator listener: /metrics, /livez, /readyz')).url);
     // Each worker logs for itself: its line may trail the primary's.
-    const first = await ingress.waitForLog('worker listening');
-    const second = await ingress.waitForLog('worker listening', ingress.lines.findIndex((l) => l.includes('"msg":"worker listening"')) + 1);
-    workerPids = [Number(first.pid), Number(second.pid)];
+    workerPids = (await ingress.waitForLogs('worker listening', 2)).map((entry) => Number(entry.pid));
   });
   after(async () => {
     if (ingress.child.exitCode === null) ingress.child.kill('SIGTERM');
