@@ -14,9 +14,10 @@ import { startStubEl } from '../helpers/stub-el.js';
 describe('log audit at the default level', () => {
   it('names no upstream address and no secret while the EL, the node and Redis fail', async function () {
     this.timeout(30_000);
+    // Redis first: where it cannot run, nothing else has been started that would keep mocha alive.
+    const redis = await startRedis();
     const anvil = await startAnvil();
     const node = await startStubEl({});
-    const redis = await startRedis();
     const plugins = `
   - batch-refuse
   - size-limit
