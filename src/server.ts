@@ -100,10 +100,10 @@ function handleBody(
       return answer(res, request.id, verdict);
     }
     trace.outcome = 'proxied';
-    runtime.execution.stream(canonicalBody(request), res).then(
-      () => metrics.streamedBytes(Number(res.getHeader('content-length') ?? 0)),
-      (err) => fail(err),
-    );
+    runtime.execution.stream(canonicalBody(request), res, (err, declaredBytes) => {
+      if (err !== undefined) return fail(err);
+      metrics.streamedBytes(declaredBytes!);
+    });
   };
   const fail = (err: unknown) => {
     trace.outcome = 'error';

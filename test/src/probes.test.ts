@@ -53,7 +53,7 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
   });
 
   it('serves Prometheus text with the ingress\'s own metrics, methods labelled from a closed set', async () => {
-    await rpc(ingress.url, 'eth_chainId');
+    const proxied = await rpc(ingress.url, 'eth_chainId');
     await rpc(ingress.url, 'no_suchMethod');
     // A refusal that comes through a plugin's promise (the gate's), counted all the same.
     const refused = JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', ['0x02ab'])).text) as { error: { code: number } };
@@ -66,6 +66,8 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
     expect(text).to.include('svc_ingress_refusals_total{plugin="allowlist",code="-32601"} 1');
     expect(text).to.include(`svc_ingress_refusals_total{plugin="gate",code="${refused.error.code}"} 1`);
     expect(text).to.include('svc_ingress_requests_total{method="eth_sendRawTransaction",outcome="refused"} 1');
+    // Only the proxied answer is streamed; its length as anvil declared it.
+    expect(text).to.include(`svc_ingress_streamed_bytes_total ${Buffer.byteLength(proxied.text)}\n`);
     expect(text).to.not.include('no_suchMethod');
     expect(text).to.include('svc_ingress_process_resident_memory_bytes');
   });
