@@ -148,7 +148,7 @@ async function refusals(stopLater: StopLater, anvilUrl: string, rpc: (method: st
   for (let i = 0; i < 60; i++) await answerOf(limited.url, undecodable);
   const once = await answerOf(limited.url, undecodable);
   if (once.status !== 429 || !once.text.includes('-32005')) throw new Error(`flood: unexpected answer ${once.status} ${once.text}`);
-  line('submission flood over its quota (-32005, 429)', (await wrk(limited.url, undecodable, CONCURRENCY, REFUSAL_SECONDS, true)).rps);
+  line('submission flood over its quota (-32005, 429)', (await wrk(limited.url, undecodable, CONCURRENCY, REFUSAL_SECONDS, { expectNon2xx: true })).rps);
   await stopIngress(limited);
 }
 

@@ -7,9 +7,11 @@
  *
  * The machine is shared and its speed swings by a fifth within minutes, so each figure is the
  * median of several rounds, each round measuring every target once in a rotating order; beside
- * the rates, the CPU each proxy process spends per call (from /proc) over the same runs.
+ * the rates, the CPU each proxy process spends per call (from /proc) over the same runs. Where
+ * it can (bench/cores.ts), each proxy runs on a core of its own, wrk and anvil on the other.
  *
  *   npm run bench:reads [-- seconds rounds]   needs wrk and nginx (Debian: apt-get install wrk nginx)
+ *   BENCH_PIN=0 npm run bench:reads           every process on every core, as before
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { startAnvil } from '../devnet/anvil.js';
 import { freePort } from '../test/helpers/ports.js';
 import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
+import { canPin, LOAD_CPU, onCpu, pin, PROXY_CPU } from './cores.js';
 import { median } from './measure.js';
 import { wrk, type Run } from './wrk.js';
 
@@ -33,7 +36,7 @@ const METHODS: Record<string, unknown[]> = {
   eth_call: [{ to: DEV, data: '0x' }, 'latest'],
 };
 
-async function startNginx(upstream: string, dir: string): Promise<{ url: string; stop(): void }> {
+async function startNginx(upstream: string, dir: string, cpu: number | undefined): Promise<{ url: string; stop(): void }> {
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
   writeFileSync(
@@ -47,7 +50,7 @@ http { access_log off;
     location / { proxy_pass http://el; proxy_http_version 1.1; proxy_set_header Connection ""; } } }
 `,
   );
-  const child = spawn('nginx', ['-c', conf, '-p', dir, '-g', 'daemon off;'], { stdio: 'ignore' });
+  const child = spawn(...onCpu(cpu, 'nginx', ['-c', conf, '-p', dir, '-g', 'daemon off;']), { stdio: 'ignore' });
   // Bounded wait for the port to answer.
   for (let i = 0; i < 100; i++) {
     const ok = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }).then(
@@ -100,13 +103,19 @@ function report(method: string, clients: number, cell: Cell, ownP99: number): vo
 
 async function main(stopLater: StopLater): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const pinned = canPin();
   const anvil = await startAnvil();
   stopLater(() => anvil.stop());
   const reference = await startReferenceProcess(anvil.url);
   stopLater(() => reference.stop());
-  const nginx = await startNginx(anvil.url, dir);
+  const nginx = await startNginx(anvil.url, dir, pinned ? PROXY_CPU : undefined);
   stopLater(() => nginx.stop());
   const ingress = await benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS]));
+  if (pinned) {
+    pin(anvil.child.pid!, LOAD_CPU);
+    pin(reference.child.pid!, PROXY_CPU);
+    pin(ingress.child.pid!, PROXY_CPU);
+  }
   const targets: Record<string, { url: string; pid?: number }> = {
     direct: { url: anvil.url },
     nginx: { url: nginx.url },
@@ -116,6 +125,7 @@ async function main(stopLater: StopLater): Promise<void> {
   const names = Object.keys(targets);
   const metricsUrl = String((await ingress.waitForLog(/^operator listener/)).url);
   console.log(`reads: wrk -t1, ${ROUNDS} rounds of ${SECONDS} s per target, medians; ${new Date().toISOString()}, node ${process.version}`);
+  console.log(pinned ? `pinned: each proxy on core ${PROXY_CPU}, wrk and anvil on core ${LOAD_CPU}` : 'not pinned: every process on every core');
   console.log('                        ingress                  | ingress req/s as % of  |   p99 ms        | CPU µs/call        | own p99 ms');
   console.log('method       clients    req/s  p50 ms  p99 ms |   ref  nginx direct |     ref   diff  |  ing  ref ref/ing |');
   for (const [method, params] of Object.entries(METHODS)) {
@@ -127,7 +137,7 @@ async function main(stopLater: StopLater): Promise<void> {
         // Each round starts with another target, so none is always measured first or last.
         for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
           const { url, pid } = targets[name]!;
-          cell[name]!.push(await wrk(url, body, clients, SECONDS, false, pid));
+          cell[name]!.push(await wrk(url, body, clients, SECONDS, { cpuPid: pid, cpu: pinned ? LOAD_CPU : undefined }));
         }
       }
       // Includes the warm-ups: the bound is coarse anyway (the histogram's buckets).

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { onCpu } from './cores.js';
 import { cpuSeconds } from './measure.js';
 
 export interface Run {
@@ -24,25 +25,32 @@ function ms(text: string): number {
   return value * { us: 0.001, ms: 1, s: 1000, m: 60_000 }[match[2] as 'us' | 'ms' | 's' | 'm'];
 }
 
-/**
- * A one-second warm-up, then `seconds` measured. Non-2xx answers fail the run unless
- * `expectNon2xx` (a flood that is meant to get 429s). With `cpuPid`, that process's CPU over the
- * measured seconds is reported per call.
- */
-export async function wrk(url: string, body: string, clients: number, seconds: number, expectNon2xx = false, cpuPid?: number): Promise<Run> {
+export interface WrkOptions {
+  /** A flood meant to get non-2xx answers (429s); otherwise any fails the run. */
+  readonly expectNon2xx?: boolean;
+  /** Report this process's CPU over the measured seconds, per call. */
+  readonly cpuPid?: number;
+  /** Run wrk on this core (bench/cores.ts). */
+  readonly cpu?: number;
+}
+
+/** A one-second warm-up, then `seconds` measured. */
+export async function wrk(url: string, body: string, clients: number, seconds: number, options: WrkOptions = {}): Promise<Run> {
+  const { expectNon2xx = false, cpuPid, cpu } = options;
+  const run = (args: string[]) => promisify(execFile)(...onCpu(cpu, 'wrk', args));
   const script = join(mkdtempSync(join(tmpdir(), 'svc-bench-wrk-')), 'post.lua');
   writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\n`);
   // Connection set-up (clients and upstream pools, which idle out between runs) and JIT
   // warm-up otherwise land in the measured tail.
-  await promisify(execFile)('wrk', ['-t1', `-c${clients}`, '-d1s', '-s', script, url]);
+  await run(['-t1', `-c${clients}`, '-d1s', '-s', script, url]);
   // wrk ends the warm-up by cutting its connections mid-request; straight after that, a Node
   // proxy answers some of the next run's first requests 0.2-1 s late (the reference and the
   // ingress alike, nginx and anvil not; the ingress's own histogram never sees the delay, so
   // it is before the request reaches the proxy). Two quiet seconds make it go away.
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const cpuBefore = cpuPid === undefined ? 0 : cpuSeconds(cpuPid);
-  const { stdout } = await promisify(execFile)('wrk', ['-t1', `-c${clients}`, `-d${seconds}s`, '--latency', '-s', script, url]);
-  const cpu = cpuPid === undefined ? 0 : cpuSeconds(cpuPid) - cpuBefore;
+  const { stdout } = await run(['-t1', `-c${clients}`, `-d${seconds}s`, '--latency', '-s', script, url]);
+  const cpuUsed = cpuPid === undefined ? 0 : cpuSeconds(cpuPid) - cpuBefore;
   if (!/50%/.test(stdout) || /Socket errors/.test(stdout) || (!expectNon2xx && /Non-2xx/.test(stdout))) {
     throw new Error(`wrk against ${url} failed:\n${stdout}`);
   }
@@ -51,6 +59,6 @@ export async function wrk(url: string, body: string, clients: number, seconds: n
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)![1]),
     p50: ms(/^\s+50%\s+(\S+)/m.exec(stdout)![1]!),
     p99: ms(/^\s+99%\s+(\S+)/m.exec(stdout)![1]!),
-    ...(cpuPid === undefined ? {} : { cpuUsPerCall: (cpu * 1e6) / calls }),
+    ...(cpuPid === undefined ? {} : { cpuUsPerCall: (cpuUsed * 1e6) / calls }),
   };
 }
