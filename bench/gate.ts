@@ -11,6 +11,7 @@
  * 0x06), which shares this process with the load generator. Rate limits are not in the chain.
  * Then cheap refusals (duplicates, undecodable, malformed JSON, a flood over the per-source
  * quota) through the shipped production chain, flooded with wrk (Debian: apt-get install wrk).
+ * Last, each of the issue's targets beside the same target scaled by this run's speed.
  *
  * BENCH_PROF=1 writes CPU profiles of the ingress processes (node --cpu-prof) to /tmp/prof and
  * /tmp/prof-frames.
@@ -114,7 +115,11 @@ async function answerOf(url: string, body: string): Promise<{ status: number; te
  * Cheap refusals with wrk (32 clients): each body is first checked to get the expected answer,
  * then flooded. Beside them, the same clients' eth_chainId straight from anvil.
  */
-async function refusals(stopLater: StopLater, anvilUrl: string, rpc: (method: string, params: unknown[]) => Promise<Response>): Promise<void> {
+async function refusals(
+  stopLater: StopLater,
+  anvilUrl: string,
+  rpc: (method: string, params: unknown[]) => Promise<Response>,
+): Promise<{ direct: number; rates: number[] }> {
   console.log(`\ncheap refusals through the svc-ingress process (production chain, wrk -c${CONCURRENCY}, ${REFUSAL_SECONDS} s each):`);
   const submit = (raw: string) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
   const wallet = Wallet.createRandom();
@@ -128,10 +133,14 @@ async function refusals(stopLater: StopLater, anvilUrl: string, rpc: (method: st
     { what: 'undecodable transaction (cached verdict)', body: undecodable, expect: '"reason":"rlp-invalid"', status: 200 },
     { what: 'malformed JSON (-32700)', body: '{"jsonrpc":"2.0","id":1,"method":', expect: '-32700', status: 200 },
   ];
-  const direct = await wrk(anvilUrl, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }), CONCURRENCY, REFUSAL_SECONDS);
-  console.log(`  ${'eth_chainId answered by anvil directly'.padEnd(48)} ${rate(direct.rps, 1000).padStart(10)}`);
-  const line = (what: string, rps: number) =>
-    console.log(`  ${what.padEnd(48)} ${rate(rps, 1000).padStart(10)}  (${((rps / direct.rps) * 100).toFixed(0)}% of anvil's eth_chainId)`);
+  // eth_blockNumber, as the issue measured anvil.
+  const direct = await wrk(anvilUrl, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }), CONCURRENCY, REFUSAL_SECONDS);
+  console.log(`  ${'eth_blockNumber answered by anvil directly'.padEnd(48)} ${rate(direct.rps, 1000).padStart(10)}`);
+  const rates: number[] = [];
+  const line = (what: string, rps: number) => {
+    rates.push(rps);
+    console.log(`  ${what.padEnd(48)} ${rate(rps, 1000).padStart(10)}  (${((rps / direct.rps) * 100).toFixed(0)}% of anvil's eth_blockNumber)`);
+  };
 
   const open = await benchIngress(stopLater, productionChain(anvilUrl, [UNLIMITED_READS, ...UNLIMITED_SUBMISSIONS]));
   const first = await answerOf(open.url, submit(admitted));
@@ -150,6 +159,7 @@ async function refusals(stopLater: StopLater, anvilUrl: string, rpc: (method: st
   if (once.status !== 429 || !once.text.includes('-32005')) throw new Error(`flood: unexpected answer ${once.status} ${once.text}`);
   line('submission flood over its quota (-32005, 429)', (await wrk(limited.url, undecodable, CONCURRENCY, REFUSAL_SECONDS, { expectNon2xx: true })).rps);
   await stopIngress(limited);
+  return { direct: direct.rps, rates };
 }
 
 async function main(stopLater: StopLater): Promise<void> {
@@ -186,12 +196,16 @@ async function main(stopLater: StopLater): Promise<void> {
   }
 
   console.log('\nraw signature checks (one core, this run):');
-  const parsed = ecdsa.map((raw) => Transaction.from(raw));
   timed('secp256k1 recovery, ethers Transaction.from().from', Math.min(500, ECDSA_COUNT), (i) => void Transaction.from(ecdsa[i]!).from);
-  const native = timed('secp256k1 recovery, native libsecp256k1', ECDSA_COUNT, (i) => {
-    const tx = parsed[i]!;
+  // The recovery alone, as the issue's ~17,000/s measured it: digests and signatures read first.
+  const signed = ecdsa.map((raw) => {
+    const tx = Transaction.from(raw);
     const sig = tx.signature!;
-    recoverAddress(getBytes(tx.unsignedHash), getBytes(sig.r), getBytes(sig.s), sig.yParity);
+    return { digest: getBytes(tx.unsignedHash), r: getBytes(sig.r), s: getBytes(sig.s), v: sig.yParity };
+  });
+  const native = timed('secp256k1 recovery, native libsecp256k1', ECDSA_COUNT, (i) => {
+    const { digest, r, s, v } = signed[i]!;
+    recoverAddress(digest, r, s, v);
   });
   const decodedFrames = frames.map((raw) => decodeFrameTransaction(raw));
   const mldsa = timed('ML-DSA-65 verify (+ key address), @noble/post-quantum', FRAME_COUNT, (i) => verifyFrameSignatures(decodedFrames[i]!));
@@ -217,7 +231,23 @@ async function main(stopLater: StopLater): Promise<void> {
   console.log(`  ${'ML-DSA-65 frame transactions admitted'.padEnd(48)} ${rate(f.admitted, f.ms).padStart(10)}  (${f.admitted}/${FRAME_COUNT}; ${(f.admitted / (f.ms / 1000) / mldsa * 100).toFixed(0)}% of bare ML-DSA verify)`);
   perCore('  ingress CPU per admitted frame transaction', frameUsed, f.admitted);
   for (const [why, n] of [...e.refusals, ...f.refusals]) console.log(`  refused ${n}: ${why}`);
-  await refusals(stopLater, anvil.url, rpc);
+  const cheap = await refusals(stopLater, anvil.url, rpc);
+
+  // The issue's targets are absolute rates on a 2-core machine of this kind whose speed it
+  // measured: native recovery ~17,000/s, ML-DSA-65 verify ~550/s, anvil's eth_blockNumber
+  // ~69,000/s (wrk -t1 -c32). This machine's speed swings by a factor of two from day to day, so
+  // each target is also shown scaled by the same reference measured in this run.
+  console.log("\ntargets, and the same targets scaled to this run's machine (target × this run's reference / the issue's):");
+  const verdict = (what: string, got: number, target: number, reference: number, issueReference: number) => {
+    const scaled = (target * reference) / issueReference;
+    console.log(
+      `  ${what.padEnd(34)} ${rate(got, 1000).padStart(9)}  target ${rate(target, 1000)} (${got >= target ? 'met' : 'missed'}); ` +
+        `scaled ${rate(scaled, 1000)} (${got >= scaled ? 'met' : 'missed'}; reference ${rate(reference, 1000)} here, ${rate(issueReference, 1000)} in the issue)`,
+    );
+  };
+  verdict('ECDSA transfers admitted', (e.admitted * 1000) / e.ms, 3_000, native, 17_000);
+  verdict('ML-DSA-65 frames admitted', (f.admitted * 1000) / f.ms, 180, mldsa, 550);
+  verdict('slowest cheap refusal', Math.min(...cheap.rates), 15_000, cheap.direct, 69_000);
 }
 
 runBench(main);

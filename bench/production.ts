@@ -34,14 +34,15 @@ export type StopLater = (stop: () => unknown) => void;
 
 /**
  * A bench's entry point. `main` registers what it starts with `stopLater`; all of it is stopped
- * when main ends, fails, or misses `deadlineMs` (a bench that hangs fails rather than holding
- * its processes forever). A failure prints and exits 1.
+ * when main ends, fails, misses `deadlineMs` (a bench that hangs fails rather than holding its
+ * processes forever), or the bench is interrupted (Ctrl-C, SIGTERM). A failure prints and exits 1.
  */
 export function runBench(main: (stopLater: StopLater) => Promise<void>, deadlineMs = 30 * 60_000): void {
   const stops: Array<() => unknown> = [];
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`bench: no result within ${deadlineMs / 1000} s`)), deadlineMs);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => reject(new Error(`bench: interrupted (${signal})`)));
   });
   Promise.race([main((stop) => void stops.push(stop)), deadline])
     .then(

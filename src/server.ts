@@ -39,8 +39,9 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
     const runtime = current();
     const trace: Trace = { method: undefined, outcome: 'error', started: 0 };
     runtime.enter();
-    // One listener per request does all the bookkeeping (listeners are measurable at this rate).
-    res.once('close', () => {
+    // One listener per request does all the bookkeeping (listeners are measurable at this rate;
+    // a response closes once, so no once() wrapper either).
+    res.on('close', () => {
       // An answer still streaming from the EL is abandoned: the upstream request listens for this.
       if (!res.writableFinished) res.emit('abort');
       runtime.leave();

@@ -17,6 +17,7 @@ export interface BucketSpec {
 export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
 
 const OK: Consumed = { ok: true };
+const asIs = (consumed: Consumed): Consumed => consumed;
 
 type Limiter = Pick<BurstyRateLimiter, 'consume'>;
 type LimiterOptions = { points: number; duration: number; keyPrefix: string };
@@ -34,7 +35,7 @@ export class Bucket {
     const storeClient = fleet.redis;
     if (storeClient !== undefined) {
       const shared = limiter(name, spec, (options) => new RateLimiterRedis({ ...options, storeClient }));
-      this.shared = (key, cost) => take(shared, key, cost);
+      this.shared = (key, cost) => take(shared, key, cost, asIs);
     } else if (fleet.viaPrimary) {
       // The spec is part of the key: after a reload with other numbers, a fresh bucket.
       const hosted = `${name}:${spec.ratePerSecond}:${spec.burst}`;
@@ -42,15 +43,22 @@ export class Bucket {
     }
   }
 
-  consume(key: string, cost: number): Promise<Consumed> {
+  /**
+   * Takes `cost` tokens from `key`'s bucket and hands the outcome to `then`. The continuation is
+   * a parameter because every read passes here: mapped in the same step as the library's answer,
+   * one promise fewer per call than chaining on a returned `Consumed`.
+   */
+  consume<T>(key: string, cost: number, then: (consumed: Consumed) => T | Promise<T>): Promise<T> {
     const shared = this.shared;
-    // Every read passes here: without a shared store, no fallback wrapper either.
-    if (shared === undefined) return take(this.local, key, cost);
-    return this.fleet.either(
-      `rate limit ${this.name}`,
-      () => shared(key, cost),
-      () => take(this.local, key, cost),
-    );
+    // Without a shared store, no fallback wrapper either.
+    if (shared === undefined) return take(this.local, key, cost, then);
+    return this.fleet
+      .either(
+        `rate limit ${this.name}`,
+        () => shared(key, cost),
+        () => take(this.local, key, cost, asIs),
+      )
+      .then(then);
   }
 }
 
@@ -58,7 +66,7 @@ export class Bucket {
 export function hostedBucket(init: unknown): { consume(key: string, cost: number): Promise<Consumed> } {
   const { name, spec } = init as { name: string; spec: BucketSpec };
   const shared = limiter(name, spec, (options) => new RateLimiterMemory(options));
-  return { consume: (key, cost) => take(shared, key, cost) };
+  return { consume: (key, cost) => take(shared, key, cost, asIs) };
 }
 
 function limiter(name: string, spec: BucketSpec, make: (options: LimiterOptions) => Limiter): Limiter {
@@ -75,9 +83,12 @@ function limiter(name: string, spec: BucketSpec, make: (options: LimiterOptions)
 }
 
 /** A refusal is a RateLimiterRes; anything else thrown is a store failure and propagates. */
-function take(limiter: Limiter, key: string, cost: number): Promise<Consumed> {
+function take<T>(limiter: Limiter, key: string, cost: number, then: (consumed: Consumed) => T | Promise<T>): Promise<T> {
   // then() rather than async/await: every read passes here, and each await is another promise.
-  return limiter.consume(key, cost).then(() => OK, refused);
+  return limiter.consume(key, cost).then(
+    () => then(OK),
+    (err: unknown) => then(refused(err)),
+  );
 }
 
 function refused(err: unknown): Consumed {

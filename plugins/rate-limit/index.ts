@@ -43,13 +43,13 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
     // The source's own bucket first, then the host's; plain then() chains, since every read
     // passes here.
     const limit = (limits: Buckets, source: string, cost: number): Promise<Verdict> =>
-      limits.perSource.consume(source, cost).then((own) => {
+      limits.perSource.consume(source, cost, (own): Verdict | Promise<Verdict> => {
         if (!own.ok) {
           metrics.rateLimited(limits.name, 'source');
           return { error: errors.rateLimited('source', own.retryAfterMs) };
         }
         if (limits.host === undefined) return undefined;
-        return limits.host.consume('host', cost).then((host) => {
+        return limits.host.consume('host', cost, (host): Verdict => {
           if (host.ok) return undefined;
           metrics.rateLimited(limits.name, 'host');
           return { error: errors.rateLimited('host', host.retryAfterMs) };
