@@ -40,6 +40,7 @@ export const auth: PluginModule<AuthOptions> = {
     };
     return {
       name: 'auth',
+      methods: guarded,
       handle({ request, peer, facts }: RequestContext): Verdict {
         if (!guarded.has(request.method)) return undefined;
         if (!authorised(peer.headers.authorization)) {

@@ -20,6 +20,7 @@ interface FeeRewriteOptions {
 }
 
 const ZERO = '0x0';
+const FEE_METHODS: ReadonlySet<string> = new Set(['eth_maxPriorityFeePerGas', 'eth_gasPrice', 'eth_feeHistory']);
 
 export const feeRewrite: PluginModule<FeeRewriteOptions> = {
   name: 'fee-rewrite',
@@ -32,6 +33,7 @@ export const feeRewrite: PluginModule<FeeRewriteOptions> = {
     const gasPrice = sharedFor(baseFeeCacheMs, () => latestBaseFee(execution));
     return {
       name: 'fee-rewrite',
+      methods: FEE_METHODS,
       handle({ request }: RequestContext): Verdict | Promise<Verdict> {
         switch (request.method) {
           case 'eth_maxPriorityFeePerGas':

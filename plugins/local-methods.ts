@@ -78,6 +78,7 @@ export const localMethods: PluginModule<LocalMethodsOptions> = {
     };
     return {
       name: 'local-methods',
+      methods: new Set(Object.keys(handlers)),
       handle(ctx: RequestContext): Verdict | Promise<Verdict> {
         const handler = Object.hasOwn(handlers, ctx.request.method) ? handlers[ctx.request.method] : undefined;
         return handler?.(ctx);

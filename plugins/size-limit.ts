@@ -18,6 +18,7 @@ interface SizeLimitOptions {
 
 /** Spec 4.3 and 8: maximum raw transaction size. */
 const MAX_RAW_TRANSACTION_BYTES = 128 * 1024;
+const SUBMISSION: ReadonlySet<string> = new Set(['eth_sendRawTransaction']);
 /** Room for the JSON-RPC envelope around a transaction's hex (its "0x", quotes, id, spacing). */
 const ENVELOPE_ALLOWANCE_BYTES = 4 * 1024;
 
@@ -39,6 +40,7 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
     return {
       name: 'size-limit',
       maxBodyBytes,
+      methods: SUBMISSION,
       handle({ request }: RequestContext): Verdict {
         if (request.method !== 'eth_sendRawTransaction' || !Array.isArray(request.params)) return undefined;
         const raw: unknown = request.params[0];

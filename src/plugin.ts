@@ -13,6 +13,9 @@
  * - Throwing is a bug: the client gets a generic internal error and the stack goes to the log.
  *   Expected failures are answered with catalogue errors (`errors.ts`); a helper deep inside a
  *   plugin may throw `RpcFailure` to the same effect.
+ * - `methods`, when set, names every method `handle` can answer or record a fact for: the chain
+ *   calls `handle` for those methods only (the set is read once, at start). Without it, `handle`
+ *   sees every request. `handle` must still pass any other method it is given.
  * - `handleBatch(elements)` is called for a JSON array body before any request is read (the
  *   ingress answers one request per HTTP call; the hook only shapes the refusal).
  * - `maxBodyBytes` asks the transport to cap request bodies; the smallest cap wins.
@@ -50,6 +53,8 @@ export interface Plugin {
   readonly maxBodyBytes?: number;
   handleBatch?(elements: readonly unknown[]): readonly BatchAnswer[];
   handle?(ctx: RequestContext): Verdict | Promise<Verdict>;
+  /** The only methods `handle` acts on; absent: every method. */
+  readonly methods?: ReadonlySet<string>;
   close?(): void | Promise<void>;
 }
 

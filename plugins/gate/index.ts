@@ -30,6 +30,8 @@ import { readRawTransaction } from './shape.js';
 import { HeadState, Unavailable } from './state.js';
 import type { CachedRefusal } from './verdict-cache.js';
 
+const SUBMISSION: ReadonlySet<string> = new Set(['eth_sendRawTransaction']);
+
 export const gate: PluginModule<GateOptions> = {
   name: 'gate',
   parseOptions: parseGateOptions,
@@ -39,6 +41,7 @@ export const gate: PluginModule<GateOptions> = {
       const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl });
       return {
         name: 'gate',
+        methods: SUBMISSION,
         handle({ request }: RequestContext): Verdict | Promise<Verdict> {
           if (request.method !== 'eth_sendRawTransaction') return undefined;
           const raw = readRawTransaction(request.params);
@@ -125,6 +128,7 @@ export const gate: PluginModule<GateOptions> = {
 
     return {
       name: 'gate',
+      methods: SUBMISSION,
       handle({ request }: RequestContext): Verdict | Promise<Verdict> {
         if (request.method !== 'eth_sendRawTransaction') return undefined;
         const raw = readRawTransaction(request.params);

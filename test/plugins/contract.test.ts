@@ -5,6 +5,7 @@ import { OptionsReader } from '../../src/config/reader.js';
 import { Facts } from '../../src/facts.js';
 import { Fleet } from '../../src/fleet.js';
 import { createLogger } from '../../src/log.js';
+import { KNOWN_METHODS } from '../../src/methods.js';
 import { Metrics } from '../../src/metrics.js';
 import type { PluginEnv, RequestContext } from '../../src/plugin.js';
 import { PLUGINS } from '../../src/registry.js';
@@ -43,6 +44,21 @@ describe('plugin contract', () => {
         expect(await plugin.handle?.(ctx)).to.equal(undefined);
         await plugin.close?.();
         await plugin.close?.();
+      });
+
+      it('passes every known method outside the methods it names (the chain skips it for those)', async () => {
+        const plugin = await module.create(module.parseOptions(OptionsReader.of(key, REQUIRED[key])), env);
+        try {
+          if (plugin.methods === undefined) return;
+          const candidates = [...KNOWN_METHODS, 'svc_validateTransaction', 'eth_sendTransaction', 'no_suchMethod'];
+          for (const method of candidates.filter((m) => !plugin.methods!.has(m))) {
+            const request = Object.freeze({ jsonrpc: '2.0' as const, id: 1, method, params: Object.freeze(['0x02ab']) });
+            const verdict = await plugin.handle!({ request, peer: { address: '127.0.0.1', headers: {} }, facts: new Facts() });
+            expect(verdict, method).to.equal(undefined);
+          }
+        } finally {
+          await plugin.close?.();
+        }
       });
     });
   }

@@ -8,7 +8,11 @@ import type { Plugin, PluginEnv, PluginModule, RequestContext } from '../../src/
 import { Upstream } from '../../src/upstream.js';
 
 /** A plugin that records what happens to it and answers for one method. */
-function recorder(name: string, events: string[], behaviour: { answers?: string; async?: boolean; failCreate?: boolean } = {}): ChainEntry {
+function recorder(
+  name: string,
+  events: string[],
+  behaviour: { answers?: string; async?: boolean; failCreate?: boolean; methods?: readonly string[] } = {},
+): ChainEntry {
   const module: PluginModule<void> = {
     name,
     parseOptions: () => undefined,
@@ -17,6 +21,7 @@ function recorder(name: string, events: string[], behaviour: { answers?: string;
       events.push(`create ${name}`);
       const plugin: Plugin = {
         name,
+        ...(behaviour.methods === undefined ? {} : { methods: new Set(behaviour.methods) }),
         handle({ request }: RequestContext) {
           events.push(`${name} ${request.method}`);
           const verdict = request.method === behaviour.answers ? { result: name } : undefined;
@@ -69,6 +74,20 @@ describe('chain', () => {
     );
     expect(await chain.run(ctx('m'))).to.deep.equal({ result: 'c' });
     expect(events.slice(3)).to.deep.equal(['a m', 'b m', 'c m']);
+  });
+
+  it('calls a plugin that names its methods for those methods only, in list order', async () => {
+    const events: string[] = [];
+    const chain = await Chain.create(
+      [recorder('a', events), recorder('b', events, { methods: ['m', 'n'] }), recorder('c', events, { answers: 'm', async: true, methods: ['m'] })],
+      env,
+    );
+    expect(chain.run(ctx('x'))).to.equal(undefined);
+    expect(chain.run(ctx('n'))).to.equal(undefined);
+    expect(await chain.run(ctx('m'))).to.deep.equal({ result: 'c' });
+    // "constructor" and "__proto__" are methods like any other, not keys of an object.
+    expect(chain.run(ctx('constructor'))).to.equal(undefined);
+    expect(events.slice(3)).to.deep.equal(['a x', 'a n', 'b n', 'a m', 'b m', 'c m', 'a constructor']);
   });
 
   it('closes the plugins already created, last first, when a later create fails', async () => {
