@@ -103,7 +103,7 @@ function handleBody(
     trace.outcome = 'proxied';
     runtime.execution.stream(canonicalBody(request), res, (err, declaredBytes) => {
       if (err !== undefined) return fail(err);
-      metrics.streamedBytes(declaredBytes!);
+      metrics.streamedBytes(declaredBytes);
     });
   };
   const fail = (err: unknown) => {

@@ -55,17 +55,16 @@ export class Upstream {
 
   /**
    * Sends `body` and streams the answer into `res`, then calls `done` once: with no error and
-   * the answer's length as the EL declared it (0 when chunked) once it is complete, with an
-   * `RpcFailure` when nothing has been written
-   * to `res` yet; once the answer has started, a failure can only cut the response short (the
-   * socket is destroyed, the client sees a truncated body rather than a wrong one) and `done`
-   * gets the cause. `res` must emit 'abort' if it closes before the answer is complete (the
-   * server does): that releases the upstream request.
+   * the answer's length as the EL declared it (0 when chunked) once it is complete; with an
+   * `RpcFailure` when nothing has been written to `res` yet; with the cause when the answer had
+   * started, since a failure then can only cut the response short (the socket is destroyed, the
+   * client sees a truncated body rather than a wrong one). `res` must emit 'abort' if it closes
+   * before the answer is complete (the server does): that releases the upstream request.
    *
    * A callback rather than a promise: every proxied read passes here, and undici's callback form
    * allocates no promise at all (an async method cost three per call).
    */
-  stream(body: string, res: ServerResponse, done: (err: unknown, declaredBytes?: number) => void): void {
+  stream(body: string, res: ServerResponse, done: (err: unknown, declaredBytes: number) => void): void {
     let declaredBytes = 0;
     this.pool.stream(
       // undici ties the upstream request to `res` only once the EL's headers arrive; a client
@@ -88,7 +87,7 @@ export class Upstream {
       },
       (err) => {
         if (err === null || err === undefined) return done(undefined, declaredBytes);
-        done(res.headersSent || res.destroyed ? err : this.failure(err));
+        done(res.headersSent || res.destroyed ? err : this.failure(err), 0);
       },
     );
   }
