@@ -113,7 +113,7 @@ async function answerOf(url: string, body: string): Promise<{ status: number; te
 
 /**
  * Cheap refusals with wrk (32 clients): each body is first checked to get the expected answer,
- * then flooded. Beside them, the same clients' eth_chainId straight from anvil.
+ * then flooded. Beside them, the same clients' eth_blockNumber straight from anvil.
  */
 async function refusals(
   stopLater: StopLater,
