@@ -3,7 +3,8 @@
  * Label values come from closed sets only: methods outside the known surface are "other",
  * refusal reasons are the gate's fixed codes, plugins are registry names.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { DurationHistogram } from './duration-histogram.js';
 import { KNOWN_METHODS } from './methods.js';
 
 export type Outcome = 'proxied' | 'answered' | 'refused' | 'error';
@@ -26,13 +27,13 @@ export class Metrics {
     registers: [this.registry],
     collect: () => this.flushRequestCounts(),
   });
-  private readonly duration = new Histogram({
-    name: 'svc_ingress_request_duration_seconds',
-    help: 'Time from the request body to the end of the answer, by method.',
-    labelNames: ['method'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-    registers: [this.registry],
-  });
+  private readonly duration = new DurationHistogram(
+    'svc_ingress_request_duration_seconds',
+    'Time from the request body to the end of the answer, by method.',
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    'method',
+    this.registry,
+  );
   private readonly refusals = new Counter({
     name: 'svc_ingress_refusals_total',
     help: 'Error answers by the plugin that gave them and the JSON-RPC code.',
@@ -98,7 +99,7 @@ export class Metrics {
     const label = this.label(method);
     let series = this.perMethod.get(label);
     if (series === undefined) {
-      series = { counts: new Map(), duration: this.duration.labels({ method: label }) };
+      series = { counts: new Map(), duration: this.duration.child(label) };
       this.perMethod.set(label, series);
     }
     series.counts.set(outcome, (series.counts.get(outcome) ?? 0) + 1);
