@@ -63,6 +63,8 @@ export class DurationHistogram {
   async get(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: Sample[] }> {
     const values: Sample[] = [];
     for (const [label, { counts, sum, count }] of this.series) {
+      // Only after a reset: prom-client shows a series again once it is observed.
+      if (count === 0) continue;
       let cumulative = 0;
       this.bounds.forEach((bound, i) => {
         cumulative += counts[i]!;
@@ -75,7 +77,12 @@ export class DurationHistogram {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
+  /** Zeroes every series in place, so the children already handed out keep counting. */
   reset(): void {
-    this.series.clear();
+    for (const series of this.series.values()) {
+      series.counts.fill(0);
+      series.sum = 0;
+      series.count = 0;
+    }
   }
 }

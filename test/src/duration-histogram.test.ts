@@ -47,9 +47,14 @@ describe('duration histogram', () => {
     expect(await summed.metrics()).to.include(`${NAME}_count{method="eth_chainId"} 8\n`);
   });
 
-  it('starts empty again after a reset', async () => {
-    const { ours } = both();
-    ours.resetMetrics();
-    expect(await ours.metrics()).to.equal(`# HELP ${NAME} ${HELP}\n# TYPE ${NAME} histogram\n`);
+  it('starts empty again after a reset, and a child handed out before it keeps counting', async () => {
+    const registry = new Registry();
+    const histogram = new DurationHistogram(NAME, HELP, BOUNDS, 'method', registry);
+    const child = histogram.child('eth_chainId');
+    child.observe(0.002);
+    registry.resetMetrics();
+    expect(await registry.metrics()).to.equal(`# HELP ${NAME} ${HELP}\n# TYPE ${NAME} histogram\n`);
+    child.observe(0.002);
+    expect(await registry.metrics()).to.include(`${NAME}_count{method="eth_chainId"} 1\n`);
   });
 });
