@@ -9,6 +9,7 @@
  * Order: first (with batch-refuse), so nothing upstream of it handles a big payload.
  */
 import { errors } from '../src/errors.js';
+import { SUBMISSION_ONLY } from '../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
 
 interface SizeLimitOptions {
@@ -18,7 +19,6 @@ interface SizeLimitOptions {
 
 /** Spec 4.3 and 8: maximum raw transaction size. */
 const MAX_RAW_TRANSACTION_BYTES = 128 * 1024;
-const SUBMISSION: ReadonlySet<string> = new Set(['eth_sendRawTransaction']);
 /** Room for the JSON-RPC envelope around a transaction's hex (its "0x", quotes, id, spacing). */
 const ENVELOPE_ALLOWANCE_BYTES = 4 * 1024;
 
@@ -40,7 +40,7 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
     return {
       name: 'size-limit',
       maxBodyBytes,
-      methods: SUBMISSION,
+      methods: SUBMISSION_ONLY,
       handle({ request }: RequestContext): Verdict {
         if (request.method !== 'eth_sendRawTransaction' || !Array.isArray(request.params)) return undefined;
         const raw: unknown = request.params[0];

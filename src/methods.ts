@@ -26,6 +26,8 @@ export const READ_METHODS = [
 /** The chain's own history methods, proxied to the EL (spec 4.1). */
 export const PROXIED_SVC_METHODS = ['svc_getSignatureSidecar', 'svc_getStrippedTransaction', 'svc_historyStatus'] as const;
 export const SUBMISSION_METHOD = 'eth_sendRawTransaction';
+/** The `methods` of a plugin that acts on submissions only (src/plugin.ts). */
+export const SUBMISSION_ONLY: ReadonlySet<string> = new Set([SUBMISSION_METHOD]);
 
 /** Answered by the ingress from the node's local API (spec 4.6). */
 export const NODE_LOCAL_METHODS = [

@@ -17,6 +17,7 @@
 import { errors } from '../../src/errors.js';
 import type { Answer } from '../../src/jsonrpc.js';
 import { bytesOfHex, keccakHex } from '../../src/hex.js';
+import { SUBMISSION_ONLY } from '../../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
 import { checkAdmission, type Release } from './admission.js';
@@ -30,8 +31,6 @@ import { readRawTransaction } from './shape.js';
 import { HeadState, Unavailable } from './state.js';
 import type { CachedRefusal } from './verdict-cache.js';
 
-const SUBMISSION: ReadonlySet<string> = new Set(['eth_sendRawTransaction']);
-
 export const gate: PluginModule<GateOptions> = {
   name: 'gate',
   parseOptions: parseGateOptions,
@@ -41,7 +40,7 @@ export const gate: PluginModule<GateOptions> = {
       const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl });
       return {
         name: 'gate',
-        methods: SUBMISSION,
+        methods: SUBMISSION_ONLY,
         handle({ request }: RequestContext): Verdict | Promise<Verdict> {
           if (request.method !== 'eth_sendRawTransaction') return undefined;
           const raw = readRawTransaction(request.params);
@@ -128,7 +127,7 @@ export const gate: PluginModule<GateOptions> = {
 
     return {
       name: 'gate',
-      methods: SUBMISSION,
+      methods: SUBMISSION_ONLY,
       handle({ request }: RequestContext): Verdict | Promise<Verdict> {
         if (request.method !== 'eth_sendRawTransaction') return undefined;
         const raw = readRawTransaction(request.params);
