@@ -66,6 +66,10 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
     expect(text).to.include('svc_ingress_refusals_total{plugin="allowlist",code="-32601"} 1');
     expect(text).to.include(`svc_ingress_refusals_total{plugin="gate",code="${refused.error.code}"} 1`);
     expect(text).to.include('svc_ingress_requests_total{method="eth_sendRawTransaction",outcome="refused"} 1');
+    // One timed call each, by method, in prom-client's histogram layout.
+    expect(text).to.include('svc_ingress_request_duration_seconds_bucket{le="+Inf",method="eth_chainId"} 1\n');
+    expect(text).to.include('svc_ingress_request_duration_seconds_count{method="eth_chainId"} 1\n');
+    expect(text).to.include('svc_ingress_request_duration_seconds_count{method="other"} 1\n');
     // Only the proxied answer is streamed; its length as anvil declared it.
     expect(text).to.include(`svc_ingress_streamed_bytes_total ${Buffer.byteLength(proxied.text)}\n`);
     expect(text).to.not.include('no_suchMethod');

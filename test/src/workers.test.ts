@@ -129,13 +129,17 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
   });
 
   it("sums both workers' counts on the primary's /metrics", async () => {
-    const count = async () => {
+    const read = async (series: RegExp) => {
       const text = await (await request(`${metricsUrl}/metrics`)).body.text();
-      return Number(/^svc_ingress_requests_total\{method="eth_blockNumber"[^}]*\} (\d+)$/m.exec(text)?.[1] ?? 0);
+      return Number(series.exec(text)?.[1] ?? 0);
     };
+    const count = () => read(/^svc_ingress_requests_total\{method="eth_blockNumber"[^}]*\} (\d+)$/m);
+    const timed = () => read(/^svc_ingress_request_duration_seconds_count\{method="eth_blockNumber"\} (\d+)$/m);
     const before = await count();
+    const timedBefore = await timed();
     for (let i = 0; i < 6; i++) expect((await postFresh(ingress.url, call('eth_blockNumber', []))).status).to.equal(200);
     expect((await count()) - before).to.equal(6);
+    expect((await timed()) - timedBefore).to.equal(6);
     expect((await request(`${metricsUrl}/livez`)).statusCode).to.equal(200);
   });
 
