@@ -1,13 +1,14 @@
 /**
- * One kind of bucket (e.g. "submissions per source"): a token-bucket-style limiter from
- * rate-limiter-flexible, `rate_per_second` sustained plus a `burst` allowance, keyed by source.
- * In fleet mode the buckets live in Redis, shared by every instance; with `workers: N` and no
- * Redis, in the primary process, shared by every worker. If that store fails, the local
- * in-memory twin answers (counted by the fleet) until it is back.
+ * One kind of bucket (e.g. "submissions per source"): `rate_per_second` sustained plus a `burst`
+ * allowance, keyed by source. In one process, or in the primary process that every worker of
+ * `workers: N` consumes from, the buckets are MemoryBuckets (synchronous token buckets). In fleet
+ * mode they live in Redis, shared by every instance, as rate-limiter-flexible's limiters; if Redis
+ * or the primary fails, the local in-memory twin answers (counted by the fleet) until it is back.
  */
-import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { BurstyRateLimiter, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { callPrimary } from '../../src/cluster/calls.js';
 import type { Fleet } from '../../src/fleet.js';
+import { MemoryBuckets } from './memory-buckets.js';
 
 export interface BucketSpec {
   readonly ratePerSecond: number;
@@ -16,14 +17,12 @@ export interface BucketSpec {
 
 export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
 
-const OK: Consumed = { ok: true };
-const asIs = (consumed: Consumed): Consumed => consumed;
-
 type Limiter = Pick<BurstyRateLimiter, 'consume'>;
+const OK: Consumed = { ok: true };
 type LimiterOptions = { points: number; duration: number; keyPrefix: string };
 
 export class Bucket {
-  private readonly local: Limiter;
+  private readonly local: MemoryBuckets;
   private readonly shared: ((key: string, cost: number) => Promise<Consumed>) | undefined;
 
   constructor(
@@ -31,11 +30,11 @@ export class Bucket {
     spec: BucketSpec,
     private readonly fleet: Fleet,
   ) {
-    this.local = limiter(name, spec, (options) => new RateLimiterMemory(options));
+    this.local = new MemoryBuckets(spec);
     const storeClient = fleet.redis;
     if (storeClient !== undefined) {
-      const shared = limiter(name, spec, (options) => new RateLimiterRedis({ ...options, storeClient }));
-      this.shared = (key, cost) => take(shared, key, cost, asIs);
+      const shared = redisLimiter(name, spec, storeClient);
+      this.shared = (key, cost) => take(shared, key, cost);
     } else if (fleet.viaPrimary) {
       // The spec is part of the key: after a reload with other numbers, a fresh bucket.
       const hosted = `${name}:${spec.ratePerSecond}:${spec.burst}`;
@@ -44,33 +43,31 @@ export class Bucket {
   }
 
   /**
-   * Takes `cost` tokens from `key`'s bucket and hands the outcome to `then`. The continuation is
-   * a parameter because every read passes here: mapped in the same step as the library's answer,
-   * one promise fewer per call than chaining on a returned `Consumed`.
+   * Takes `cost` tokens from `key`'s bucket and hands the outcome to `then`: synchronously when
+   * the buckets are in this process (every read passes here), after the store's answer otherwise.
    */
-  consume<T>(key: string, cost: number, then: (consumed: Consumed) => T | Promise<T>): Promise<T> {
+  consume<T>(key: string, cost: number, then: (consumed: Consumed) => T | Promise<T>): T | Promise<T> {
     const shared = this.shared;
-    // Without a shared store, no fallback wrapper either.
-    if (shared === undefined) return take(this.local, key, cost, then);
+    if (shared === undefined) return then(this.local.take(key, cost));
     return this.fleet
       .either(
         `rate limit ${this.name}`,
         () => shared(key, cost),
-        () => take(this.local, key, cost, asIs),
+        () => this.local.take(key, cost),
       )
       .then(then);
   }
 }
 
 /** In the primary process: the memory bucket every worker consumes from. */
-export function hostedBucket(init: unknown): { consume(key: string, cost: number): Promise<Consumed> } {
-  const { name, spec } = init as { name: string; spec: BucketSpec };
-  const shared = limiter(name, spec, (options) => new RateLimiterMemory(options));
-  return { consume: (key, cost) => take(shared, key, cost, asIs) };
+export function hostedBucket(init: unknown): { consume(key: string, cost: number): Consumed } {
+  const buckets = new MemoryBuckets((init as { spec: BucketSpec }).spec);
+  return { consume: (key, cost) => buckets.take(key, cost) };
 }
 
-function limiter(name: string, spec: BucketSpec, make: (options: LimiterOptions) => Limiter): Limiter {
-  // rate-limiter-flexible's token bucket: `ratePerSecond` tokens each second, and when those
+function redisLimiter(name: string, spec: BucketSpec, storeClient: NonNullable<Fleet['redis']>): Limiter {
+  const make = (options: LimiterOptions) => new RateLimiterRedis({ ...options, storeClient });
+  // rate-limiter-flexible's bursty limiter: `ratePerSecond` tokens each second, and when those
   // are spent, an allowance of `burst - ratePerSecond` that refills over the time the
   // sustained rate takes to earn it. So a quiet source may send `burst` at once.
   const steady = { points: spec.ratePerSecond, duration: 1 };
@@ -79,16 +76,12 @@ function limiter(name: string, spec: BucketSpec, make: (options: LimiterOptions)
   const prefix = `svc-ingress:rl:${name}`;
   return extra === 0
     ? make({ ...steady, keyPrefix: prefix })
-    : new BurstyRateLimiter(make({ ...steady, keyPrefix: prefix }) as never, make({ ...allowance, keyPrefix: `${prefix}:burst` }) as never);
+    : new BurstyRateLimiter(make({ ...steady, keyPrefix: prefix }), make({ ...allowance, keyPrefix: `${prefix}:burst` }));
 }
 
 /** A refusal is a RateLimiterRes; anything else thrown is a store failure and propagates. */
-function take<T>(limiter: Limiter, key: string, cost: number, then: (consumed: Consumed) => T | Promise<T>): Promise<T> {
-  // then() rather than async/await: every read passes here, and each await is another promise.
-  return limiter.consume(key, cost).then(
-    () => then(OK),
-    (err: unknown) => then(refused(err)),
-  );
+function take(limiter: Limiter, key: string, cost: number): Promise<Consumed> {
+  return limiter.consume(key, cost).then(() => OK, refused);
 }
 
 function refused(err: unknown): Consumed {

@@ -40,9 +40,9 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
     const submissions = buckets('submissions', options.submissions);
     const reads = buckets('reads', options.reads);
 
-    // The source's own bucket first, then the host's; plain then() chains, since every read
-    // passes here.
-    const limit = (limits: Buckets, source: string, cost: number): Promise<Verdict> =>
+    // The source's own bucket first, then the host's; continuations rather than awaits, so a
+    // read stays synchronous when the buckets are in this process.
+    const limit = (limits: Buckets, source: string, cost: number): Verdict | Promise<Verdict> =>
       limits.perSource.consume(source, cost, (own): Verdict | Promise<Verdict> => {
         if (!own.ok) {
           metrics.rateLimited(limits.name, 'source');

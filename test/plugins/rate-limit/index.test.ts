@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { useAnvil } from '../../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
@@ -58,6 +59,24 @@ describe('rate-limit', () => {
       expect(host.status).to.equal(429);
       expect(host.body.error).to.include(limited('host'));
     });
+  });
+
+  it('serves a refused source again once the wait it was told has passed', async () => {
+    const ingress = await limitedIngress(`      reads:
+        per_source: {rate_per_second: 10, burst: 10}
+        method_costs: {eth_getLogs: 10}`);
+    try {
+      expect((await a.send(ingress.url, 'eth_getLogs')).status).to.equal(200);
+      const over = await a.send(ingress.url, 'eth_chainId');
+      expect(over.status).to.equal(429);
+      // One token at 10 per second; Retry-After rounds up to whole seconds.
+      expect(over.body.error.data.retry_after_ms).to.be.within(1, 100);
+      expect(over.retryAfter).to.equal('1');
+      await sleep(over.body.error.data.retry_after_ms);
+      expect((await a.send(ingress.url, 'eth_chainId')).body.result).to.equal('0x1fcd');
+    } finally {
+      await ingress.shutdown();
+    }
   });
 
   it('charges heavy reads their method cost', async () => {

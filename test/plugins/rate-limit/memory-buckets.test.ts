@@ -1,0 +1,44 @@
+import { expect } from 'chai';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MemoryBuckets } from '../../../plugins/rate-limit/memory-buckets.js';
+
+describe('rate-limit memory buckets', () => {
+  it('lets a new key spend its burst at once, then refuses with the time the next token takes', () => {
+    const buckets = new MemoryBuckets({ ratePerSecond: 4, burst: 3 });
+    for (let i = 0; i < 3; i++) expect(buckets.take('a', 1)).to.deep.equal({ ok: true });
+    const refused = buckets.take('a', 1);
+    expect(refused.ok).to.equal(false);
+    // One token at 4 per second: 250 ms, less the little that dripped in since.
+    expect(!refused.ok && refused.retryAfterMs).to.be.within(200, 250);
+    expect(buckets.take('b', 1)).to.deep.equal({ ok: true });
+  });
+
+  it('charges a call its cost and refuses what the bucket cannot cover', () => {
+    const buckets = new MemoryBuckets({ ratePerSecond: 1, burst: 3 });
+    expect(buckets.take('a', 3).ok).to.equal(true);
+    const refused = buckets.take('a', 2);
+    expect(!refused.ok && refused.retryAfterMs).to.be.within(1_900, 2_000);
+  });
+
+  it('admits again once the advertised wait has passed', async () => {
+    const buckets = new MemoryBuckets({ ratePerSecond: 10, burst: 1 });
+    expect(buckets.take('a', 1).ok).to.equal(true);
+    const refused = buckets.take('a', 1);
+    if (refused.ok) expect.fail('the second call within the same millisecond passed');
+    await sleep(refused.retryAfterMs);
+    expect(buckets.take('a', 1).ok).to.equal(true);
+  });
+
+  it('forgets keys whose bucket has refilled, when a new key arrives', async () => {
+    const buckets = new MemoryBuckets({ ratePerSecond: 100, burst: 2 }, 0);
+    buckets.take('a', 2);
+    buckets.take('b', 1);
+    // 'a' was empty when 'b' arrived: kept.
+    expect(buckets.size).to.equal(2);
+    await sleep(30);
+    buckets.take('c', 1);
+    expect(buckets.size).to.equal(1);
+    // A forgotten key starts again with its whole burst.
+    expect(buckets.take('a', 2).ok).to.equal(true);
+  });
+});
