@@ -10,8 +10,15 @@
  * the rates, the CPU each proxy process spends per call (from /proc) over the same runs. Where
  * it can (bench/cores.ts), each proxy runs on a core of its own, wrk and anvil on the other.
  *
- *   npm run bench:reads [-- seconds rounds]   needs wrk and nginx (Debian: apt-get install wrk nginx)
- *   BENCH_PIN=0 npm run bench:reads           every process on every core, as before
+ * Then the ingress and the reference side by side: both on the proxy core at once, each loaded
+ * by its own wrk for the same seconds. Whatever the machine does then, it does to both, so the
+ * ratio of their rates (the core's time split evenly between them) is their ratio of cost per
+ * call, and their p99s are taken under the same conditions. This is the figure the targets are
+ * read from; the table before it swings with the machine between runs of one target and the next.
+ *
+ *   npm run bench:reads [-- seconds rounds pairedRounds]   needs wrk and nginx (Debian: apt-get install wrk nginx)
+ *   npm run bench:reads -- 3 0 9                           side by side only, 9 rounds of 3 s
+ *   BENCH_PIN=0 npm run bench:reads                        every process on every core, as before
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -27,6 +34,7 @@ import { wrk, type Run } from './wrk.js';
 
 const SECONDS = Number(process.argv[2] ?? 2);
 const ROUNDS = Number(process.argv[3] ?? 3);
+const PAIRED_ROUNDS = Number(process.argv[4] ?? 7);
 const CLIENTS = [1, 32, 256];
 const DEV = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 const METHODS: Record<string, unknown[]> = {
@@ -101,6 +109,32 @@ function report(method: string, clients: number, cell: Cell, ownP99: number): vo
   );
 }
 
+type Target = { url: string; pid?: number };
+
+/** Ingress and reference loaded at once, PAIRED_ROUNDS times per cell; medians of the per-round ratios. */
+async function sideBySide(ingress: Target, reference: Target, cpu: number | undefined): Promise<void> {
+  console.log(`\ningress and reference side by side: both at once on one core, ${PAIRED_ROUNDS} rounds of ${SECONDS} s, medians`);
+  console.log('method       clients | ingress req/s as % of ref | CPU µs/call ref/ing | p99 ms ingress    ref   diff');
+  for (const [method, params] of Object.entries(METHODS)) {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+    for (const clients of CLIENTS) {
+      const rounds: Array<{ rate: number; cost: number; p99: number; refP99: number }> = [];
+      for (let round = 0; round < PAIRED_ROUNDS; round++) {
+        const load = (target: Target) => wrk(target.url, body, clients, SECONDS, { cpuPid: target.pid, cpu });
+        const [ing, ref] = await Promise.all([load(ingress), load(reference)]);
+        rounds.push({ rate: ing.rps / ref.rps, cost: ref.cpuUsPerCall! / ing.cpuUsPerCall!, p99: ing.p99, refP99: ref.p99 });
+      }
+      const mid = (pick: (r: (typeof rounds)[number]) => number) => median(rounds.map(pick));
+      const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+      const diff = mid((r) => r.p99) - mid((r) => r.refP99);
+      console.log(
+        `${method.padEnd(16)}${String(clients).padStart(4)} | ${pct(mid((r) => r.rate)).padStart(5)} [${rounds.map((r) => pct(r.rate)).join(' ')}]`.padEnd(56) +
+          `| ${pct(mid((r) => r.cost)).padStart(18)} | ${mid((r) => r.p99).toFixed(2).padStart(14)} ${mid((r) => r.refP99).toFixed(2).padStart(6)} ${(diff >= 0 ? '+' : '') + diff.toFixed(2)}`,
+      );
+    }
+  }
+}
+
 async function main(stopLater: StopLater): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const pinned = canPin();
@@ -116,16 +150,24 @@ async function main(stopLater: StopLater): Promise<void> {
     pin(reference.child.pid!, PROXY_CPU);
     pin(ingress.child.pid!, PROXY_CPU);
   }
-  const targets: Record<string, { url: string; pid?: number }> = {
+  const targets: Record<string, Target> = {
     direct: { url: anvil.url },
     nginx: { url: nginx.url },
     reference: { url: reference.url, pid: reference.child.pid! },
     ingress: { url: ingress.url, pid: ingress.child.pid! },
   };
-  const names = Object.keys(targets);
   const metricsUrl = String((await ingress.waitForLog(/^operator listener/)).url);
-  console.log(`reads: wrk -t1, ${ROUNDS} rounds of ${SECONDS} s per target, medians; ${new Date().toISOString()}, node ${process.version}`);
+  console.log(`reads: wrk -t1, ${new Date().toISOString()}, node ${process.version}`);
   console.log(pinned ? `pinned: each proxy on core ${PROXY_CPU}, wrk and anvil on core ${LOAD_CPU}` : 'not pinned: every process on every core');
+  const cpu = pinned ? LOAD_CPU : undefined;
+  if (ROUNDS > 0) await oneAtATime(targets, metricsUrl, cpu);
+  if (PAIRED_ROUNDS > 0) await sideBySide(targets.ingress!, targets.reference!, cpu);
+}
+
+/** Every target alone in turn, ROUNDS times per cell in a rotating order; medians. */
+async function oneAtATime(targets: Record<string, Target>, metricsUrl: string, cpu: number | undefined): Promise<void> {
+  const names = Object.keys(targets);
+  console.log(`\none at a time: ${ROUNDS} rounds of ${SECONDS} s per target, medians`);
   console.log('                        ingress                  | ingress req/s as % of  |   p99 ms        | CPU µs/call        | own p99 ms');
   console.log('method       clients    req/s  p50 ms  p99 ms |   ref  nginx direct |     ref   diff  |  ing  ref ref/ing |');
   for (const [method, params] of Object.entries(METHODS)) {
@@ -137,7 +179,7 @@ async function main(stopLater: StopLater): Promise<void> {
         // Each round starts with another target, so none is always measured first or last.
         for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
           const { url, pid } = targets[name]!;
-          cell[name]!.push(await wrk(url, body, clients, SECONDS, { cpuPid: pid, cpu: pinned ? LOAD_CPU : undefined }));
+          cell[name]!.push(await wrk(url, body, clients, SECONDS, { cpuPid: pid, cpu }));
         }
       }
       // Includes the warm-ups: the bound is coarse anyway (the histogram's buckets).

@@ -28,6 +28,8 @@ interface Trace {
   method: string | undefined;
   outcome: Outcome;
   started: number;
+  /** Releases the upstream request of an answer still streaming. */
+  cancelUpstream: (() => void) | undefined;
 }
 
 /**
@@ -37,13 +39,13 @@ interface Trace {
 export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void) {
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();
-    const trace: Trace = { method: undefined, outcome: 'error', started: 0 };
+    const trace: Trace = { method: undefined, outcome: 'error', started: 0, cancelUpstream: undefined };
     runtime.enter();
     // One listener per request does all the bookkeeping (listeners are measurable at this rate;
     // a response closes once, so no once() wrapper either).
     res.on('close', () => {
-      // An answer still streaming from the EL is abandoned: the upstream request listens for this.
-      if (!res.writableFinished) res.emit('abort');
+      // An answer still streaming from the EL is abandoned.
+      if (!res.writableFinished) trace.cancelUpstream?.();
       runtime.leave();
       if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
       onSettled();
@@ -101,7 +103,7 @@ function handleBody(
       return answer(res, request.id, verdict);
     }
     trace.outcome = 'proxied';
-    runtime.execution.stream(canonicalBody(request), res, (err, declaredBytes) => {
+    trace.cancelUpstream = runtime.execution.stream(canonicalBody(request), res, (err, declaredBytes) => {
       if (err !== undefined) return fail(err);
       metrics.streamedBytes(declaredBytes);
     });

@@ -1,0 +1,83 @@
+/**
+ * Writes one upstream answer into a client's response as undici delivers it: the handler undici's
+ * dispatcher calls for the request's start, the answer's headers, each chunk and the end.
+ * undici's own `stream()` wraps the same calls in an AsyncResource, an abort-signal listener and
+ * `stream.finished` (several listeners on the response per call); a proxied read needs none.
+ */
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { errors as undiciErrors, type Dispatcher } from 'undici';
+
+/** `err` undefined: the answer is complete. Otherwise whatever undici reported, as it reported it. */
+export type AnswerStreamDone = (err: Error | undefined, declaredBytes: number) => void;
+
+const JSON_CONTENT_TYPE = /^application\/json\s*(?:;|$)/i;
+const JSON_HEADER_LIST = ['content-type', 'application/json'];
+
+/** The EL's answer is not a JSON answer (an HTML error page, a broken proxy): not to be relayed. */
+export class NotJsonAnswer extends Error {
+  override name = 'NotJsonAnswer';
+}
+
+export class AnswerStream implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private cancelled = false;
+  private waitingForDrain = false;
+  private declaredBytes = 0;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private done: AnswerStreamDone | undefined,
+  ) {}
+
+  /** The client went away: release the upstream request (and its pooled connection). */
+  cancel(): void {
+    this.cancelled = true;
+    this.controller?.abort(new undiciErrors.RequestAbortedError());
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.cancelled) controller.abort(new undiciErrors.RequestAbortedError());
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return;
+    // An EL answers JSON-RPC errors with 200 and JSON; anything else is an HTML error page or a
+    // broken proxy, which must not reach the client as if it were an answer. The body itself is
+    // never parsed here: that is what keeps streaming cheap.
+    const type = headers['content-type'];
+    if (statusCode !== 200 || typeof type !== 'string' || !JSON_CONTENT_TYPE.test(type)) {
+      return controller.abort(new NotJsonAnswer(`status ${statusCode}, content-type ${String(type)}`));
+    }
+    const length = headers['content-length'];
+    if (typeof length === 'string') this.declaredBytes = Number(length);
+    // Headers as a flat list: written as given, without setHeader's bookkeeping.
+    this.res.writeHead(200, typeof length === 'string' ? [...JSON_HEADER_LIST, 'content-length', length] : JSON_HEADER_LIST);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.res.write(chunk) || this.waitingForDrain) return;
+    // undici stops reading until the client has taken what is buffered.
+    controller.pause();
+    this.waitingForDrain = true;
+    this.res.once('drain', () => {
+      this.waitingForDrain = false;
+      controller.resume();
+    });
+  }
+
+  onResponseEnd(): void {
+    this.res.end();
+    this.finish(undefined);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.finish(err);
+  }
+
+  private finish(err: Error | undefined): void {
+    const done = this.done;
+    this.done = undefined;
+    done?.(err, err === undefined ? this.declaredBytes : 0);
+  }
+}
