@@ -14,6 +14,7 @@
 import type { ServerResponse } from 'node:http';
 import { Pool } from 'undici';
 import { AnswerStream, NotJsonAnswer } from './answer-stream.js';
+import { AnswerText, UnreadableAnswer } from './answer-text.js';
 import { errors, RpcFailure } from './errors.js';
 import type { Answer } from './jsonrpc.js';
 
@@ -73,29 +74,24 @@ export class Upstream {
   }
 
   /** Calls `method` and returns the upstream's answer, result or JSON-RPC error, parsed. */
-  async call(method: string, params: readonly unknown[]): Promise<Answer> {
+  call(method: string, params: readonly unknown[]): Promise<Answer> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-    let text: string;
-    try {
-      const reply = await this.pool.request({ path: this.path, method: 'POST', headers: JSON_HEADERS, body });
-      if (reply.statusCode !== 200) {
-        reply.body.destroy();
-        throw new RpcFailure(errors.upstreamInvalid());
-      }
-      text = await readLimited(reply.body, MAX_CALL_ANSWER_BYTES);
-    } catch (err) {
-      throw this.failure(err);
-    }
-    try {
-      return parseAnswer(text);
-    } catch (err) {
-      throw this.failure(err);
-    }
+    return new Promise((resolve, reject) => {
+      const answer = new AnswerText(MAX_CALL_ANSWER_BYTES, (err, text) => {
+        if (err !== undefined) return reject(this.failure(err));
+        try {
+          resolve(parseAnswer(text));
+        } catch (parseErr) {
+          reject(this.failure(parseErr));
+        }
+      });
+      this.pool.dispatch({ path: this.path, method: 'POST', headers: JSON_HEADERS, body }, answer);
+    });
   }
 
-  /** The only RpcFailures thrown in here are "invalid answer"; everything else is a transport failure. */
+  /** An answer that is not 200 JSON, or too large, is "invalid"; everything else is a transport failure. */
   private failure(err: unknown): RpcFailure {
-    if (err instanceof NotJsonAnswer) err = new RpcFailure(errors.upstreamInvalid(), { cause: err });
+    if (err instanceof NotJsonAnswer || err instanceof UnreadableAnswer) err = new RpcFailure(errors.upstreamInvalid(), { cause: err });
     if (err instanceof RpcFailure) {
       this.onError('invalid');
       return err;
@@ -108,20 +104,6 @@ export class Upstream {
   close(): Promise<void> {
     return this.pool.close();
   }
-}
-
-async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      throw new RpcFailure(errors.upstreamInvalid());
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function parseAnswer(text: string): Answer {

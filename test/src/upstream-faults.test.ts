@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
-type Mode = 'healthy' | 'hang' | 'drip' | 'reset' | 'garbage-html' | 'garbage-json' | 'server-error' | 'wrong-type' | 'empty';
+type Mode = 'healthy' | 'hang' | 'drip' | 'reset' | 'garbage-html' | 'garbage-json' | 'server-error' | 'wrong-type' | 'empty' | 'oversized';
 
 const UNAVAILABLE = { code: -32603, message: 'upstream unavailable: the execution layer did not answer' };
 const INVALID = { code: -32603, message: 'upstream error: the execution layer answered an invalid response' };
@@ -54,6 +54,9 @@ describe('upstream faults: one recording fake EL, many modes', () => {
           return res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('\x00\x01');
         case 'empty':
           return res.writeHead(200, { 'content-type': 'application/json' }).end();
+        case 'oversized':
+          // Valid JSON-RPC, but past the 4 MiB the ingress reads of an answer it parses itself.
+          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: 'a'.repeat(5 * 1024 * 1024) }));
       }
     });
   });
@@ -119,11 +122,17 @@ describe('upstream faults: one recording fake EL, many modes', () => {
     expect((await read()).body).to.equal('}{not json');
   });
 
-  for (const m of ['garbage-json', 'empty', 'reset'] as const) {
-    it(`answers -32603 where the ingress must read the EL's answer itself (eth_gasPrice) and it is ${m}`, async () => {
+  for (const [m, expected] of [
+    ['garbage-json', INVALID],
+    ['empty', INVALID],
+    ['server-error', INVALID],
+    ['oversized', INVALID],
+    ['reset', UNAVAILABLE],
+  ] as const) {
+    it(`answers ${expected.code} "${expected.message.split(':')[0]}" where the ingress must read the EL's answer itself (eth_gasPrice) and it is ${m}`, async () => {
       mode = m;
       const { body } = await read('eth_gasPrice');
-      expect(JSON.parse(body).error.code).to.equal(-32603);
+      expect(JSON.parse(body).error).to.deep.equal(expected);
     });
   }
 

@@ -1,0 +1,41 @@
+/**
+ * Reads one small upstream answer whole, as undici delivers it: the dispatch handler behind
+ * `Upstream.call()`. undici's `request()` hands the body over as a Readable, read here with an
+ * async iterator; every submission's forward pays for that, and it needs none of it.
+ */
+import type { Dispatcher } from 'undici';
+
+/** The answer was not a 200, or larger than the caller's limit. */
+export class UnreadableAnswer extends Error {
+  override name = 'UnreadableAnswer';
+}
+
+export class AnswerText implements Dispatcher.DispatchHandler {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly limitBytes: number,
+    private readonly settle: (err: Error | undefined, text: string) => void,
+  ) {}
+
+  onRequestStart(): void {}
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
+    if (statusCode >= 200 && statusCode !== 200) controller.abort(new UnreadableAnswer(`status ${statusCode}`));
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size > this.limitBytes) return controller.abort(new UnreadableAnswer(`larger than ${this.limitBytes} bytes`));
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.settle(undefined, (this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size)).toString('utf8'));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.settle(err, '');
+  }
+}
