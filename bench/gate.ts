@@ -18,13 +18,13 @@
  */
 import { getBytes, keccak256, Transaction, Wallet } from 'ethers';
 import { Pool } from 'undici';
+import { AnswerText } from '../src/answer-text.js';
 import { decodeFrameTransaction } from '../plugins/gate/frame-codec.js';
 import { recoverAddress, verifyFrameSignatures } from '../plugins/gate/signatures.js';
 import { startAnvil } from '../devnet/anvil.js';
 import { mldsaEntry, mldsaKeys, transferFrameTx } from '../test/helpers/frames.js';
 import { startValidatingEl } from '../test/helpers/validating-el.js';
 import { benchIngress, productionChain, runBench, stopIngress, UNLIMITED_READS, UNLIMITED_SUBMISSIONS, type StopLater } from './production.js';
-import { AnswerText } from '../src/answer-text.js';
 import { cpuSeconds } from './measure.js';
 import { wrk } from './wrk.js';
 

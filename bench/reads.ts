@@ -11,9 +11,10 @@
  * it can (bench/cores.ts), each proxy runs on a core of its own, wrk and anvil on the other.
  *
  * Then the ingress and the reference side by side: both on the proxy core at once, each loaded
- * by its own wrk for the same seconds. Whatever the machine does then, it does to both, so the
- * ratio of their rates (the core's time split evenly between them) is their ratio of cost per
- * call, and their p99s are taken under the same conditions. This is the figure the targets are
+ * by its own wrk for the same seconds. Whatever the machine does then, it does to both, so at
+ * 32 and 256 clients, where both are busy all the time, the ratio of their rates (the core's time
+ * split evenly between them) is their ratio of cost per call, and their p99s are taken under the
+ * same conditions. (One client waits on each answer: there the rates follow latency instead.) This is the figure the targets are
  * read from; the table before it swings with the machine between runs of one target and the next.
  *
  *   npm run bench:reads [-- seconds rounds pairedRounds]   needs wrk and nginx (Debian: apt-get install wrk nginx)

@@ -37,11 +37,12 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.cancelled) controller.abort(new undiciErrors.RequestAbortedError());
+    if (this.cancelled || this.res.destroyed) controller.abort(new undiciErrors.RequestAbortedError());
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     if (statusCode < 200) return;
+    if (this.res.destroyed) return controller.abort(new undiciErrors.RequestAbortedError());
     // An EL answers JSON-RPC errors with 200 and JSON; anything else is an HTML error page or a
     // broken proxy, which must not reach the client as if it were an answer. The body itself is
     // never parsed here: that is what keeps streaming cheap.
@@ -56,6 +57,8 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    // A closed response never drains: waiting for it would hold the upstream connection.
+    if (this.res.destroyed) return controller.abort(new undiciErrors.RequestAbortedError());
     if (this.res.write(chunk) || this.waitingForDrain) return;
     // undici stops reading until the client has taken what is buffered.
     controller.pause();

@@ -16,9 +16,10 @@ export class AnswerText implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly limitBytes: number,
-    private readonly settle: (err: Error | undefined, text: string) => void,
+    private settle: ((err: Error | undefined, text: string) => void) | undefined,
   ) {}
 
+  /** Present so that undici treats this as a handler of its current API (it checks for it). */
   onRequestStart(): void {}
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
@@ -32,10 +33,16 @@ export class AnswerText implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.settle(undefined, (this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size)).toString('utf8'));
+    this.once(undefined, (this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size)).toString('utf8'));
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    this.settle(err, '');
+    this.once(err, '');
+  }
+
+  private once(err: Error | undefined, text: string): void {
+    const settle = this.settle;
+    this.settle = undefined;
+    settle?.(err, text);
   }
 }

@@ -2,10 +2,10 @@
  * One kind of bucket (e.g. "submissions per source"): `rate_per_second` sustained plus a `burst`
  * allowance, keyed by source. In one process, or in the primary process that every worker of
  * `workers: N` consumes from, the buckets are MemoryBuckets (synchronous token buckets). In fleet
- * mode they live in Redis, shared by every instance, as rate-limiter-flexible's limiters; if Redis
+ * mode they live in Redis, shared by every instance, as rate-limiter-flexible's limiter; if Redis
  * or the primary fails, the local in-memory twin answers (counted by the fleet) until it is back.
  */
-import { BurstyRateLimiter, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { callPrimary } from '../../src/cluster/calls.js';
 import type { Fleet } from '../../src/fleet.js';
 import { MemoryBuckets } from './memory-buckets.js';
@@ -17,9 +17,8 @@ export interface BucketSpec {
 
 export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
 
-type Limiter = Pick<BurstyRateLimiter, 'consume'>;
+type Limiter = Pick<RateLimiterRedis, 'consume'>;
 const OK: Consumed = { ok: true };
-type LimiterOptions = { points: number; duration: number; keyPrefix: string };
 
 export class Bucket {
   private readonly local: MemoryBuckets;
@@ -66,17 +65,10 @@ export function hostedBucket(init: unknown): { consume(key: string, cost: number
 }
 
 function redisLimiter(name: string, spec: BucketSpec, storeClient: NonNullable<Fleet['redis']>): Limiter {
-  const make = (options: LimiterOptions) => new RateLimiterRedis({ ...options, storeClient });
-  // rate-limiter-flexible's bursty limiter: `ratePerSecond` tokens each second, and when those
-  // are spent, an allowance of `burst - ratePerSecond` that refills over the time the
-  // sustained rate takes to earn it. So a quiet source may send `burst` at once.
-  const steady = { points: spec.ratePerSecond, duration: 1 };
-  const extra = spec.burst - spec.ratePerSecond;
-  const allowance = { points: extra, duration: Math.max(1, Math.ceil(extra / spec.ratePerSecond)) };
-  const prefix = `svc-ingress:rl:${name}`;
-  return extra === 0
-    ? make({ ...steady, keyPrefix: prefix })
-    : new BurstyRateLimiter(make({ ...steady, keyPrefix: prefix }), make({ ...allowance, keyPrefix: `${prefix}:burst` }));
+  // One window of `burst` points lasting the time the sustained rate takes to earn them: a
+  // quiet source may send `burst` at once, and no source more than `ratePerSecond` sustained.
+  const duration = Math.ceil(spec.burst / spec.ratePerSecond);
+  return new RateLimiterRedis({ points: spec.burst, duration, keyPrefix: `svc-ingress:rl:${name}`, storeClient });
 }
 
 /** A refusal is a RateLimiterRes; anything else thrown is a store failure and propagates. */

@@ -21,7 +21,7 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
   - allowlist
   - rate-limit:
       reads:
-        per_source: {rate_per_second: 4, burst: 4}
+        per_source: {rate_per_second: 2, burst: 4}
   - gate:
       head_cache_ms: 0`;
 
@@ -67,6 +67,21 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
     expect([await read(first.url), await read(second.url), await read(first.url), await read(second.url)]).to.deep.equal([200, 200, 200, 200]);
     expect(await read(second.url)).to.equal(429);
     expect(await read(first.url)).to.equal(429);
+  });
+
+  it('lets the burst out at once, then holds the source to its sustained rate: the bucket comes back after burst / rate', async () => {
+    const over = await request(first.url, {
+      dispatcher: client,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+    });
+    expect(over.statusCode).to.equal(429);
+    // 4 tokens at 2 per second: the window the previous test spent, moments ago, lasts 2 s (a
+    // 1 s window would let 4 per second through, twice the sustained rate).
+    const { error } = (await over.body.json()) as { error: { data: { retry_after_ms: number } } };
+    expect(error.data.retry_after_ms).to.be.within(1_000, 2_000);
+    expect(over.headers['retry-after']).to.equal('2');
   });
 
   it('keeps serving on local fallbacks while Redis is down, counts it, and shares again once it is back', async () => {

@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { request } from 'undici';
 import { startAnvil, type Anvil } from '../../devnet/anvil.js';
+import { Upstream } from '../../src/upstream.js';
 import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
 import { useAnvil } from '../helpers/el.js';
 import { post, rpc } from '../helpers/http.js';
@@ -359,6 +360,36 @@ describe('upstream: streaming answers from the EL', () => {
 
       anvil = await startAnvil({ port });
       expect((await rpc(ingress.url, 'eth_chainId')).text).to.equal(CHAIN_ID_ANSWER);
+    });
+  });
+
+  // A plugin may take its time (a shared rate-limit store, the gate); a client that leaves
+  // meanwhile closes the response before the answer is streamed into it. A closed response
+  // never drains, and waiting for it would hold the pooled connection for good.
+  describe('an answer streamed into a response the client has already closed', () => {
+    const anvil = useAnvil();
+
+    it('gives the connection back at once: the next call on a one-connection pool is answered', async () => {
+      const upstream = new Upstream({ url: anvil.current.url, connections: 1, headersTimeoutMs: 20_000, bodyTimeoutMs: 20_000 });
+      let streamed!: (err: unknown) => void;
+      const ended = new Promise<unknown>((resolve) => (streamed = resolve));
+      const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+        res.on('close', () => upstream.stream('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', res, streamed));
+      });
+      try {
+        const url = await listenLocal(server);
+        const socket: Socket = connect(Number(new URL(url).port), '127.0.0.1');
+        socket.write(rawPost('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'));
+        await once(server, 'request');
+        socket.destroy();
+        // Ended with the abort, not with an answer written into nowhere.
+        expect(await within(5_000, 'the stream into the closed response ended', ended)).to.be.an('error');
+        expect(await within(5_000, 'the next call on the same pool', upstream.call('eth_chainId', []))).to.deep.equal({ result: '0x1fcd' });
+      } finally {
+        server.closeAllConnections();
+        server.close();
+        await upstream.close();
+      }
     });
   });
 
