@@ -112,6 +112,22 @@ function report(method: string, clients: number, cell: Cell, ownP99: number): vo
 
 type Target = { url: string; pid?: number };
 
+/**
+ * One side-by-side round, repeated (up to twice, said on the output) when wrk saw socket
+ * timeouts: with 512 connections on one core, now and then some connections of either proxy,
+ * the reference as often as the ingress, wait 1-2 s right after the warm-up.
+ */
+async function bothAtOnce<T>(round: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await round();
+    } catch (err) {
+      if (attempt === 3 || !/Socket errors:.*timeout [1-9]/.test(String(err))) throw err;
+      console.log('  (a round repeated: wrk saw socket timeouts)');
+    }
+  }
+}
+
 /** Ingress and reference loaded at once, PAIRED_ROUNDS times per cell; medians of the per-round ratios. */
 async function sideBySide(ingress: Target, reference: Target, cpu: number | undefined): Promise<void> {
   console.log(`\ningress and reference side by side: both at once on one core, ${PAIRED_ROUNDS} rounds of ${SECONDS} s, medians`);
@@ -122,7 +138,7 @@ async function sideBySide(ingress: Target, reference: Target, cpu: number | unde
       const rounds: Array<{ rate: number; cost: number; p99: number; refP99: number }> = [];
       for (let round = 0; round < PAIRED_ROUNDS; round++) {
         const load = (target: Target) => wrk(target.url, body, clients, SECONDS, { cpuPid: target.pid, cpu });
-        const [ing, ref] = await Promise.all([load(ingress), load(reference)]);
+        const [ing, ref] = await bothAtOnce(() => Promise.all([load(ingress), load(reference)]));
         rounds.push({ rate: ing.rps / ref.rps, cost: ref.cpuUsPerCall! / ing.cpuUsPerCall!, p99: ing.p99, refP99: ref.p99 });
       }
       const mid = (pick: (r: (typeof rounds)[number]) => number) => median(rounds.map(pick));
