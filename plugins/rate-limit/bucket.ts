@@ -1,9 +1,10 @@
 /**
- * One kind of bucket (e.g. "submissions per source"): `rate_per_second` sustained plus a `burst`
- * allowance, keyed by source. In one process, or in the primary process that every worker of
- * `workers: N` consumes from, the buckets are MemoryBuckets (synchronous token buckets). In fleet
- * mode they live in Redis, shared by every instance, as rate-limiter-flexible's limiter; if Redis
- * or the primary fails, the local in-memory twin answers (counted by the fleet) until it is back.
+ * One kind of bucket (e.g. "submissions per source"), keyed by source: `burst` at once for a
+ * quiet source, `rate_per_second` sustained. In one process, or in the primary process that
+ * every worker of `workers: N` consumes from, the buckets are MemoryBuckets (synchronous token
+ * buckets). In fleet mode they live in Redis, shared by every instance, as rate-limiter-flexible's
+ * limiter; if Redis or the primary fails, the local in-memory twin answers (counted by the fleet)
+ * until it is back.
  */
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { callPrimary } from '../../src/cluster/calls.js';
