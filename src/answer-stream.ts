@@ -6,21 +6,16 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
+import { errors, RpcFailure } from './errors.js';
+import { isJsonContentType } from './jsonrpc.js';
 
 /** `err` undefined: the answer is complete. Otherwise whatever undici reported, as it reported it. */
 export type AnswerStreamDone = (err: Error | undefined, declaredBytes: number) => void;
 
-const JSON_CONTENT_TYPE = /^application\/json\s*(?:;|$)/i;
 const JSON_HEADER_LIST = ['content-type', 'application/json'];
-
-/** The EL's answer is not a JSON answer (an HTML error page, a broken proxy): not to be relayed. */
-export class NotJsonAnswer extends Error {
-  override name = 'NotJsonAnswer';
-}
 
 export class AnswerStream implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
-  private cancelled = false;
   private waitingForDrain = false;
   private declaredBytes = 0;
 
@@ -29,15 +24,17 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     private done: AnswerStreamDone | undefined,
   ) {}
 
-  /** The client went away: release the upstream request (and its pooled connection). */
+  /**
+   * The client went away: release the upstream request (and its pooled connection). Before the
+   * request has started there is nothing to release yet; it will find the response closed.
+   */
   cancel(): void {
-    this.cancelled = true;
     this.controller?.abort(new undiciErrors.RequestAbortedError());
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.cancelled || this.res.destroyed) controller.abort(new undiciErrors.RequestAbortedError());
+    if (this.res.destroyed) controller.abort(new undiciErrors.RequestAbortedError());
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -47,8 +44,8 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     // broken proxy, which must not reach the client as if it were an answer. The body itself is
     // never parsed here: that is what keeps streaming cheap.
     const type = headers['content-type'];
-    if (statusCode !== 200 || typeof type !== 'string' || !JSON_CONTENT_TYPE.test(type)) {
-      return controller.abort(new NotJsonAnswer(`status ${statusCode}, content-type ${String(type)}`));
+    if (statusCode !== 200 || typeof type !== 'string' || !isJsonContentType(type)) {
+      return controller.abort(new RpcFailure(errors.upstreamInvalid()));
     }
     const length = headers['content-length'];
     if (typeof length === 'string') this.declaredBytes = Number(length);

@@ -4,11 +4,10 @@
  * async iterator; every submission's forward pays for that, and it needs none of it.
  */
 import type { Dispatcher } from 'undici';
+import { errors, RpcFailure } from './errors.js';
 
-/** The answer was not a 200, or larger than the caller's limit. */
-export class UnreadableAnswer extends Error {
-  override name = 'UnreadableAnswer';
-}
+/** Not a 200, or larger than the caller's limit: not a JSON-RPC answer. */
+const invalid = () => new RpcFailure(errors.upstreamInvalid());
 
 export class AnswerText implements Dispatcher.DispatchHandler {
   private readonly chunks: Buffer[] = [];
@@ -23,12 +22,13 @@ export class AnswerText implements Dispatcher.DispatchHandler {
   onRequestStart(): void {}
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
-    if (statusCode >= 200 && statusCode !== 200) controller.abort(new UnreadableAnswer(`status ${statusCode}`));
+    // 1xx are interim; any other final status than 200 is not an answer.
+    if (statusCode >= 200 && statusCode !== 200) controller.abort(invalid());
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.size += chunk.length;
-    if (this.size > this.limitBytes) return controller.abort(new UnreadableAnswer(`larger than ${this.limitBytes} bytes`));
+    if (this.size > this.limitBytes) return controller.abort(invalid());
     this.chunks.push(chunk);
   }
 

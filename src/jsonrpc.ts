@@ -22,6 +22,13 @@ export interface RpcRequest {
 
 export type Answer = { readonly result: unknown } | { readonly error: RpcError };
 
+const JSON_CONTENT_TYPE = /^application\/json\s*(?:;|$)/i;
+
+/** A JSON media type, parameters allowed (`application/json; charset=utf-8`): requests and EL answers alike. */
+export function isJsonContentType(value: string | undefined): boolean {
+  return value !== undefined && JSON_CONTENT_TYPE.test(value);
+}
+
 const MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params']);
 const MAX_METHOD_LENGTH = 128;
 // Real Ethereum params nest a few levels (eth_call state overrides about five); 64 is generous.

@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errors, INVALID_REQUEST, RpcFailure, transport, type RpcError } from './errors.js';
 import { Facts } from './facts.js';
-import { canonicalBody, formatResponse, readRequest, type Answer, type RpcId } from './jsonrpc.js';
+import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
 import type { Metrics, Outcome } from './metrics.js';
 import type { RequestContext, Verdict } from './plugin.js';
@@ -20,7 +20,6 @@ import type { Runtime } from './runtime.js';
 
 type TransportRefusal = (typeof transport)[keyof typeof transport];
 
-const JSON_CONTENT_TYPE = /^application\/json\s*(?:;|$)/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** What one request's single 'close' listener reports: its method, once read, and outcome. */
@@ -53,7 +52,7 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
     runtime.cors.decorate(req, res);
     if (req.method === 'OPTIONS') return runtime.cors.preflight(req, res);
     if (req.method !== 'POST') return refuseTransport(res, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
-    if (!JSON_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
+    if (!isJsonContentType(req.headers['content-type'])) {
       return refuseTransport(res, transport.unsupportedMediaType);
     }
     const encoding = req.headers['content-encoding'];

@@ -13,8 +13,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { Pool } from 'undici';
-import { AnswerStream, NotJsonAnswer } from './answer-stream.js';
-import { AnswerText, UnreadableAnswer } from './answer-text.js';
+import { AnswerStream } from './answer-stream.js';
+import { AnswerText } from './answer-text.js';
 import { errors, RpcFailure } from './errors.js';
 import type { Answer } from './jsonrpc.js';
 
@@ -89,9 +89,8 @@ export class Upstream {
     });
   }
 
-  /** An answer that is not 200 JSON, or too large, is "invalid"; everything else is a transport failure. */
+  /** The only RpcFailures raised in here are "invalid answer"; everything else is a transport failure. */
   private failure(err: unknown): RpcFailure {
-    if (err instanceof NotJsonAnswer || err instanceof UnreadableAnswer) err = new RpcFailure(errors.upstreamInvalid(), { cause: err });
     if (err instanceof RpcFailure) {
       this.onError('invalid');
       return err;

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { Agent, request } from 'undici';
 import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
 import { DEV_KEYS, useAnvil } from '../helpers/el.js';
 import { rpc } from '../helpers/http.js';
-import { testConfig } from '../helpers/ingress.js';
+import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { within } from '../helpers/within.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 
@@ -106,5 +108,64 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
     const again = await transfer(DEV_KEYS[3]);
     expect(await submit(second.url, again)).to.have.property('result', keccak256(again));
     expect((await submit(first.url, again)).error).to.deep.equal({ code: -32000, message: 'already known' });
+  });
+});
+
+// A client that leaves while a plugin is still deciding (here rate-limit, waiting on a Redis that
+// does not answer) must not cost the ingress its upstream connection: the read it abandoned is
+// never streamed into its closed response, and the next caller is served on the same pool.
+describe('fleet mode: a client that leaves while the shared store is slow', () => {
+  const anvil = useAnvil();
+  let redis: RedisServer;
+  let ingress: TestIngress;
+  /** Between the ingress and Redis: passes bytes on until `hold` is set, then keeps them. */
+  const relay = { hold: false, asked: undefined as undefined | (() => void) };
+  const sockets = new Set<Socket>();
+  const relayServer = createTcpServer((fromIngress) => {
+    const toRedis = connect(redis.port, '127.0.0.1');
+    for (const s of [fromIngress, toRedis]) sockets.add(s.on('error', () => {}));
+    toRedis.pipe(fromIngress);
+    fromIngress.on('data', (chunk: Buffer) => {
+      if (!relay.hold) return void toRedis.write(chunk);
+      relay.asked?.();
+    });
+  });
+
+  before(async () => {
+    redis = await startRedis();
+    await new Promise<void>((resolve) => relayServer.listen(0, '127.0.0.1', resolve));
+    const relayUrl = `redis://127.0.0.1:${(relayServer.address() as AddressInfo).port}`;
+    const plugins = `
+  - allowlist
+  - rate-limit:
+      reads:
+        per_source: {rate_per_second: 1000, burst: 1000}`;
+    // One pooled connection to the EL: a read that held it for good would stall every later one.
+    const yaml = testConfig(anvil.current.url, plugins, `store: redis\nredis_url: ${relayUrl}`).replace(
+      'body_timeout_ms: 2000',
+      'body_timeout_ms: 2000\n  connections: 1',
+    );
+    ingress = await startTestIngress(yaml);
+    expect(JSON.parse((await rpc(ingress.url, 'eth_chainId')).text)).to.have.property('result', '0x1fcd');
+  });
+  after(async () => {
+    await ingress?.shutdown();
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => relayServer.close(resolve));
+    await redis?.stop();
+  });
+
+  it('serves the next read on its one upstream connection after a client left mid-verdict', async () => {
+    relay.hold = true;
+    const asked = new Promise<void>((resolve) => (relay.asked = resolve));
+    const client = connect(ingress.port, '127.0.0.1');
+    const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+    client.write(`POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+    // The read is in the chain, its bucket asked of Redis, which does not answer: the client goes.
+    await within(5_000, 'the rate-limit bucket asked of Redis', asked);
+    client.destroy();
+    // Redis still silent: after its command timeout each read falls back to the local bucket.
+    const next = await within(5_000, 'the next read', rpc(ingress.url, 'eth_chainId', [], 2));
+    expect(JSON.parse(next.text)).to.deep.equal({ jsonrpc: '2.0', id: 2, result: '0x1fcd' });
   });
 });
