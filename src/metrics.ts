@@ -4,6 +4,7 @@
  * refusal reasons are the gate's fixed codes, plugins are registry names.
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { BatchedCounter } from './batched-counter.js';
 import { DurationHistogram } from './duration-histogram.js';
 import { KNOWN_METHODS } from './methods.js';
 
@@ -34,30 +35,30 @@ export class Metrics {
     'method',
     this.registry,
   );
-  private readonly refusals = new Counter({
-    name: 'svc_ingress_refusals_total',
-    help: 'Error answers by the plugin that gave them and the JSON-RPC code.',
-    labelNames: ['plugin', 'code'] as const,
-    registers: [this.registry],
-  });
+  private readonly refusals = new BatchedCounter(
+    'svc_ingress_refusals_total',
+    'Error answers by the plugin that gave them and the JSON-RPC code.',
+    ['plugin', 'code'],
+    this.registry,
+  );
   private readonly upstreamErrors = new Counter({
     name: 'svc_ingress_upstream_errors_total',
     help: 'Upstream calls that failed: unavailable (unreachable, timed out) or invalid (not a JSON-RPC answer).',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
-  private readonly gate = new Counter({
-    name: 'svc_ingress_gate_verdicts_total',
-    help: 'Submission verdicts: admitted, refused (by reason), cached (a refusal replayed).',
-    labelNames: ['verdict', 'reason'] as const,
-    registers: [this.registry],
-  });
-  private readonly limited = new Counter({
-    name: 'svc_ingress_rate_limited_total',
-    help: 'Requests refused by rate limits, by traffic class and the bucket that ran dry.',
-    labelNames: ['class', 'scope'] as const,
-    registers: [this.registry],
-  });
+  private readonly gate = new BatchedCounter(
+    'svc_ingress_gate_verdicts_total',
+    'Submission verdicts: admitted, refused (by reason), cached (a refusal replayed).',
+    ['verdict', 'reason'],
+    this.registry,
+  );
+  private readonly limited = new BatchedCounter(
+    'svc_ingress_rate_limited_total',
+    'Requests refused by rate limits, by traffic class and the bucket that ran dry.',
+    ['class', 'scope'],
+    this.registry,
+  );
   private readonly fallbacks = new Counter({
     name: 'svc_ingress_redis_fallbacks_total',
     help: 'Times a local fallback answered because the shared store failed (Redis in fleet mode, or the primary process with workers).',
@@ -116,7 +117,7 @@ export class Metrics {
   }
 
   refused(plugin: string, code: number): void {
-    this.refusals.inc({ plugin, code: String(code) });
+    this.refusals.inc(plugin, String(code));
   }
 
   upstreamError(kind: 'unavailable' | 'invalid'): void {
@@ -125,11 +126,11 @@ export class Metrics {
 
   gateVerdict(verdict: 'admitted' | 'refused' | 'cached', reason = ''): void {
     if (verdict === 'admitted') this.sequencedTotal++;
-    this.gate.inc({ verdict, reason });
+    this.gate.inc(verdict, reason);
   }
 
   rateLimited(trafficClass: string, scope: string): void {
-    this.limited.inc({ class: trafficClass, scope });
+    this.limited.inc(trafficClass, scope);
   }
 
   redisFallback(): void {
