@@ -10,24 +10,17 @@ import { KNOWN_METHODS } from './methods.js';
 
 export type Outcome = 'proxied' | 'answered' | 'refused' | 'error';
 
-interface MethodSeries {
-  /** Requests by outcome since prom-client last collected. */
-  readonly counts: Map<Outcome, number>;
-  readonly duration: { observe(seconds: number): void };
-}
-
 export class Metrics {
   readonly registry = new Registry();
   /** Transactions the gate admitted and the submission target acknowledged (svc_dropStats). */
   sequencedTotal = 0;
 
-  private readonly requests = new Counter({
-    name: 'svc_ingress_requests_total',
-    help: 'JSON-RPC requests by method and outcome (proxied to the EL, answered, refused, error).',
-    labelNames: ['method', 'outcome'] as const,
-    registers: [this.registry],
-    collect: () => this.flushRequestCounts(),
-  });
+  private readonly requests = new BatchedCounter(
+    'svc_ingress_requests_total',
+    'JSON-RPC requests by method and outcome (proxied to the EL, answered, refused, error).',
+    ['method', 'outcome'],
+    this.registry,
+  );
   private readonly duration = new DurationHistogram(
     'svc_ingress_request_duration_seconds',
     'Time from the request body to the end of the answer, by method.',
@@ -91,29 +84,18 @@ export class Metrics {
     return KNOWN_METHODS.has(method) ? method : 'other';
   }
 
-  // Per method: request counts by outcome kept as plain numbers and handed to prom-client when
-  // it collects (a labelled inc() hashes its labels on every call, which showed on the read
-  // path), and the duration histogram's child resolved once.
-  private readonly perMethod = new Map<string, MethodSeries>();
+  /** The duration histogram's child per method label, resolved once. */
+  private readonly durations = new Map<string, { observe(seconds: number): void }>();
 
   request(method: string, outcome: Outcome, seconds: number): void {
     const label = this.label(method);
-    let series = this.perMethod.get(label);
-    if (series === undefined) {
-      series = { counts: new Map(), duration: this.duration.child(label) };
-      this.perMethod.set(label, series);
+    let duration = this.durations.get(label);
+    if (duration === undefined) {
+      duration = this.duration.child(label);
+      this.durations.set(label, duration);
     }
-    series.counts.set(outcome, (series.counts.get(outcome) ?? 0) + 1);
-    series.duration.observe(seconds);
-  }
-
-  private flushRequestCounts(): void {
-    for (const [method, { counts }] of this.perMethod) {
-      for (const [outcome, count] of counts) {
-        if (count > 0) this.requests.inc({ method, outcome }, count);
-        counts.set(outcome, 0);
-      }
-    }
+    this.requests.inc(label, outcome);
+    duration.observe(seconds);
   }
 
   refused(plugin: string, code: number): void {
