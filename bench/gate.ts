@@ -3,7 +3,7 @@
  * chain, real anvil as EL), for ECDSA transfers and for ML-DSA-65 frame transactions, printed
  * beside the raw cost of one signature check measured in the same run.
  *
- *   npm run build && node dist/bench/gate.js [ecdsaCount] [frameCount]
+ *   npm run build && node dist/bench/gate.js [ecdsaCount] [frameCount] [transfersPerSender]
  *
  * The ingress runs as its own process (`svc-ingress --config`), like in production. anvil runs
  * with mining off so the EL's block production is not what is measured; frame transactions go
@@ -31,7 +31,8 @@ import { wrk } from './wrk.js';
 const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
 const FRAME_COUNT = Number(process.argv[3] ?? 400);
 const CONCURRENCY = 32;
-const PER_SENDER = 16;
+/** Transfers per sender: 16 share one account read per sender; 1 reads both accounts' fields for every transfer. */
+const PER_SENDER = Number(process.argv[4] ?? 16);
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const FUNDS = '0x3635c9adc5dea00000'; // 1000 ether
 
@@ -181,14 +182,14 @@ async function refusals(
 }
 
 async function main(stopLater: StopLater): Promise<void> {
-  console.log(`gate benchmark: ${ECDSA_COUNT} ECDSA transfers, ${FRAME_COUNT} ML-DSA-65 frame transactions, ${CONCURRENCY} clients`);
+  console.log(`gate benchmark: ${ECDSA_COUNT} ECDSA transfers (${PER_SENDER} per sender), ${FRAME_COUNT} ML-DSA-65 frame transactions, ${CONCURRENCY} clients`);
   const anvil = await startAnvil({ extraArgs: ['--no-mining'] });
   stopLater(() => anvil.stop());
   const el = await startValidatingEl(anvil.url, () => ({ result: { valid: true } }));
   stopLater(() => el.close());
   const rpc = (method: string, params: unknown[]) =>
     fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  // ECDSA: distinct funded senders, PER_SENDER transfers each (nonces 0..15); a second,
+  // ECDSA: distinct funded senders, PER_SENDER transfers each (nonces 0..PER_SENDER-1); a second,
   // identical set goes straight to anvil as the EL's own ceiling in this run.
   const transfers = async () => {
     const senders = Array.from({ length: Math.ceil(ECDSA_COUNT / PER_SENDER) }, () => Wallet.createRandom());
