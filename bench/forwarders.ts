@@ -77,7 +77,7 @@ function forwarder(kind: Kind, upstream: string): Forward {
 }
 
 /** This file run as a process: `node forwarders.js <kind> <upstream url>` prints its own URL. */
-async function serve(kind: Kind, upstream: string): Promise<void> {
+function serve(kind: Kind, upstream: string): void {
   const forward = forwarder(kind, upstream);
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -120,6 +120,12 @@ async function main(stopLater: (stop: () => unknown) => void): Promise<void> {
     for (const { child } of proxies.values()) pin(child.pid!, PROXY_CPU);
   }
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
+  const answer = async (url: string) => (await fetch(url, { method: 'POST', headers: JSON_HEADERS, body })).text();
+  const direct = await answer(anvil.url);
+  for (const [kind, { url }] of proxies) {
+    const through = await answer(url);
+    if (through !== direct) throw new Error(`${kind} answered ${through}, anvil ${direct}`);
+  }
   console.log(`forwarders: eth_chainId to anvil, wrk -t1, ${rounds} rounds of ${seconds} s, ${new Date().toISOString()}, node ${process.version}`);
   console.log(pinned ? `pinned: each proxy on core ${PROXY_CPU}, wrk and anvil on core ${LOAD_CPU}` : 'not pinned');
   for (const clients of [32, 256]) {
@@ -146,6 +152,6 @@ async function main(stopLater: (stop: () => unknown) => void): Promise<void> {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const kind = process.argv[2] as Kind;
-  if (KINDS.includes(kind)) void serve(kind, process.argv[3]!);
+  if (KINDS.includes(kind)) serve(kind, process.argv[3]!);
   else runBench(main);
 }

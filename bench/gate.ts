@@ -31,7 +31,7 @@ import { wrk } from './wrk.js';
 const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
 const FRAME_COUNT = Number(process.argv[3] ?? 400);
 const CONCURRENCY = 32;
-/** Transfers per sender: 16 share one account read per sender; 1 reads both accounts' fields for every transfer. */
+/** Transfers per sender: 16 share one nonce-and-balance read per sender; with 1, every transfer pays for both reads. */
 const PER_SENDER = Number(process.argv[4] ?? 16);
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const FUNDS = '0x3635c9adc5dea00000'; // 1000 ether
