@@ -1,10 +1,11 @@
 /**
  * Forwarding libraries, measured: the same minimal Node proxy (buffer the body, JSON.parse it,
- * check the method in a Set) forwarding eth_chainId to anvil four ways, each as its own process:
+ * check the method in a Set) forwarding to anvil four ways, each as its own process:
  *
  * - `http-proxy`: http-proxy 1.18 (the design's name for it) through a keep-alive agent, the
  *   buffered body replayed with its `buffer` option;
- * - `request-pipe`: undici `Pool.request()`, the answer `.pipe()`d back (bench:reads' reference);
+ * - `request-pipe`: undici `Pool.request()`, the answer `.pipe()`d back (bench:reads' reference,
+ *   whose front, bench/reference-proxy.ts, all four share);
  * - `stream`: undici `Pool.stream()`, the factory returning the client's response;
  * - `dispatch`: undici `Pool.dispatch()` with the ingress's own handler (src/answer-stream.ts),
  *   what the ingress forwards with.
@@ -17,7 +18,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { Agent, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -26,19 +27,16 @@ import { Pool } from 'undici';
 import { AnswerStream } from '../src/answer-stream.js';
 import { startAnvil } from '../devnet/anvil.js';
 import { canPin, LOAD_CPU, pin, PROXY_CPU } from './cores.js';
-import { median } from './measure.js';
+import { median, rotated } from './measure.js';
+import { minimalProxy, requestPipe, type Forward } from './reference-proxy.js';
 import { runBench } from './production.js';
 import { wrk, type Run } from './wrk.js';
 
 const KINDS = ['http-proxy', 'request-pipe', 'stream', 'dispatch'] as const;
 type Kind = (typeof KINDS)[number];
 const REFERENCE: Kind = 'request-pipe';
-const ALLOWED = new Set(['eth_chainId', 'eth_blockNumber', 'eth_getBalance', 'eth_call']);
 const CONNECTIONS = 128;
 const JSON_HEADERS = { 'content-type': 'application/json' };
-const REFUSED = '{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"method not found"}}';
-
-type Forward = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
 
 function forwarder(kind: Kind, upstream: string): Forward {
   if (kind === 'http-proxy') {
@@ -47,17 +45,8 @@ function forwarder(kind: Kind, upstream: string): Forward {
     return (req, res, body) => proxy.web(req, res, { buffer: Readable.from([body]) });
   }
   const pool = new Pool(upstream, { connections: CONNECTIONS, pipelining: 1 });
+  if (kind === 'request-pipe') return requestPipe(pool);
   const options = (body: Buffer) => ({ path: '/', method: 'POST' as const, headers: JSON_HEADERS, body });
-  if (kind === 'request-pipe') {
-    return (_req, res, body) =>
-      void pool.request(options(body)).then(
-        (reply) => {
-          res.writeHead(reply.statusCode, JSON_HEADERS);
-          reply.body.pipe(res);
-        },
-        () => res.writeHead(502).end(),
-      );
-  }
   if (kind === 'stream') {
     return (_req, res, body) =>
       void pool
@@ -78,22 +67,7 @@ function forwarder(kind: Kind, upstream: string): Forward {
 
 /** This file run as a process: `node forwarders.js <kind> <upstream url>` prints its own URL. */
 function serve(kind: Kind, upstream: string): void {
-  const forward = forwarder(kind, upstream);
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      let method: unknown;
-      try {
-        method = (JSON.parse(body.toString()) as { method?: unknown }).method;
-      } catch {
-        method = undefined;
-      }
-      if (typeof method !== 'string' || !ALLOWED.has(method)) return void res.writeHead(200, JSON_HEADERS).end(REFUSED);
-      forward(req, res, body);
-    });
-  });
+  const server = minimalProxy(forwarder(kind, upstream));
   server.listen(0, '127.0.0.1', () => process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
 }
 
@@ -131,8 +105,7 @@ async function main(stopLater: (stop: () => unknown) => void): Promise<void> {
   for (const clients of [32, 256]) {
     const runs = new Map<Kind, Run[]>(KINDS.map((kind) => [kind, []]));
     for (let round = 0; round < rounds; round++) {
-      for (let i = 0; i < KINDS.length; i++) {
-        const kind = KINDS[(round + i) % KINDS.length]!;
+      for (const kind of rotated(KINDS, round)) {
         const { url, child } = proxies.get(kind)!;
         runs.get(kind)!.push(await wrk(url, body, clients, seconds, { cpuPid: child.pid!, cpu: pinned ? LOAD_CPU : undefined }));
       }

@@ -14,8 +14,9 @@
  * by its own wrk for the same seconds. Whatever the machine does then, it does to both, so at
  * 32 and 256 clients, where both are busy all the time, the ratio of their rates (the core's time
  * split evenly between them) is their ratio of cost per call, and their p99s are taken under the
- * same conditions. (One client waits on each answer: there the rates follow latency instead.) This is the figure the targets are
- * read from; the table before it swings with the machine between runs of one target and the next.
+ * same conditions. (One client waits on each answer: there the rates follow latency instead.)
+ * This is the figure the targets are read from; the table before it swings with the machine
+ * between runs of one target and the next.
  *
  *   npm run bench:reads [-- seconds rounds pairedRounds]   needs wrk and nginx (Debian: apt-get install wrk nginx)
  *   npm run bench:reads -- 3 0 9                           side by side only, 9 rounds of 3 s
@@ -30,7 +31,7 @@ import { freePort } from '../test/helpers/ports.js';
 import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
 import { canPin, LOAD_CPU, onCpu, pin, PROXY_CPU } from './cores.js';
-import { median } from './measure.js';
+import { median, rotated } from './measure.js';
 import { wrk, type Run } from './wrk.js';
 
 const SECONDS = Number(process.argv[2] ?? 2);
@@ -193,8 +194,7 @@ async function oneAtATime(targets: Record<string, Target>, metricsUrl: string, c
       const cell: Cell = Object.fromEntries(names.map((name) => [name, []]));
       const own = await ownHistogram(metricsUrl, method);
       for (let round = 0; round < ROUNDS; round++) {
-        // Each round starts with another target, so none is always measured first or last.
-        for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+        for (const name of rotated(names, round)) {
           const { url, pid } = targets[name]!;
           cell[name]!.push(await wrk(url, body, clients, SECONDS, { cpuPid: pid, cpu }));
         }

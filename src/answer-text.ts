@@ -22,8 +22,8 @@ export class AnswerText implements Dispatcher.DispatchHandler {
   onRequestStart(): void {}
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
-    // 1xx are interim; any other final status than 200 is not an answer.
-    if (statusCode >= 200 && statusCode !== 200) controller.abort(invalid());
+    // 1xx are interim; a final status other than 200 is not an answer.
+    if (statusCode > 200) controller.abort(invalid());
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {

@@ -22,6 +22,8 @@ interface Series {
   readonly counts: Float64Array;
   sum: number;
   count: number;
+  /** This series' child, handed out by every `child()` call for its label. */
+  readonly child: { observe(seconds: number): void };
 }
 
 export class DurationHistogram {
@@ -42,22 +44,27 @@ export class DurationHistogram {
 
   /** The series of one label value, created on first use; observe through it. */
   child(label: string): { observe(seconds: number): void } {
-    let series = this.series.get(label);
-    if (series === undefined) {
-      series = { counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
-      this.series.set(label, series);
-    }
+    return (this.series.get(label) ?? this.create(label)).child;
+  }
+
+  private create(label: string): Series {
     const { bounds } = this;
-    const found = series;
-    return {
-      observe(seconds) {
-        let i = 0;
-        while (i < bounds.length && seconds > bounds[i]!) i++;
-        found.counts[i]!++;
-        found.sum += seconds;
-        found.count++;
+    const series: Series = {
+      counts: new Float64Array(bounds.length + 1),
+      sum: 0,
+      count: 0,
+      child: {
+        observe(seconds) {
+          let i = 0;
+          while (i < bounds.length && seconds > bounds[i]!) i++;
+          series.counts[i]!++;
+          series.sum += seconds;
+          series.count++;
+        },
       },
     };
+    this.series.set(label, series);
+    return series;
   }
 
   async get(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: Sample[] }> {

@@ -84,18 +84,10 @@ export class Metrics {
     return KNOWN_METHODS.has(method) ? method : 'other';
   }
 
-  /** The duration histogram's child per method label, resolved once. */
-  private readonly durations = new Map<string, { observe(seconds: number): void }>();
-
   request(method: string, outcome: Outcome, seconds: number): void {
     const label = this.label(method);
-    let duration = this.durations.get(label);
-    if (duration === undefined) {
-      duration = this.duration.child(label);
-      this.durations.set(label, duration);
-    }
     this.requests.inc(label, outcome);
-    duration.observe(seconds);
+    this.duration.child(label).observe(seconds);
   }
 
   refused(plugin: string, code: number): void {

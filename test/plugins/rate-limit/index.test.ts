@@ -33,6 +33,15 @@ describe('rate-limit', () => {
 
   const limitedIngress = (options: string, extraPlugins = '') =>
     startTestIngress(testConfig(anvil.current.url, `\n  - allowlist\n  - rate-limit:\n${options}${extraPlugins}`));
+  /** An ingress for one test, shut down however the test ends. */
+  const withLimitedIngress = async (options: string, use: (ingress: TestIngress) => Promise<void>, extraPlugins = '') => {
+    const ingress = await limitedIngress(options, extraPlugins);
+    try {
+      await use(ingress);
+    } finally {
+      await ingress.shutdown();
+    }
+  };
 
   describe('per source, then host-wide', () => {
     let ingress: TestIngress;
@@ -62,10 +71,9 @@ describe('rate-limit', () => {
   });
 
   it('serves a refused source again once the wait it was told has passed', async () => {
-    const ingress = await limitedIngress(`      reads:
+    await withLimitedIngress(`      reads:
         per_source: {rate_per_second: 2, burst: 10}
-        method_costs: {eth_getLogs: 10}`);
-    try {
+        method_costs: {eth_getLogs: 10}`, async (ingress) => {
       expect((await a.send(ingress.url, 'eth_getLogs')).status).to.equal(200);
       const over = await a.send(ingress.url, 'eth_chainId');
       expect(over.status).to.equal(429);
@@ -74,46 +82,35 @@ describe('rate-limit', () => {
       expect(over.retryAfter).to.equal('1');
       await sleep(over.body.error.data.retry_after_ms);
       expect((await a.send(ingress.url, 'eth_chainId')).body.result).to.equal('0x1fcd');
-    } finally {
-      await ingress.shutdown();
-    }
+    });
   });
 
   it('charges heavy reads their method cost', async () => {
-    const ingress = await limitedIngress(`      reads:
+    await withLimitedIngress(`      reads:
         per_source: {rate_per_second: 3, burst: 3}
-        method_costs: {eth_getLogs: 3}`);
-    try {
+        method_costs: {eth_getLogs: 3}`, async (ingress) => {
       expect((await a.send(ingress.url, 'eth_getLogs')).status).to.equal(200);
       expect((await a.send(ingress.url, 'eth_chainId')).body.error).to.include(limited('source'));
-    } finally {
-      await ingress.shutdown();
-    }
+    });
   });
 
   it('does not let a source over its own quota drain the host bucket', async () => {
-    const ingress = await limitedIngress(`      reads:
+    await withLimitedIngress(`      reads:
         per_source: {rate_per_second: 1, burst: 1}
-        host: {rate_per_second: 2, burst: 2}`);
-    try {
+        host: {rate_per_second: 2, burst: 2}`, async (ingress) => {
       expect((await a.send(ingress.url, 'eth_chainId')).status).to.equal(200);
       for (let i = 0; i < 5; i++) expect((await a.send(ingress.url, 'eth_chainId')).body.error).to.include(limited('source'));
       expect((await b.send(ingress.url, 'eth_chainId')).status).to.equal(200);
-    } finally {
-      await ingress.shutdown();
-    }
+    });
   });
 
   it('limits submissions in their own buckets', async () => {
-    const ingress = await limitedIngress(`      submissions:
-        per_source: {rate_per_second: 1, burst: 1}`, '\n  - gate');
-    try {
+    await withLimitedIngress(`      submissions:
+        per_source: {rate_per_second: 1, burst: 1}`, async (ingress) => {
       expect((await a.send(ingress.url, 'eth_sendRawTransaction')).body.error.code).to.equal(-32602);
       expect((await a.send(ingress.url, 'eth_sendRawTransaction')).body.error).to.include(limited('source'));
       expect((await a.send(ingress.url, 'eth_chainId')).status).to.equal(200);
-    } finally {
-      await ingress.shutdown();
-    }
+    }, '\n  - gate');
   });
 
   describe('X-Forwarded-For', () => {
@@ -121,26 +118,20 @@ describe('rate-limit', () => {
         per_source: {rate_per_second: 1, burst: 1}`;
 
     it('changes nothing when spoofed by an untrusted peer', async () => {
-      const ingress = await limitedIngress(options);
-      try {
+      await withLimitedIngress(options, async (ingress) => {
         expect((await a.send(ingress.url, 'eth_chainId', { 'x-forwarded-for': '198.51.100.1' })).status).to.equal(200);
         const spoofed = await a.send(ingress.url, 'eth_chainId', { 'x-forwarded-for': '198.51.100.2' });
         expect(spoofed.body.error).to.include(limited('source'));
-      } finally {
-        await ingress.shutdown();
-      }
+      });
     });
 
     it('selects the client behind a trusted proxy', async () => {
-      const ingress = await limitedIngress(`      trusted_proxies: [127.0.0.2]\n${options}`);
-      try {
+      await withLimitedIngress(`      trusted_proxies: [127.0.0.2]\n${options}`, async (ingress) => {
         expect((await a.send(ingress.url, 'eth_chainId', { 'x-forwarded-for': '198.51.100.1' })).status).to.equal(200);
         expect((await a.send(ingress.url, 'eth_chainId', { 'x-forwarded-for': '198.51.100.2' })).status).to.equal(200);
         const again = await a.send(ingress.url, 'eth_chainId', { 'x-forwarded-for': '203.0.113.5, 198.51.100.1' });
         expect(again.body.error).to.include(limited('source'));
-      } finally {
-        await ingress.shutdown();
-      }
+      });
     });
   });
 });
