@@ -72,10 +72,11 @@ export const errors = {
   alreadyKnown: () => rpcError(SERVER_ERROR, 'already known'),
   /**
    * Spec 7: refused by the gate. `reason` is a stable code (frame-transactions.md's, or the
-   * gate's own), `detail` a sentence; a verdict answered from the cache says so.
+   * gate's own), `detail` a sentence, `extra` further `data` members (a VERIFY frame's index
+   * and cause); a verdict answered from the cache says so.
    */
-  rejected: (reason: string, detail: string, cached = false) =>
-    rpcError(SERVER_ERROR, `rejected: ${detail}${cached ? ' (cached verdict)' : ''}`, cached ? { reason, cached } : { reason }),
+  rejected: (reason: string, detail: string, cached = false, extra?: Readonly<Record<string, unknown>>) =>
+    rpcError(SERVER_ERROR, `rejected: ${detail}${cached ? ' (cached verdict)' : ''}`, { reason, ...extra, ...(cached ? { cached } : {}) }),
   /** Spec 7: the execution layer's own validation refused it; its reason is carried verbatim. */
   rejectedByExecutionLayer: (reason: string, cached = false) =>
     rpcError(

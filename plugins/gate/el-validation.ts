@@ -1,17 +1,17 @@
 /**
- * The EL has the final word (spec 4.4): the gate asks its validation method (default
- * `svc_validateTransaction`), where a frame transaction's VERIFY prefix is simulated under the
- * ERC-7562-style rules. Any JSON-RPC error, or a result `{ valid: false, reason }`, refuses
- * with the EL's reason; any other result admits.
+ * An optional second opinion from the EL, after the gate's own judgement has passed: when the
+ * operator names a validation method (`validation_method`, off by default; a reth or geth built
+ * for this chain offers `svc_validateTransaction`), the gate asks it with the raw transaction.
  *
- * An EL without the method (stock anvil, reth, geth answer -32601): standard transactions rest
- * on the gate's own state checks; frame transactions are refused, since nothing else can run
- * their VERIFY code. Whether the method exists is re-learnt every `recheckMs`.
+ * Strict: only an explicit `{ "valid": true }` (or `true`) admits. `{ "valid": false, reason }`
+ * or a JSON-RPC error other than -32601 refuses with the EL's reason. Anything else (the
+ * method missing, a result of another shape, such as a misspelt method that happens to exist)
+ * fails closed as "validation unavailable": it is never read as a yes.
  */
 import { METHOD_NOT_FOUND, RpcFailure } from '../../src/errors.js';
 import type { Upstream } from '../../src/upstream.js';
 import type { Submission } from './decode.js';
-import { Refusal, refuse } from './refusal.js';
+import { Refusal } from './refusal.js';
 import { Unavailable } from './state.js';
 
 /** An EL refusal: the reason is the EL's own text. */
@@ -21,10 +21,11 @@ export class ExecutionLayerRefusal extends Refusal {
   }
 }
 
-export function createElValidation(execution: Upstream, method: string, recheckMs: number) {
-  let missingUntil = 0;
+export type ElValidation = (sub: Submission) => Promise<void>;
+
+export function createElValidation(execution: Upstream, method: string | undefined): ElValidation | undefined {
+  if (method === undefined) return undefined;
   return async function validate(sub: Submission): Promise<void> {
-    if (Date.now() < missingUntil) return fallback(sub);
     let answer;
     try {
       answer = await execution.call(method, [sub.raw]);
@@ -33,19 +34,17 @@ export function createElValidation(execution: Upstream, method: string, recheckM
       throw err;
     }
     if ('error' in answer) {
-      if (answer.error.code !== METHOD_NOT_FOUND) throw new ExecutionLayerRefusal(answer.error.message);
-      missingUntil = Date.now() + recheckMs;
-      return fallback(sub);
+      if (answer.error.code === METHOD_NOT_FOUND) throw new Unavailable(`${method}: the EL does not offer it`);
+      throw new ExecutionLayerRefusal(answer.error.message);
     }
-    const result = answer.result as { valid?: unknown; reason?: unknown } | null;
-    if (result !== null && typeof result === 'object' && result.valid === false) {
-      throw new ExecutionLayerRefusal(typeof result.reason === 'string' ? result.reason : 'invalid transaction');
+    const result = answer.result as { valid?: unknown; reason?: unknown } | boolean | null;
+    if (result === true) return;
+    if (result !== null && typeof result === 'object') {
+      if (result.valid === true) return;
+      if (result.valid === false) {
+        throw new ExecutionLayerRefusal(typeof result.reason === 'string' ? result.reason : 'invalid transaction');
+      }
     }
+    throw new Unavailable(`${method}: the answer is neither {valid: true} nor {valid: false}`);
   };
-}
-
-function fallback(sub: Submission): void {
-  if (sub.frame !== undefined) {
-    refuse('verify-unavailable', 'the execution layer cannot validate frame transactions (it has no validation method)');
-  }
 }

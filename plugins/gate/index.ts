@@ -8,7 +8,8 @@
  *   params shape ─► duplicate window ─► cached verdict        (memory, or the fleet's Redis)
  *     ─► decode, static checks, signatures                    (CPU, no state)
  *     ─► head state: nonce, in-flight, base fee, payer funds  (EL reads, shared per head)
- *     ─► EL validation: svc_validateTransaction               (EL simulation)
+ *     ─► frame transactions: the validation prefix            (direct evaluation, or the EVM)
+ *     ─► the EL's validation method, when configured          (off by default)
  *     ─► forward to the submission target
  *
  * Fails closed: an EL that cannot be read gives -32603 and nothing is forwarded.
@@ -28,7 +29,9 @@ import { createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { Refusal } from './refusal.js';
 import { readRawTransaction } from './shape.js';
+import { isPrecompile } from './simulation/fork.js';
 import { HeadState, Unavailable } from './state.js';
+import { judgePrefix, type PrefixJudge } from './validation-prefix.js';
 import type { CachedRefusal } from './verdict-cache.js';
 
 export const gate: PluginModule<GateOptions> = {
@@ -53,7 +56,8 @@ export const gate: PluginModule<GateOptions> = {
 
     const state = new HeadState(execution, options.headCacheMs);
     const ledger = createLedger(fleet, options);
-    const validate = createElValidation(execution, options.validationMethod, options.validationRecheckMs);
+    const validate = createElValidation(execution, options.validationMethod);
+    const prefixJudge: PrefixJudge = { isPrecompile };
     const judging = new Map<string, Promise<Answer>>();
 
     /** What the gate already said about these bytes, if it still holds. */
@@ -80,7 +84,8 @@ export const gate: PluginModule<GateOptions> = {
         const latest = await state.latest();
         head = latest.number;
         release = await checkAdmission(sub, latest, state, ledger, options);
-        await validate(sub);
+        if (sub.frame !== undefined) await judgePrefix(sub, latest, state, prefixJudge);
+        await validate?.(sub);
       } catch (err) {
         await release?.();
         if (err instanceof Unavailable) {
@@ -88,7 +93,13 @@ export const gate: PluginModule<GateOptions> = {
           return { error: errors.validationUnavailable() };
         }
         if (!(err instanceof Refusal)) throw err;
-        const refusal: CachedRefusal = { reason: err.reason, detail: err.detail, byExecutionLayer: err instanceof ExecutionLayerRefusal, head };
+        const refusal: CachedRefusal = {
+          reason: err.reason,
+          detail: err.detail,
+          extra: err.extra,
+          byExecutionLayer: err instanceof ExecutionLayerRefusal,
+          head,
+        };
         await ledger.remember(hash, refusal);
         metrics.gateVerdict('refused', err.reason);
         return { error: wireError(refusal, false) };
@@ -149,5 +160,5 @@ export const gate: PluginModule<GateOptions> = {
 function wireError(refusal: CachedRefusal, cached: boolean) {
   return refusal.byExecutionLayer
     ? errors.rejectedByExecutionLayer(refusal.detail, cached)
-    : errors.rejected(refusal.reason, refusal.detail, cached);
+    : errors.rejected(refusal.reason, refusal.detail, cached, refusal.extra);
 }

@@ -12,8 +12,8 @@ export interface GateOptions extends DecodeLimits, AdmissionLimits {
   readonly maxEntries: number;
   readonly headCacheMs: number;
   readonly skipAfterBlocks: bigint;
-  readonly validationMethod: string;
-  readonly validationRecheckMs: number;
+  /** The EL's validation method, asked after the gate's own judgement; off when undefined. */
+  readonly validationMethod: string | undefined;
 }
 
 /** Spec section 1 network parameters. */
@@ -38,8 +38,7 @@ export function parseGateOptions(options: OptionsReader): GateOptions {
     verdictTtlMs: options.integer('verdict_ttl_ms', 30_000),
     maxEntries: options.integer('cache_max_entries', 200_000),
     headCacheMs: options.integer('head_cache_ms', 100, { min: 0, max: 5_000 }),
-    validationMethod: options.string('validation_method', 'svc_validateTransaction'),
-    validationRecheckMs: options.integer('validation_recheck_ms', 60_000),
+    validationMethod: options.optionalString('validation_method'),
     // frame-transactions.md section 6 item 8: configurable, never lower than the reference.
     prefixGasBudget: BigInt(options.integer('prefix_gas_budget', Number(PREFIX_GAS_BUDGET), { min: Number(PREFIX_GAS_BUDGET) })),
     prefixStateGasBudget: BigInt(

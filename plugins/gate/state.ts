@@ -1,8 +1,9 @@
 /**
  * Head state as the gate reads it from the EL: the latest block (number, base fee, timestamp)
- * and accounts (nonce, balance) at that block. Reads are shared: one head read serves every
- * submission for `headCacheMs`, and an account is read once per head however many submissions
- * name it. A failed read throws `Unavailable`: the gate then fails closed.
+ * and, at that block, accounts (nonce, balance), code and storage slots. Reads are shared: one
+ * head read serves every submission for `headCacheMs`, and each account, code or slot is read
+ * once per head however many submissions name it (an older head, still being judged when a
+ * newer one arrived, reads without the cache). A failed read throws `Unavailable`: the gate then fails closed.
  */
 import { RpcFailure } from '../../src/errors.js';
 import type { Answer } from '../../src/jsonrpc.js';
@@ -13,6 +14,8 @@ export interface Head {
   readonly number: bigint;
   readonly baseFee: bigint;
   readonly timestamp: bigint;
+  /** Lower-case 0x address of the block's beneficiary (warm in every transaction, EIP-3651). */
+  readonly coinbase: string;
 }
 
 export interface Account {
@@ -28,8 +31,9 @@ export class Unavailable extends Error {
 export class HeadState {
   /** The latest block, read at most once per `headCacheMs` whoever asks. */
   readonly latest: () => Promise<Head>;
-  private accounts = new Map<string, Promise<Account>>();
-  private accountsHead = -1n;
+  /** Reads at the current head, by kind and address: each is made once per head. */
+  private reads = new Map<string, Promise<unknown>>();
+  private readsHead = -1n;
 
   constructor(
     private readonly execution: Upstream,
@@ -39,17 +43,40 @@ export class HeadState {
   }
 
   account(address: string, head: Head): Promise<Account> {
-    if (head.number !== this.accountsHead) {
-      this.accounts = new Map();
-      this.accountsHead = head.number;
+    return this.once(`account:${address}`, head, () => this.readAccount(address, head));
+  }
+
+  /** The account's code as 0x hex (`0x` for none) at `head`. */
+  code(address: string, head: Head): Promise<string> {
+    return this.once(`code:${address}`, head, async () => {
+      const code = await this.read('eth_getCode', [address, blockTag(head)]);
+      if (typeof code !== 'string') throw new Unavailable('the EL returned no code');
+      return code.toLowerCase();
+    });
+  }
+
+  /** A storage slot (32-byte 0x hex key) of the account at `head`, as a 32-byte 0x hex word. */
+  storage(address: string, slot: string, head: Head): Promise<string> {
+    return this.once(`storage:${address}:${slot}`, head, async () => {
+      const word = await this.read('eth_getStorageAt', [address, slot, blockTag(head)]);
+      if (typeof word !== 'string') throw new Unavailable('the EL returned no storage word');
+      return word.toLowerCase();
+    });
+  }
+
+  private once<T>(key: string, head: Head, load: () => Promise<T>): Promise<T> {
+    if (head.number !== this.readsHead) {
+      if (head.number < this.readsHead) return load();
+      this.reads = new Map();
+      this.readsHead = head.number;
     }
-    let account = this.accounts.get(address);
-    if (account === undefined) {
-      account = this.readAccount(address, head);
-      this.accounts.set(address, account);
-      account.catch(() => this.accounts.delete(address));
+    let value = this.reads.get(key) as Promise<T> | undefined;
+    if (value === undefined) {
+      value = load();
+      this.reads.set(key, value);
+      value.catch(() => this.reads.delete(key));
     }
-    return account;
+    return value;
   }
 
   private async readHead(): Promise<Head> {
@@ -59,11 +86,12 @@ export class HeadState {
       number: BigInt(block.number),
       baseFee: typeof block.baseFeePerGas === 'string' ? BigInt(block.baseFeePerGas) : 0n,
       timestamp: BigInt(block.timestamp as string),
+      coinbase: typeof block.miner === 'string' ? block.miner.toLowerCase() : '0x0000000000000000000000000000000000000000',
     };
   }
 
   private async readAccount(address: string, head: Head): Promise<Account> {
-    const at = '0x' + head.number.toString(16);
+    const at = blockTag(head);
     const [nonce, balance] = await Promise.all([
       this.read('eth_getTransactionCount', [address, at]),
       this.read('eth_getBalance', [address, at]),
@@ -84,3 +112,5 @@ export class HeadState {
     return answer.result;
   }
 }
+
+const blockTag = (head: Head) => '0x' + head.number.toString(16);

@@ -11,6 +11,8 @@
 export interface CachedRefusal {
   readonly reason: string;
   readonly detail: string;
+  /** Further `data` members of the wire error (a VERIFY refusal's frame and cause). */
+  readonly extra?: Readonly<Record<string, string | number>>;
   /** The EL's own words, for an EL refusal. */
   readonly byExecutionLayer: boolean;
   /** Head number it was judged at; undefined when the verdict does not depend on state. */

@@ -16,12 +16,15 @@ export interface ValidatingEl {
   readonly submittedFrames: string[];
   /** Raw transactions passed to svc_validateTransaction. */
   readonly validated: string[];
+  /** Every raw transaction submitted through it (frame or not). */
+  readonly submitted: string[];
   close(): Promise<void>;
 }
 
 export async function startValidatingEl(anvilUrl: string, validate: (raw: string) => Validation): Promise<ValidatingEl> {
   const submittedFrames: string[] = [];
   const validated: string[] = [];
+  const submitted: string[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -34,6 +37,7 @@ export async function startValidatingEl(anvilUrl: string, validate: (raw: string
         validated.push(call.params[0]!);
         return reply(validate(call.params[0]!));
       }
+      if (call.method === 'eth_sendRawTransaction') submitted.push(call.params[0]!);
       if (call.method === 'eth_sendRawTransaction' && call.params[0]!.startsWith('0x06')) {
         submittedFrames.push(call.params[0]!);
         return reply({ result: keccak256(call.params[0]!) });
@@ -47,6 +51,7 @@ export async function startValidatingEl(anvilUrl: string, validate: (raw: string
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     submittedFrames,
     validated,
+    submitted,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

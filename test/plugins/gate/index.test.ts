@@ -145,13 +145,6 @@ describe('gate', () => {
       );
     });
 
-    it('a frame transaction when the EL cannot validate it', async () => {
-      await call(anvil.current.url, 'anvil_setBalance', [VECTOR.sender, '0x8ac7230489e80000']);
-      expect(await submit(VECTOR.raw)).to.equal(
-        rejected(1, 'verify-unavailable', 'the execution layer cannot validate frame transactions (it has no validation method)'),
-      );
-    });
-
     it('a second submission of the same bytes: "already known"', async () => {
       const raw = await signed(wallet(KEYS[1]), {});
       expect(JSON.parse(await submit(raw))).to.have.property('result', keccak256(raw));
@@ -208,7 +201,7 @@ describe('gate', () => {
 
     before(async () => {
       el = await startValidatingEl(anvil.current.url, (raw) => verdict(raw));
-      validating = await startTestIngress(testConfig(el.url, gateYaml('      head_cache_ms: 0')));
+      validating = await startTestIngress(testConfig(el.url, gateYaml('      head_cache_ms: 0\n      validation_method: svc_validateTransaction')));
       await call(anvil.current.url, 'anvil_setBalance', [VECTOR.sender, '0x8ac7230489e80000']);
     });
     after(async () => {
@@ -221,6 +214,19 @@ describe('gate', () => {
       expect(reply.text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 3, result: VECTOR.hash }));
       expect(el.validated).to.deep.equal([VECTOR.raw]);
       expect(el.submittedFrames).to.deep.equal([VECTOR.raw]);
+    });
+
+    it('fails closed when the answer is neither {valid: true} nor {valid: false}, forwarding nothing', async () => {
+      for (const answer of [{ result: '0x' }, { result: { valid: 'yes' } }, { result: null }, { error: { code: -32601, message: 'the method does not exist/is not available' } }]) {
+        verdict = () => answer as Validation;
+        const raw = await signed(wallet(KEYS[3]), {});
+        const reply = await rpc(validating.url, 'eth_sendRawTransaction', [raw], 9);
+        expect(reply.text, JSON.stringify(answer)).to.equal(
+          '{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"validation unavailable: the ingress could not reach its execution layer"}}',
+        );
+        expect(el.validated).to.include(raw);
+        expect(el.submitted).to.not.include(raw);
+      }
     });
 
     it('refuses with the EL\'s reason what the EL rejects', async () => {

@@ -1,0 +1,94 @@
+/**
+ * Direct evaluation of a validation prefix made only of protocol-defined frames (EIP-8141,
+ * "Direct Evaluation of Protocol-Defined Frames"; frame-transactions.md section 7): every frame
+ * targets a code-less account (default code) or is the expiry frame. No EVM runs: the outcome is
+ * fixed by the transaction, the signatures (already verified) and a few facts of head state.
+ *
+ * Default code in a VERIFY frame with allowed scope `s = flags & 3`: the entry at index 0 (when
+ * `s` includes execution) or 1 must be SECP256K1, or MLDSA65 (this project's extension), with
+ * an empty `msg` and `resolved_signer == resolved_target`; then `APPROVE(s)`. In a DEFAULT
+ * frame it returns as empty code would, so a deploy frame aimed at one installs nothing.
+ *
+ * Gas: each frame pays its target's EIP-2929 access at entry (the sender and the coinbase are
+ * warm, a target is warm once an earlier frame touched it); the expiry frame also runs the
+ * canonical verifier's 51 gas; APPROVE's payment charges state gas for a sender that does not
+ * exist yet. The deadline itself is compared by admission.
+ */
+import { FrameMode, type FrameTransaction } from './frame-codec.js';
+import { refuseFrame } from './refusal.js';
+
+/** EIP-2929. */
+export const COLD_ACCOUNT_ACCESS_GAS = 2_600n;
+export const WARM_ACCOUNT_ACCESS_GAS = 100n;
+/** EIP-8037 STATE_BYTES_PER_NEW_ACCOUNT × CPSB, charged by APPROVE when the nonce creates the sender. */
+export const NEW_ACCOUNT_STATE_GAS = 120n * 1_530n;
+/** The canonical expiry verifier's execution on its passing path (EIP-8141 runtime code, 15 instructions). */
+const EXPIRY_VERIFIER_GAS = 51n;
+const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+
+const APPROVE_PAYMENT = 1;
+const APPROVE_EXECUTION = 2;
+/** Schemes default code accepts: upstream's SECP256K1 and the project's MLDSA65. */
+const DEFAULT_CODE_SCHEMES = new Set([0x01, 0x65]);
+const SCHEME_NAMES = 'SECP256K1 or MLDSA65';
+
+export interface DirectPrefix {
+  readonly tx: FrameTransaction;
+  /** Index of the frame that grants payment (the prefix's last). */
+  readonly prefixEnd: number;
+  /** Whether the sender exists at head (EIP-161: a nonce, a balance or code). */
+  readonly senderExists: boolean;
+  readonly coinbase: string;
+}
+
+/** Execution gas the prefix used; throws a `verify-rejected` Refusal where the EL would find the transaction invalid. */
+export function evaluateDirectly({ tx, prefixEnd, senderExists, coinbase }: DirectPrefix): bigint {
+  const warm = new Set([tx.sender, coinbase]);
+  const access = (address: string) => {
+    if (warm.has(address)) return WARM_ACCOUNT_ACCESS_GAS;
+    warm.add(address);
+    return COLD_ACCOUNT_ACCESS_GAS;
+  };
+  let senderApproved = false;
+  let exists = senderExists;
+  let used = 0n;
+  for (let i = 0; i <= prefixEnd; i++) {
+    const frame = tx.frames[i]!;
+    const target = frame.target ?? tx.sender;
+    const species = frame.mode === FrameMode.Verify ? 'VERIFY' : 'deploy';
+    const isExpiry = frame.mode === FrameMode.Verify && target === EXPIRY_VERIFIER;
+    const cost = access(target) + (isExpiry ? EXPIRY_VERIFIER_GAS : 0n);
+    if (cost > frame.executionGas) refuseFrame(i, species, 'out of gas', `the frame needs ${cost}, its limit is ${frame.executionGas}`);
+    used += cost;
+    if (isExpiry) continue;
+    if (frame.mode !== FrameMode.Verify) refuseFrame(i, species, 'no code at the sender after deploy');
+
+    const scope = frame.flags & 3;
+    const index = (scope & APPROVE_EXECUTION) !== 0 ? 0 : 1;
+    const entry = tx.signatures[index];
+    if (
+      scope === 0 ||
+      entry === undefined ||
+      !DEFAULT_CODE_SCHEMES.has(entry.scheme) ||
+      entry.msg !== undefined ||
+      (entry.signer ?? tx.sender) !== target
+    ) {
+      refuseFrame(i, species, 'reverted', `default code: signature ${index} must be a ${SCHEME_NAMES} entry of ${target} over the signature hash`);
+    }
+    // APPROVE(scope): the prefix shapes already fix who may grant what; what is left is order.
+    if ((scope & APPROVE_EXECUTION) !== 0) {
+      if (senderApproved) refuseFrame(i, species, 'reverted', 'execution was already approved');
+      senderApproved = true;
+    }
+    if ((scope & APPROVE_PAYMENT) !== 0) {
+      if (!senderApproved) refuseFrame(i, species, 'reverted', 'payment approved before execution');
+      if (!exists) {
+        if (frame.stateGas < NEW_ACCOUNT_STATE_GAS) {
+          refuseFrame(i, species, 'out of state gas', `creating the sender needs ${NEW_ACCOUNT_STATE_GAS}, the frame's limit is ${frame.stateGas}`);
+        }
+        exists = true;
+      }
+    }
+  }
+  return used;
+}

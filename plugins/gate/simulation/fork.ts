@@ -1,0 +1,16 @@
+/**
+ * The fork the validation prefix is judged under: chain 8141 at Osaka, the newest fork that
+ * @ethereumjs/evm implements whole and the one EIP-8141 builds on (EIP-7825's transaction cap,
+ * the P256VERIFY precompile at 0x100). One Common for the process: it is read-only here.
+ */
+import { createCustomCommon, Hardfork, Mainnet, type Common } from '@ethereumjs/common';
+import { getActivePrecompiles } from '@ethereumjs/evm';
+
+export const CHAIN_ID = 8141;
+
+export const COMMON: Common = createCustomCommon({ chainId: CHAIN_ID }, Mainnet, { hardfork: Hardfork.Osaka });
+
+const PRECOMPILES = new Set([...getActivePrecompiles(COMMON).keys()].map((address) => `0x${address}`));
+
+/** Whether `address` (lower-case 0x) is a precompile active at the fork. */
+export const isPrecompile = (address: string): boolean => PRECOMPILES.has(address);

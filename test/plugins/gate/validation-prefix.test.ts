@@ -1,0 +1,202 @@
+import { expect } from 'chai';
+import { keccak256, Wallet } from 'ethers';
+import { call, rpc } from '../../helpers/http.js';
+import { useAnvil } from '../../helpers/el.js';
+import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, secp256k1Entry, type FrameTxFields } from '../../helpers/frames.js';
+import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
+import { startSubmitTarget, type SubmitTarget } from '../../helpers/submit-target.js';
+
+const RECIPIENT = '0x000000000000000000000000000000000000dead';
+const ONE_ETH = '0xde0b6b3a7640000';
+const SECP256K1 = 0x01;
+const P256 = 0x02;
+const MLDSA65 = 0x65;
+
+let seedCounter = 0;
+/** A fresh ML-DSA-65 account (distinct seed per call). */
+export function mldsaAccount() {
+  const seed = new Uint8Array(32).fill(0x40 + seedCounter++);
+  const keys = mldsaKeys(seed);
+  return { ...keys, sign: (digest: string) => mldsaEntry(keys, digest) };
+}
+
+/** A fresh code-less SECP256K1 account. */
+export function secpAccount() {
+  const wallet = Wallet.createRandom();
+  return { address: wallet.address.toLowerCase(), sign: (digest: string) => secp256k1Entry(wallet.privateKey, digest) };
+}
+
+/** Signs every entry over the signature hash with the matching signer. */
+export function signed(fields: FrameTxFields, signers: Array<(digest: string) => string>): string {
+  const digest = frameSigHash(fields);
+  fields.signatures.forEach((entry, i) => {
+    entry.signature = signers[i]!(digest);
+  });
+  return encodeFrameTx(fields);
+}
+
+export const selfTransfer = (sender: string, scheme: number, options: { verifyGas?: bigint; nonce?: bigint } = {}): FrameTxFields => ({
+  nonce: options.nonce ?? 0n,
+  sender,
+  frames: [
+    { mode: 1, flags: 3, executionGas: options.verifyGas ?? 10_000n },
+    { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n },
+  ],
+  signatures: [{ scheme }],
+  fees: [0n, 2_000_000_000n, 0n],
+});
+
+const verifyRejected = (id: number, frame: number, cause: string, detail?: string) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: -32000,
+      message: `rejected: VERIFY frame ${frame}: ${cause}${detail === undefined ? '' : ` (${detail})`}`,
+      data: { reason: 'verify-rejected', frame, cause },
+    },
+  });
+
+describe('gate: frame transactions judged by the ingress (stock anvil, no validation method)', () => {
+  const anvil = useAnvil();
+  let target: SubmitTarget;
+  let ingress: TestIngress;
+
+  before(async () => {
+    target = await startSubmitTarget();
+    const yaml = testConfig(anvil.current.url, PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n')).replace(
+      `execution: ${anvil.current.url}`,
+      `execution: ${anvil.current.url}\n  submit: ${target.url}`,
+    );
+    ingress = await startTestIngress(yaml);
+  });
+  after(async () => {
+    await ingress?.shutdown();
+    await target?.close();
+  });
+  beforeEach(() => {
+    target.received.length = 0;
+  });
+
+  const fund = (address: string) => call(anvil.current.url, 'anvil_setBalance', [address, ONE_ETH]);
+  const submit = async (raw: string, id = 1) => (await rpc(ingress.url, 'eth_sendRawTransaction', [raw], id)).text;
+  const admitted = (raw: string, id = 1) => JSON.stringify({ jsonrpc: '2.0', id, result: keccak256(raw) });
+
+  describe('direct evaluation (code-less accounts, default code)', () => {
+    it('admits a transfer from a code-less SECP256K1 account and forwards exactly its bytes', async () => {
+      const account = secpAccount();
+      await fund(account.address);
+      const raw = signed(selfTransfer(account.address, SECP256K1), [account.sign]);
+      expect(await submit(raw, 3)).to.equal(admitted(raw, 3));
+      expect(target.received).to.deep.equal([raw]);
+    });
+
+    it('admits a transfer from a code-less ML-DSA-65 account (the project extension of default code)', async () => {
+      const account = mldsaAccount();
+      await fund(account.address);
+      const raw = signed(selfTransfer(account.address, MLDSA65), [account.sign]);
+      expect(await submit(raw)).to.equal(admitted(raw));
+      expect(target.received).to.deep.equal([raw]);
+    });
+
+    it('admits [only, pay] with a code-less sponsor paying for a sender that does not exist yet', async () => {
+      const sender = mldsaAccount();
+      const sponsor = secpAccount();
+      await fund(sponsor.address);
+      const fields: FrameTxFields = {
+        sender: sender.address,
+        frames: [
+          { mode: 1, flags: 2, executionGas: 10_000n },
+          { mode: 1, flags: 1, target: sponsor.address, executionGas: 10_000n, stateGas: 183_600n },
+          { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n },
+        ],
+        signatures: [{ scheme: MLDSA65 }, { scheme: SECP256K1, signer: sponsor.address }],
+        fees: [0n, 2_000_000_000n, 0n],
+      };
+      const raw = signed(fields, [sender.sign, sponsor.sign]);
+      expect(await submit(raw)).to.equal(admitted(raw));
+      expect(target.received).to.deep.equal([raw]);
+    });
+
+    describe('refuses, forwarding nothing', () => {
+      afterEach(() => expect(target.received, 'forwarded').to.deep.equal([]));
+
+      it('a pay frame without the state gas to create the sender', async () => {
+        const sender = mldsaAccount();
+        const sponsor = secpAccount();
+        await fund(sponsor.address);
+        const fields: FrameTxFields = {
+          sender: sender.address,
+          frames: [
+            { mode: 1, flags: 2, executionGas: 10_000n },
+            { mode: 1, flags: 1, target: sponsor.address, executionGas: 10_000n },
+            { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n },
+          ],
+          signatures: [{ scheme: MLDSA65 }, { scheme: SECP256K1, signer: sponsor.address }],
+          fees: [0n, 2_000_000_000n, 0n],
+        };
+        const raw = signed(fields, [sender.sign, sponsor.sign]);
+        expect(await submit(raw, 4)).to.equal(
+          verifyRejected(4, 1, 'out of state gas', "creating the sender needs 183600, the frame's limit is 0"),
+        );
+      });
+
+      it('a VERIFY frame whose limit does not cover the target\'s access', async () => {
+        const account = secpAccount();
+        await fund(account.address);
+        const raw = signed(selfTransfer(account.address, SECP256K1, { verifyGas: 99n }), [account.sign]);
+        expect(await submit(raw)).to.equal(verifyRejected(1, 0, 'out of gas', 'the frame needs 100, its limit is 99'));
+      });
+
+      it('a code-less sender whose entry 0 is signed by another account', async () => {
+        const account = secpAccount();
+        const other = secpAccount();
+        await fund(account.address);
+        const fields = selfTransfer(account.address, SECP256K1);
+        fields.signatures[0]!.signer = other.address;
+        const raw = signed(fields, [other.sign]);
+        expect(await submit(raw)).to.equal(
+          verifyRejected(1, 0, 'reverted', `default code: signature 0 must be a SECP256K1 or MLDSA65 entry of ${account.address} over the signature hash`),
+        );
+      });
+
+      it('a code-less sender whose entry 0 is P256 (default code accepts SECP256K1 and MLDSA65 only)', async () => {
+        const { p256 } = await import('@noble/curves/nist.js');
+        const secret = p256.utils.randomSecretKey();
+        const point = p256.getPublicKey(secret, false).subarray(1);
+        const address = '0x' + keccak256(point).slice(26);
+        await fund(address);
+        const fields = selfTransfer(address, P256);
+        const raw = signed(fields, [
+          (digest) => {
+            const sig = p256.sign(Buffer.from(digest.slice(2), 'hex'), secret, { prehash: false, lowS: true, format: 'compact' });
+            return '0x' + Buffer.from(sig).toString('hex') + Buffer.from(point).toString('hex');
+          },
+        ]);
+        expect(await submit(raw)).to.equal(
+          verifyRejected(1, 0, 'reverted', `default code: signature 0 must be a SECP256K1 or MLDSA65 entry of ${address} over the signature hash`),
+        );
+      });
+
+      it('a deploy frame aimed at a code-less factory (nothing installed at the sender)', async () => {
+        const account = secpAccount();
+        await fund(account.address);
+        const fields = selfTransfer(account.address, SECP256K1);
+        fields.frames.unshift({ mode: 0, flags: 0, target: '0x000000000000000000000000000000000000f00d', executionGas: 10_000n });
+        const raw = signed(fields, [account.sign]);
+        expect(JSON.parse(await submit(raw)).error).to.deep.equal({
+          code: -32000,
+          message: 'rejected: deploy frame 0: no code at the sender after deploy',
+          data: { reason: 'verify-rejected', frame: 0, cause: 'no code at the sender after deploy' },
+        });
+      });
+
+      it('a tampered entry, before any state is judged', async () => {
+        const account = mldsaAccount();
+        const raw = signed(selfTransfer(account.address, MLDSA65), [account.sign]);
+        const tampered = raw.slice(0, -200) + (raw.slice(-200, -198) === 'ff' ? '00' : 'ff') + raw.slice(-198);
+        expect(JSON.parse(await submit(tampered)).error.data).to.deep.equal({ reason: 'mldsa-verify-failed' });
+      });
+    });
+  });
+});
