@@ -1,3 +1,5 @@
+import type { Answer } from './jsonrpc.js';
+
 /**
  * Facts that one plugin records about a request for later plugins to read. Append-only: a fact
  * is set at most once, so a later plugin cannot undo an earlier one's finding.
@@ -10,6 +12,14 @@ export interface Fact<T> {
 
 /** Set by auth: the request carried the operator bearer token. */
 export const OPERATOR: Fact<boolean> = { name: 'operator' };
+
+/**
+ * Set by rate-limit on a submission: takes `tokens` more from the same source's submission
+ * buckets, for work a later plugin can price only once it has decoded the request (the gate's
+ * signature verification gas). Answers the -32005 refusal when the source is over quota.
+ */
+export const EXTRA_COST: Fact<ExtraCost> = { name: 'extra-cost' };
+export type ExtraCost = (tokens: number) => Answer | undefined | Promise<Answer | undefined>;
 
 export class Facts {
   // Created on the first fact: most requests never record one.

@@ -4,12 +4,13 @@
  *
  * Standard types (legacy with EIP-155, 0x01, 0x02, 0x04) go through the standard decoder; their
  * sender is recovered with native libsecp256k1, never with ethers' `.from` (~500/s per core).
- * Type 0x06 goes through the frame decoder and static checks.
+ * Type 0x06 goes through the frame decoder and static checks; its signature entries are verified
+ * afterwards, in the signature pool (signature-pool.ts), once the source has paid for them.
  */
 import { checkFrameTransaction, type FrameFacts, type FrameLimits } from './frame-checks.js';
 import { decodeFrameTransaction, FRAME_TX_TYPE, type FrameTransaction } from './frame-codec.js';
 import { refuse } from './refusal.js';
-import { recoverAddress, SECP256K1_N, verifyFrameSignatures } from './signatures.js';
+import { recoverAddress, SECP256K1_N } from './signatures.js';
 import { decodeStandardTransaction } from './standard-codec.js';
 
 export interface Submission {
@@ -68,7 +69,6 @@ function decodeFrame(raw: string, hash: string, limits: DecodeLimits): Submissio
   if (facts.maxGas > limits.blockGasLimit) {
     refuse('gas-limit', `maximum gas ${facts.maxGas} exceeds the block gas limit ${limits.blockGasLimit}`);
   }
-  verifyFrameSignatures(tx);
   // Value leaves the sender; it burdens the payer's balance only when the sender pays.
   const value = facts.payer === tx.sender ? tx.frames.reduce((sum, f) => sum + f.value, 0n) : 0n;
   return {

@@ -6,7 +6,8 @@
  * The order of checks, cheapest first; each stage runs only if every earlier one passed:
  *
  *   params shape ─► duplicate window ─► cached verdict        (memory, or the fleet's Redis)
- *     ─► decode, static checks, signatures                    (CPU, no state)
+ *     ─► decode, static checks                                (CPU, no state)
+ *     ─► frame signatures, priced by verification gas first   (worker threads)
  *     ─► head state: nonce, in-flight, base fee, payer funds  (EL reads, shared per head)
  *     ─► frame transactions: the validation prefix            (direct evaluation, or the EVM)
  *     ─► the EL's validation method, when configured          (off by default)
@@ -16,6 +17,7 @@
  * Order: after size-limit (sizes capped before decoding), allowlist and rate-limit.
  */
 import { errors } from '../../src/errors.js';
+import { EXTRA_COST, type ExtraCost as TakeMore } from '../../src/facts.js';
 import type { Answer } from '../../src/jsonrpc.js';
 import { bytesOfHex, keccakHex } from '../../src/hex.js';
 import { SUBMISSION_ONLY } from '../../src/methods.js';
@@ -28,6 +30,8 @@ import { forwardSubmission } from './forward.js';
 import { createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { Refusal } from './refusal.js';
+import { createSignaturePool, PoolBusy } from './signature-pool.js';
+import { verificationGas } from './signatures.js';
 import { readRawTransaction } from './shape.js';
 import { isPrecompile } from './simulation/fork.js';
 import { HeadState, Unavailable } from './state.js';
@@ -58,6 +62,7 @@ export const gate: PluginModule<GateOptions> = {
     const ledger = createLedger(fleet, options);
     const validate = createElValidation(execution, options.validationMethod);
     const prefixJudge: PrefixJudge = { isPrecompile };
+    const signatures = createSignaturePool(options.signatureThreads, options.signatureQueueMax);
     const judging = new Map<string, Promise<Answer>>();
 
     /** What the gate already said about these bytes, if it still holds. */
@@ -75,12 +80,17 @@ export const gate: PluginModule<GateOptions> = {
       return { error: wireError(cached, true) };
     };
 
-    const judge = async (raw: string, bytes: Uint8Array, hash: string): Promise<Answer> => {
+    const judge = async (raw: string, bytes: Uint8Array, hash: string, extraCost: TakeMore | undefined): Promise<Answer> => {
       // Undefined while the verdict depends only on the bytes; the head number once state is read.
       let head: bigint | undefined;
       let release: Release | undefined;
       try {
         const sub = decodeSubmission(raw, bytes, hash, options);
+        if (sub.frame !== undefined) {
+          const overQuota = await extraCost?.(verificationTokens(sub.frame.tx) - 1);
+          if (overQuota !== undefined) return overQuota;
+          await signatures.verify(sub.frame.tx);
+        }
         const latest = await state.latest();
         head = latest.number;
         release = await checkAdmission(sub, latest, state, ledger, options);
@@ -88,6 +98,7 @@ export const gate: PluginModule<GateOptions> = {
         await validate?.(sub);
       } catch (err) {
         await release?.();
+        if (err instanceof PoolBusy) return { error: errors.rateLimited('host', POOL_BUSY_RETRY_MS) };
         if (err instanceof Unavailable) {
           log.warn('gate: execution layer unavailable, submission refused', { error: err.message });
           return { error: errors.validationUnavailable() };
@@ -128,10 +139,10 @@ export const gate: PluginModule<GateOptions> = {
     };
 
     /** Judges the bytes once: the same bytes twice at once wait for the first verdict. */
-    const judgeOnce = (raw: string, bytes: Uint8Array, hash: string): Promise<Answer> => {
+    const judgeOnce = (raw: string, bytes: Uint8Array, hash: string, extraCost: TakeMore | undefined): Promise<Answer> => {
       const running = judging.get(hash);
       if (running !== undefined) return running.then((first) => ('result' in first ? { error: errors.alreadyKnown() } : first));
-      const verdict = judge(raw, bytes, hash).finally(() => judging.delete(hash));
+      const verdict = judge(raw, bytes, hash, extraCost).finally(() => judging.delete(hash));
       judging.set(hash, verdict);
       return verdict;
     };
@@ -139,23 +150,32 @@ export const gate: PluginModule<GateOptions> = {
     return {
       name: 'gate',
       methods: SUBMISSION_ONLY,
-      handle({ request }: RequestContext): Verdict | Promise<Verdict> {
+      handle({ request, facts }: RequestContext): Verdict | Promise<Verdict> {
         if (request.method !== 'eth_sendRawTransaction') return undefined;
         const raw = readRawTransaction(request.params);
         const bytes = bytesOfHex(raw);
         const hash = keccakHex(bytes);
-        if (judging.has(hash)) return judgeOnce(raw, bytes, hash);
+        const extraCost = facts.get(EXTRA_COST);
+        if (judging.has(hash)) return judgeOnce(raw, bytes, hash, extraCost);
         return replay(hash).then(
-          (earlier) => earlier ?? judgeOnce(raw, bytes, hash),
+          (earlier) => earlier ?? judgeOnce(raw, bytes, hash, extraCost),
           (err) => {
             if (!(err instanceof Unavailable)) throw err;
             return { error: errors.validationUnavailable() };
           },
         );
       },
+      close: () => signatures.close(),
     };
   },
 };
+
+/** How long a client should wait when the signature pool is full. */
+const POOL_BUSY_RETRY_MS = 1_000;
+/** Rate-limit tokens a frame transaction's entries cost: one per 10,000 verification gas, at least one. */
+const GAS_PER_TOKEN = 10_000n;
+const verificationTokens = (tx: Parameters<typeof verificationGas>[0]) =>
+  Math.max(1, Number((verificationGas(tx) + GAS_PER_TOKEN - 1n) / GAS_PER_TOKEN));
 
 function wireError(refusal: CachedRefusal, cached: boolean) {
   return refusal.byExecutionLayer

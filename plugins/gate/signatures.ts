@@ -64,12 +64,20 @@ export function recoverAddress(digest: Uint8Array, r: Uint8Array, s: Uint8Array,
 
 const scalar = (bytes: Uint8Array) => BigInt(hexlify(bytes));
 
+/** What verifying a frame transaction's entries needs: the digest, the sender and the entries. */
+export type SignedFrames = Pick<FrameTransaction, 'sender' | 'sigHash' | 'signatures'>;
+
 /** Verifies every SECP256K1, P256 and MLDSA65 entry; the first failure refuses the transaction. */
-export function verifyFrameSignatures(tx: FrameTransaction): void {
+export function verifyFrameSignatures(tx: SignedFrames): void {
   tx.signatures.forEach((entry, i) => verifyEntry(tx, entry, i));
 }
 
-function verifyEntry(tx: FrameTransaction, entry: SignatureEntry, i: number): void {
+/** Verification gas of the entries (section 4), the price of checking them. */
+export function verificationGas(tx: SignedFrames): bigint {
+  return tx.signatures.reduce((sum, entry) => sum + SCHEMES.get(entry.scheme)!.verificationGas, 0n);
+}
+
+function verifyEntry(tx: SignedFrames, entry: SignatureEntry, i: number): void {
   const signer = entry.signer ?? tx.sender;
   const digest = bytesOfHex(entry.msg ?? tx.sigHash);
   const sig = bytesOfHex(entry.signature);

@@ -6,12 +6,16 @@
  *
  * Submissions (`eth_sendRawTransaction`) and reads have separate buckets; a read costs
  * `method_costs[method]` tokens (default 1), so one client cannot monopolise the EL with
- * `eth_getLogs` and `eth_call`. A class whose buckets are not configured is not limited.
+ * `eth_getLogs` and `eth_call`. A submission costs 1 token here, and records `EXTRA_COST` so that
+ * the gate can take more from the same buckets once it knows the work (signature verification
+ * gas); one charge never exceeds the bucket's burst. A class whose buckets are not configured is
+ * not limited.
  *
  * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
  * Order: after allowlist (quota is spent only on allowed calls), before gate.
  */
 import { errors } from '../../src/errors.js';
+import { EXTRA_COST } from '../../src/facts.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Bucket, hostedBucket } from './bucket.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
@@ -22,6 +26,8 @@ interface Buckets {
   readonly perSource: Bucket;
   readonly host: Bucket | undefined;
   readonly costs: ReadonlyMap<string, number>;
+  /** The smallest burst of the class's buckets: the most one charge may take. */
+  readonly burst: number;
 }
 
 export const rateLimit: PluginModule<RateLimitOptions> = {
@@ -36,6 +42,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         perSource: new Bucket(`${name}:source`, limits.perSource, fleet),
         host: limits.host && new Bucket(`${name}:host`, limits.host, fleet),
         costs: limits.methodCosts,
+        burst: Math.min(limits.perSource.burst, limits.host?.burst ?? Infinity),
       };
     const submissions = buckets('submissions', options.submissions);
     const reads = buckets('reads', options.reads);
@@ -58,10 +65,12 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
 
     return {
       name: 'rate-limit',
-      handle({ request, peer }: RequestContext): Verdict | Promise<Verdict> {
-        const limits = request.method === 'eth_sendRawTransaction' ? submissions : reads;
+      handle({ request, peer, facts }: RequestContext): Verdict | Promise<Verdict> {
+        const submission = request.method === 'eth_sendRawTransaction';
+        const limits = submission ? submissions : reads;
         if (limits === undefined) return undefined;
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
+        if (submission) facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
         return limit(limits, source, limits.costs.get(request.method) ?? 1);
       },
     };

@@ -4,7 +4,7 @@
  * signature hash, the payload with empty-msg signatures blanked.
  */
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
-import { concat, encodeRlp, getBytes, hexlify, keccak256, SigningKey, toBeHex, type RlpStructuredData } from 'ethers';
+import { concat, encodeRlp, getBytes, hexlify, keccak256, SigningKey, toBeHex, Wallet, type RlpStructuredData } from 'ethers';
 
 export interface FrameFields {
   mode: number;
@@ -100,3 +100,41 @@ export function transferFrameTx(options: {
   fields.signatures[0]!.signature = options.sign(frameSigHash(fields));
   return { raw: encodeFrameTx(fields), fields };
 }
+
+export const RECIPIENT = '0x000000000000000000000000000000000000dead';
+
+let seedCounter = 0;
+/** A fresh ML-DSA-65 account (distinct seed per call). */
+export function mldsaAccount() {
+  const seed = new Uint8Array(32).fill(0x40 + seedCounter++);
+  const keys = mldsaKeys(seed);
+  return { ...keys, sign: (digest: string) => mldsaEntry(keys, digest) };
+}
+
+/** A fresh code-less SECP256K1 account. */
+export function secpAccount() {
+  const wallet = Wallet.createRandom();
+  return { address: wallet.address.toLowerCase(), sign: (digest: string) => secp256k1Entry(wallet.privateKey, digest) };
+}
+
+/** Signs every entry over the signature hash with the matching signer. */
+export function signed(fields: FrameTxFields, signers: Array<(digest: string) => string>): string {
+  const digest = frameSigHash(fields);
+  fields.signatures.forEach((entry, i) => {
+    entry.signature = signers[i]!(digest);
+  });
+  return encodeFrameTx(fields);
+}
+
+/** A transfer of 1 wei from a code-less account: [self VERIFY, SENDER to RECIPIENT]. */
+export const selfTransfer = (sender: string, scheme: number, options: { verifyGas?: bigint; nonce?: bigint } = {}): FrameTxFields => ({
+  nonce: options.nonce ?? 0n,
+  sender,
+  frames: [
+    { mode: 1, flags: 3, executionGas: options.verifyGas ?? 10_000n },
+    { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n },
+  ],
+  signatures: [{ scheme }],
+  fees: [0n, 2_000_000_000n, 0n],
+});
+

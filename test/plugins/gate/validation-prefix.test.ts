@@ -1,50 +1,15 @@
 import { expect } from 'chai';
-import { keccak256, Wallet } from 'ethers';
+import { keccak256 } from 'ethers';
 import { call, rpc } from '../../helpers/http.js';
 import { useAnvil } from '../../helpers/el.js';
-import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, secp256k1Entry, type FrameTxFields } from '../../helpers/frames.js';
+import { mldsaAccount, RECIPIENT, secpAccount, selfTransfer, signed, type FrameTxFields } from '../../helpers/frames.js';
 import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 import { startSubmitTarget, type SubmitTarget } from '../../helpers/submit-target.js';
 
-const RECIPIENT = '0x000000000000000000000000000000000000dead';
 const ONE_ETH = '0xde0b6b3a7640000';
 const SECP256K1 = 0x01;
 const P256 = 0x02;
 const MLDSA65 = 0x65;
-
-let seedCounter = 0;
-/** A fresh ML-DSA-65 account (distinct seed per call). */
-export function mldsaAccount() {
-  const seed = new Uint8Array(32).fill(0x40 + seedCounter++);
-  const keys = mldsaKeys(seed);
-  return { ...keys, sign: (digest: string) => mldsaEntry(keys, digest) };
-}
-
-/** A fresh code-less SECP256K1 account. */
-export function secpAccount() {
-  const wallet = Wallet.createRandom();
-  return { address: wallet.address.toLowerCase(), sign: (digest: string) => secp256k1Entry(wallet.privateKey, digest) };
-}
-
-/** Signs every entry over the signature hash with the matching signer. */
-export function signed(fields: FrameTxFields, signers: Array<(digest: string) => string>): string {
-  const digest = frameSigHash(fields);
-  fields.signatures.forEach((entry, i) => {
-    entry.signature = signers[i]!(digest);
-  });
-  return encodeFrameTx(fields);
-}
-
-export const selfTransfer = (sender: string, scheme: number, options: { verifyGas?: bigint; nonce?: bigint } = {}): FrameTxFields => ({
-  nonce: options.nonce ?? 0n,
-  sender,
-  frames: [
-    { mode: 1, flags: 3, executionGas: options.verifyGas ?? 10_000n },
-    { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n },
-  ],
-  signatures: [{ scheme }],
-  fees: [0n, 2_000_000_000n, 0n],
-});
 
 const verifyRejected = (id: number, frame: number, cause: string, detail?: string) =>
   JSON.stringify({

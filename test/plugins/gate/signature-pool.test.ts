@@ -1,0 +1,58 @@
+import { expect } from 'chai';
+import { keccak256, Wallet } from 'ethers';
+import { DEV_KEY, useAnvil } from '../../helpers/el.js';
+import { encodeFrameTx, selfTransfer } from '../../helpers/frames.js';
+import { rpc } from '../../helpers/http.js';
+import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
+
+const P256 = 0x02;
+const SENDER = '0x7e5f4552091a69125d5dfcb7b8c2659029395bdf';
+
+/** A well-formed frame transaction with `count` P256 entries that do not verify (r = s = 0). */
+const p256Frames = (count: number) => {
+  const fields = selfTransfer(SENDER, P256);
+  fields.signatures = Array.from({ length: count }, () => ({ scheme: P256, signature: '0x' + '00'.repeat(128) }));
+  return encodeFrameTx(fields);
+};
+
+describe('gate: signature entries priced by verification gas and checked in worker threads', () => {
+  const anvil = useAnvil();
+  let ingress: TestIngress;
+
+  before(async () => {
+    const plugins = `
+  - batch-refuse
+  - size-limit
+  - allowlist
+  - rate-limit:
+      submissions:
+        per_source: {rate_per_second: 1, burst: 3}
+  - gate:
+      head_cache_ms: 0
+      signature_threads: 1
+`;
+    ingress = await startTestIngress(testConfig(anvil.current.url, plugins));
+  });
+  after(() => ingress?.shutdown());
+
+  const submit = async (raw: string) => JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [raw])).text);
+
+  it('takes one token per 10,000 gas of entries from the source, before verifying them', async () => {
+    // One P256 entry: 6,700 gas, one token (of 3); verified in a worker thread: r = 0 is out of range.
+    expect((await submit(p256Frames(1))).error).to.deep.equal({
+      code: -32000,
+      message: 'rejected: signature 0: r or s out of range (s must be low)',
+      data: { reason: 'sig-invalid' },
+    });
+    // A standard transfer: one token (1 left).
+    const transfer = await new Wallet(DEV_KEY).signTransaction({
+      chainId: 8141, nonce: 0, to: SENDER, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+    });
+    expect(await submit(transfer)).to.deep.equal({ jsonrpc: '2.0', id: 1, result: keccak256(transfer) });
+    // Two P256 entries: 13,400 gas, two tokens; the second is not there. Nothing verified, nothing cached.
+    expect((await submit(p256Frames(2))).error).to.deep.include({
+      code: -32005,
+      message: 'rate limited: too many requests from this source; retry later',
+    });
+  });
+});
