@@ -14,44 +14,37 @@
  * canonical verifier's 51 gas; APPROVE's payment charges state gas for a sender that does not
  * exist yet. The deadline itself is compared by admission.
  */
+import { Approvals, defaultCodeScope } from './approval.js';
 import { FrameMode, type FrameTransaction } from './frame-codec.js';
 import { refuseFrame } from './refusal.js';
 
 /** EIP-2929. */
 export const COLD_ACCOUNT_ACCESS_GAS = 2_600n;
 export const WARM_ACCOUNT_ACCESS_GAS = 100n;
-/** EIP-8037 STATE_BYTES_PER_NEW_ACCOUNT × CPSB, charged by APPROVE when the nonce creates the sender. */
-export const NEW_ACCOUNT_STATE_GAS = 120n * 1_530n;
 /** The canonical expiry verifier's execution on its passing path (EIP-8141 runtime code, 15 instructions). */
 const EXPIRY_VERIFIER_GAS = 51n;
-const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
-
-const APPROVE_PAYMENT = 1;
-const APPROVE_EXECUTION = 2;
-/** Schemes default code accepts: upstream's SECP256K1 and the project's MLDSA65. */
-const DEFAULT_CODE_SCHEMES = new Set([0x01, 0x65]);
-const SCHEME_NAMES = 'SECP256K1 or MLDSA65';
+export const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 
 export interface DirectPrefix {
   readonly tx: FrameTransaction;
   /** Index of the frame that grants payment (the prefix's last). */
   readonly prefixEnd: number;
+  readonly maxCost: bigint;
   /** Whether the sender exists at head (EIP-161: a nonce, a balance or code). */
   readonly senderExists: boolean;
   readonly coinbase: string;
+  readonly balanceOf: (address: string) => Promise<bigint>;
 }
 
-/** Execution gas the prefix used; throws a `verify-rejected` Refusal where the EL would find the transaction invalid. */
-export function evaluateDirectly({ tx, prefixEnd, senderExists, coinbase }: DirectPrefix): bigint {
+/** Throws a `verify-rejected` Refusal where the EL would find the transaction invalid. */
+export async function evaluateDirectly({ tx, prefixEnd, maxCost, senderExists, coinbase, balanceOf }: DirectPrefix): Promise<void> {
   const warm = new Set([tx.sender, coinbase]);
   const access = (address: string) => {
     if (warm.has(address)) return WARM_ACCOUNT_ACCESS_GAS;
     warm.add(address);
     return COLD_ACCOUNT_ACCESS_GAS;
   };
-  let senderApproved = false;
-  let exists = senderExists;
-  let used = 0n;
+  const approvals = new Approvals(tx, senderExists);
   for (let i = 0; i <= prefixEnd; i++) {
     const frame = tx.frames[i]!;
     const target = frame.target ?? tx.sender;
@@ -59,36 +52,11 @@ export function evaluateDirectly({ tx, prefixEnd, senderExists, coinbase }: Dire
     const isExpiry = frame.mode === FrameMode.Verify && target === EXPIRY_VERIFIER;
     const cost = access(target) + (isExpiry ? EXPIRY_VERIFIER_GAS : 0n);
     if (cost > frame.executionGas) refuseFrame(i, species, 'out of gas', `the frame needs ${cost}, its limit is ${frame.executionGas}`);
-    used += cost;
     if (isExpiry) continue;
     if (frame.mode !== FrameMode.Verify) refuseFrame(i, species, 'no code at the sender after deploy');
-
-    const scope = frame.flags & 3;
-    const index = (scope & APPROVE_EXECUTION) !== 0 ? 0 : 1;
-    const entry = tx.signatures[index];
-    if (
-      scope === 0 ||
-      entry === undefined ||
-      !DEFAULT_CODE_SCHEMES.has(entry.scheme) ||
-      entry.msg !== undefined ||
-      (entry.signer ?? tx.sender) !== target
-    ) {
-      refuseFrame(i, species, 'reverted', `default code: signature ${index} must be a ${SCHEME_NAMES} entry of ${target} over the signature hash`);
-    }
-    // APPROVE(scope): the prefix shapes already fix who may grant what; what is left is order.
-    if ((scope & APPROVE_EXECUTION) !== 0) {
-      if (senderApproved) refuseFrame(i, species, 'reverted', 'execution was already approved');
-      senderApproved = true;
-    }
-    if ((scope & APPROVE_PAYMENT) !== 0) {
-      if (!senderApproved) refuseFrame(i, species, 'reverted', 'payment approved before execution');
-      if (!exists) {
-        if (frame.stateGas < NEW_ACCOUNT_STATE_GAS) {
-          refuseFrame(i, species, 'out of state gas', `creating the sender needs ${NEW_ACCOUNT_STATE_GAS}, the frame's limit is ${frame.stateGas}`);
-        }
-        exists = true;
-      }
-    }
+    const code = defaultCodeScope(tx, frame);
+    if ('why' in code) refuseFrame(i, species, 'reverted', code.why);
+    const outcome = await approvals.approve(frame, target, code.scope, maxCost, () => balanceOf(target));
+    if (!outcome.ok) refuseFrame(i, species, outcome.halt ? 'out of state gas' : 'reverted', outcome.why);
   }
-  return used;
 }

@@ -30,7 +30,7 @@ import { forwardSubmission } from './forward.js';
 import { createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { Refusal } from './refusal.js';
-import { createSignaturePool, PoolBusy } from './signature-pool.js';
+import { createWorkPool, PoolBusy } from './work-pool.js';
 import { verificationGas } from './signatures.js';
 import { readRawTransaction } from './shape.js';
 import { isPrecompile } from './simulation/fork.js';
@@ -61,8 +61,13 @@ export const gate: PluginModule<GateOptions> = {
     const state = new HeadState(execution, options.headCacheMs);
     const ledger = createLedger(fleet, options);
     const validate = createElValidation(execution, options.validationMethod);
-    const prefixJudge: PrefixJudge = { isPrecompile };
-    const signatures = createSignaturePool(options.signatureThreads, options.signatureQueueMax);
+    const pool = createWorkPool(options.threads, options.queueMax, { execution: execution.options, limits: options });
+    const prefixJudge: PrefixJudge = {
+      isPrecompile,
+      simulate: async (sub, head) => {
+        await pool.simulate({ raw: sub.raw, head });
+      },
+    };
     const judging = new Map<string, Promise<Answer>>();
 
     /** What the gate already said about these bytes, if it still holds. */
@@ -89,7 +94,7 @@ export const gate: PluginModule<GateOptions> = {
         if (sub.frame !== undefined) {
           const overQuota = await extraCost?.(verificationTokens(sub.frame.tx) - 1);
           if (overQuota !== undefined) return overQuota;
-          await signatures.verify(sub.frame.tx);
+          await pool.verify(sub.frame.tx);
         }
         const latest = await state.latest();
         head = latest.number;
@@ -165,7 +170,7 @@ export const gate: PluginModule<GateOptions> = {
           },
         );
       },
-      close: () => signatures.close(),
+      close: () => pool.close(),
     };
   },
 };

@@ -3,7 +3,7 @@ import type { OptionsReader } from '../../src/config/reader.js';
 import type { AdmissionLimits } from './admission.js';
 import type { DecodeLimits } from './decode.js';
 import { PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from './frame-checks.js';
-import { defaultThreads } from './signature-pool.js';
+import { defaultThreads } from './work-pool.js';
 
 export interface GateOptions extends DecodeLimits, AdmissionLimits {
   readonly role: 'validator' | 'follower';
@@ -15,9 +15,9 @@ export interface GateOptions extends DecodeLimits, AdmissionLimits {
   readonly skipAfterBlocks: bigint;
   /** The EL's validation method, asked after the gate's own judgement; off when undefined. */
   readonly validationMethod: string | undefined;
-  /** Worker threads verifying frame signature entries, and how many transactions may wait for them. */
-  readonly signatureThreads: number;
-  readonly signatureQueueMax: number;
+  /** Worker threads for signature entries and prefix simulation, and how many tasks may wait for them. */
+  readonly threads: number;
+  readonly queueMax: number;
 }
 
 /** Spec section 1 network parameters. */
@@ -43,8 +43,8 @@ export function parseGateOptions(options: OptionsReader): GateOptions {
     maxEntries: options.integer('cache_max_entries', 200_000),
     headCacheMs: options.integer('head_cache_ms', 100, { min: 0, max: 5_000 }),
     validationMethod: options.optionalString('validation_method'),
-    signatureThreads: options.integer('signature_threads', defaultThreads(), { min: 1, max: 64 }),
-    signatureQueueMax: options.integer('signature_queue_max', 256),
+    threads: options.integer('threads', defaultThreads(), { min: 1, max: 64 }),
+    queueMax: options.integer('queue_max', 256),
     // frame-transactions.md section 6 item 8: configurable, never lower than the reference.
     prefixGasBudget: BigInt(options.integer('prefix_gas_budget', Number(PREFIX_GAS_BUDGET), { min: Number(PREFIX_GAS_BUDGET) })),
     prefixStateGasBudget: BigInt(

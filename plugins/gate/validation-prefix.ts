@@ -8,22 +8,19 @@
  * - every target code-less (default code) or the expiry verifier: direct evaluation, no EVM
  *   (direct-evaluation.ts). This is an ordinary EOA-like or ML-DSA account, most of the traffic;
  * - otherwise (a smart account, a contract sponsor, a deploy frame, an EIP-7702 delegation, a
- *   precompile): the embedded EVM simulates the prefix under the ERC-7562-style rules.
+ *   precompile): the embedded EVM simulates the prefix under the ERC-7562-style rules, in a
+ *   worker thread (simulation/simulate.ts).
  */
 import type { Submission } from './decode.js';
-import { evaluateDirectly } from './direct-evaluation.js';
-import { refuse } from './refusal.js';
+import { evaluateDirectly, EXPIRY_VERIFIER } from './direct-evaluation.js';
 import type { Head, HeadState } from './state.js';
-
-const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 
 /** Runs the prefix in the embedded EVM; throws a `verify-rejected` Refusal on a rule violation. */
 export type PrefixSimulator = (sub: Submission, head: Head) => Promise<void>;
 
 export interface PrefixJudge {
   readonly isPrecompile: (address: string) => boolean;
-  /** Absent while the ingress runs without an EVM: prefixes that need one are refused. */
-  readonly simulate?: PrefixSimulator;
+  readonly simulate: PrefixSimulator;
 }
 
 /** Throws a Refusal (or Unavailable) unless the prefix would set the payer. */
@@ -40,11 +37,9 @@ export async function judgePrefix(sub: Submission, head: Head, state: HeadState,
     const sender = await state.account(tx.sender, head);
     const senderCode = targets.has(tx.sender) ? '0x' : await state.code(tx.sender, head);
     const senderExists = sender.nonce > 0n || sender.balance > 0n || senderCode !== '0x';
-    evaluateDirectly({ tx, prefixEnd: facts.prefixEnd, senderExists, coinbase: head.coinbase });
+    const balanceOf = async (address: string) => (await state.account(address, head)).balance;
+    await evaluateDirectly({ tx, prefixEnd: facts.prefixEnd, maxCost: facts.maxCost, senderExists, coinbase: head.coinbase, balanceOf });
     return;
-  }
-  if (judge.simulate === undefined) {
-    refuse('verify-unavailable', 'the validation prefix runs account code, and this ingress has no EVM to simulate it');
   }
   await judge.simulate(sub, head);
 }

@@ -10,7 +10,9 @@ export const CHAIN_ID = 8141;
 
 export const COMMON: Common = createCustomCommon({ chainId: CHAIN_ID }, Mainnet, { hardfork: Hardfork.Osaka });
 
-const PRECOMPILES = new Set([...getActivePrecompiles(COMMON).keys()].map((address) => `0x${address}`));
+/** The precompiles active at the fork, lower-case 0x addresses. */
+export const PRECOMPILES: readonly string[] = [...getActivePrecompiles(COMMON).keys()].map((address) => `0x${address}`);
+const PRECOMPILE_SET = new Set(PRECOMPILES);
 
 /** Whether `address` (lower-case 0x) is a precompile active at the fork. */
-export const isPrecompile = (address: string): boolean => PRECOMPILES.has(address);
+export const isPrecompile = (address: string): boolean => PRECOMPILE_SET.has(address);

@@ -29,7 +29,7 @@ describe('gate: signature entries priced by verification gas and checked in work
         per_source: {rate_per_second: 1, burst: 3}
   - gate:
       head_cache_ms: 0
-      signature_threads: 1
+      threads: 1
 `;
     ingress = await startTestIngress(testConfig(anvil.current.url, plugins));
   });

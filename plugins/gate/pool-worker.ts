@@ -1,0 +1,59 @@
+/**
+ * Runs in a worker thread of the gate's pool (work-pool.ts): the two expensive judgements, each
+ * answered as plain data. `verify` checks a frame transaction's signature entries; `simulate`
+ * runs its validation prefix in the embedded EVM, reading head state from the EL through this
+ * thread's own upstream pool (separate from the one that streams reads to clients).
+ */
+import { workerData } from 'node:worker_threads';
+import { Upstream, type UpstreamOptions } from '../../src/upstream.js';
+import { checkFrameTransaction, type FrameLimits } from './frame-checks.js';
+import { decodeFrameTransaction } from './frame-codec.js';
+import { Refusal } from './refusal.js';
+import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
+import { simulatePrefix, type PrefixDependencies } from './simulation/simulate.js';
+import { HeadState, Unavailable, type Head } from './state.js';
+
+export interface PoolRefusal {
+  readonly refusal: { readonly reason: string; readonly detail: string; readonly extra?: Readonly<Record<string, string | number>> };
+}
+export interface PoolUnavailable {
+  readonly unavailable: string;
+}
+
+export interface SimulateTask {
+  readonly raw: string;
+  readonly head: Head;
+}
+
+export interface PoolSettings {
+  readonly execution: UpstreamOptions;
+  readonly limits: FrameLimits;
+}
+
+const settings = workerData as PoolSettings | undefined;
+// Reads for the EVM; a head-long cache shared by every simulation this thread runs.
+const state = settings && new HeadState(new Upstream(settings.execution), 0);
+
+function refusalOf(err: unknown): PoolRefusal {
+  if (err instanceof Refusal) return { refusal: { reason: err.reason, detail: err.detail, extra: err.extra } };
+  throw err;
+}
+
+export function verify(tx: SignedFrames): PoolRefusal | undefined {
+  try {
+    verifyFrameSignatures(tx);
+    return undefined;
+  } catch (err) {
+    return refusalOf(err);
+  }
+}
+
+export async function simulate({ raw, head }: SimulateTask): Promise<PrefixDependencies | PoolRefusal | PoolUnavailable> {
+  try {
+    const tx = decodeFrameTransaction(raw);
+    return await simulatePrefix(tx, checkFrameTransaction(tx, settings!.limits), head, state!);
+  } catch (err) {
+    if (err instanceof Unavailable) return { unavailable: err.message };
+    return refusalOf(err);
+  }
+}

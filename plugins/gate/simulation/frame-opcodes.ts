@@ -1,0 +1,197 @@
+/**
+ * The EIP-8141 instructions a VERIFY frame can use, as @ethereumjs/evm custom opcodes, exactly as
+ * in the pinned text (shared/reference/eip-8141-3ceef8d.md, "APPROVE Instruction" and
+ * "Introspection"): APPROVE 0xaa, TXPARAM 0xb0, FRAMEDATALOAD 0xb1, FRAMEDATACOPY 0xb2,
+ * FRAMEPARAM 0xb3, SIGPARAM 0xb4, SIGDATACOPY 0xb5. Stacks list the top first.
+ *
+ * Gas: APPROVE charges RETURN's memory expansion and nothing else; the two copies are priced
+ * exactly as CALLDATACOPY, whose gas handler they reuse (its operands sit in the same places).
+ */
+import type { Approvals } from '../approval.js';
+import { FRAME_TX_TYPE, type FrameTransaction } from '../frame-codec.js';
+import { addressWord, FORK_OPCODES, halt, word, type AddOpcode, type GasFunction, type RunState } from './evm-types.js';
+import { bytesOfHex } from '../../../src/hex.js';
+
+/** What the instructions read: the transaction, where the prefix is, and its approval context. */
+export interface FrameContext {
+  readonly tx: FrameTransaction;
+  readonly maxCost: bigint;
+  readonly approvals: Approvals;
+  /** The frame running now. */
+  frameIndex: number;
+  /** Execution gas used by each completed frame. */
+  readonly gasUsed: bigint[];
+  /** Scopes granted by APPROVE in the current frame, in order. */
+  granted: bigint[];
+  /** Why the last refused APPROVE did not grant, for the refusal's detail. */
+  approveRefused: string | undefined;
+  balanceOf(address: string): Promise<bigint>;
+}
+
+const RETURN_GAS = FORK_OPCODES.dynamicGasHandlers.get(0xf3) as GasFunction;
+const CALLDATACOPY_GAS = FORK_OPCODES.dynamicGasHandlers.get(0x37) as GasFunction;
+
+const ARBITRARY = 0x00;
+
+/** `length` bytes of `data` from `offset`, zero-padded past its end (CALLDATALOAD/COPY semantics). */
+function slice(data: Uint8Array, offset: bigint, length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  if (offset < BigInt(data.length)) out.set(data.subarray(Number(offset), Number(offset) + length));
+  return out;
+}
+
+function copyToMemory(runState: RunState, source: Uint8Array, memOffset: bigint, dataOffset: bigint, length: bigint): void {
+  if (length === 0n) return;
+  runState.memory.write(Number(memOffset), Number(length), slice(source, dataOffset, Number(length)));
+}
+
+export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
+  const { tx } = ctx;
+  const frameAt = (index: bigint) => {
+    if (index >= BigInt(tx.frames.length)) halt('frame index out of bounds');
+    return tx.frames[Number(index)]!;
+  };
+  const entryAt = (index: bigint) => {
+    if (index >= BigInt(tx.signatures.length)) halt('signature index out of bounds');
+    return tx.signatures[Number(index)]!;
+  };
+  const completed = (index: bigint) => {
+    if (index >= BigInt(ctx.frameIndex)) halt('frame not completed');
+    return Number(index);
+  };
+
+  return [
+    {
+      opcode: 0xaa,
+      opcodeName: 'APPROVE',
+      baseFee: 0,
+      gasFunction: async (runState, gas, common) => {
+        runState.stack.peek(3);
+        return RETURN_GAS(runState, gas, common);
+      },
+      logicFunction: async (runState) => {
+        const [offset, length, scope] = runState.stack.popN(3) as [bigint, bigint, bigint];
+        const data = length === 0n ? new Uint8Array(0) : runState.memory.read(Number(offset), Number(length));
+        const frame = tx.frames[ctx.frameIndex]!;
+        const address = runState.interpreter.getAddress().toString();
+        const outcome = await ctx.approvals.approve(frame, address, scope, ctx.maxCost, () => ctx.balanceOf(address));
+        if (outcome.ok) {
+          ctx.granted.push(scope);
+          runState.interpreter.finish(data);
+          return;
+        }
+        ctx.approveRefused = outcome.why;
+        if (outcome.halt) halt('out of state gas');
+        runState.interpreter.revert(new Uint8Array(0));
+      },
+    },
+    {
+      opcode: 0xb0,
+      opcodeName: 'TXPARAM',
+      baseFee: 2,
+      logicFunction: (runState) => {
+        const param = runState.stack.pop();
+        const values: Record<number, () => bigint> = {
+          0: () => BigInt(FRAME_TX_TYPE),
+          1: () => tx.nonce,
+          2: () => addressWord(tx.sender),
+          3: () => tx.maxPriorityFeePerGas,
+          4: () => tx.maxFeePerGas,
+          5: () => tx.maxFeePerBlobGas,
+          6: () => ctx.maxCost,
+          7: () => BigInt(tx.blobVersionedHashes.length),
+          8: () => BigInt(tx.sigHash),
+          9: () => BigInt(tx.frames.length),
+          10: () => BigInt(ctx.frameIndex),
+          11: () => BigInt(tx.signatures.length),
+          // Nothing in a VERIFY frame draws state gas before APPROVE ends it.
+          12: () => tx.frames[ctx.frameIndex]!.stateGas,
+        };
+        const value = param < 13n ? values[Number(param)] : undefined;
+        if (value === undefined) halt('undefined TXPARAM');
+        runState.stack.push(value());
+      },
+    },
+    {
+      opcode: 0xb1,
+      opcodeName: 'FRAMEDATALOAD',
+      baseFee: 3,
+      logicFunction: (runState) => {
+        const [offset, index] = runState.stack.popN(2) as [bigint, bigint];
+        runState.stack.push(word(slice(bytesOfHex(frameAt(index).data), offset, 32)));
+      },
+    },
+    {
+      opcode: 0xb2,
+      opcodeName: 'FRAMEDATACOPY',
+      baseFee: 3,
+      gasFunction: async (runState, gas, common) => {
+        runState.stack.peek(4);
+        return CALLDATACOPY_GAS(runState, gas, common);
+      },
+      logicFunction: (runState) => {
+        const [memOffset, dataOffset, length, index] = runState.stack.popN(4) as [bigint, bigint, bigint, bigint];
+        copyToMemory(runState, bytesOfHex(frameAt(index).data), memOffset, dataOffset, length);
+      },
+    },
+    {
+      opcode: 0xb3,
+      opcodeName: 'FRAMEPARAM',
+      baseFee: 2,
+      logicFunction: (runState) => {
+        const [index, param] = runState.stack.popN(2) as [bigint, bigint];
+        const frame = frameAt(index);
+        const values: Record<number, () => bigint> = {
+          0: () => addressWord(frame.target ?? tx.sender),
+          1: () => frame.executionGas,
+          2: () => BigInt(frame.mode),
+          3: () => BigInt(frame.flags),
+          4: () => BigInt(bytesOfHex(frame.data).length),
+          // Every completed prefix frame succeeded: the simulation stops at the first failure.
+          5: () => (completed(index), 1n),
+          6: () => BigInt(frame.flags & 3),
+          7: () => BigInt((frame.flags >> 2) & 1),
+          8: () => frame.value,
+          9: () => frame.stateGas,
+          10: () => ctx.gasUsed[completed(index)]!,
+          11: () => (completed(index), 0n),
+        };
+        const value = param < 12n ? values[Number(param)] : undefined;
+        if (value === undefined) halt('undefined FRAMEPARAM');
+        runState.stack.push(value());
+      },
+    },
+    {
+      opcode: 0xb4,
+      opcodeName: 'SIGPARAM',
+      baseFee: 2,
+      logicFunction: (runState) => {
+        const [index, param] = runState.stack.popN(2) as [bigint, bigint];
+        const entry = entryAt(index);
+        const arbitrary = entry.scheme === ARBITRARY;
+        let value: bigint;
+        if (param === 0n && !arbitrary) value = addressWord(entry.signer ?? tx.sender);
+        else if (param === 1n) value = BigInt(entry.scheme);
+        else if (param === 2n) value = entry.msg === undefined ? 0n : BigInt(entry.msg);
+        else if (param === 3n && arbitrary) value = BigInt((entry.signature.length - 2) / 2);
+        else halt('undefined SIGPARAM for this entry');
+        runState.stack.push(value);
+      },
+    },
+    {
+      opcode: 0xb5,
+      opcodeName: 'SIGDATACOPY',
+      baseFee: 3,
+      gasFunction: async (runState, gas, common) => {
+        runState.stack.peek(4);
+        return CALLDATACOPY_GAS(runState, gas, common);
+      },
+      logicFunction: (runState) => {
+        const [memOffset, dataOffset, length, index] = runState.stack.popN(4) as [bigint, bigint, bigint, bigint];
+        const entry = entryAt(index);
+        if (entry.scheme !== ARBITRARY) halt('SIGDATACOPY of a protocol-validated entry');
+        copyToMemory(runState, bytesOfHex(entry.signature), memOffset, dataOffset, length);
+      },
+    },
+  ];
+}

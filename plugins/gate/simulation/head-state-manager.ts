@@ -1,0 +1,92 @@
+/**
+ * The EVM's view of the chain while a validation prefix runs: the EL's state at one head, read
+ * on demand (account, code, storage slot) through the gate's `HeadState`, which caches each
+ * read for that head; and the prefix's own writes (a deploy frame's) in the checkpointed maps
+ * of @ethereumjs/statemanager's SimpleStateManager, never sent anywhere.
+ *
+ * Why not the package's RPCStateManager: its commit() folds only the account cache, so storage
+ * written before a reverted checkpoint stays visible; and its reads (eth_getProof) bypass the
+ * gate's per-head cache and upstream pool.
+ *
+ * It also records what the verdict depends on: the sender's slots read and every code read.
+ */
+import { SimpleStateManager } from '@ethereumjs/statemanager';
+import { Account, bytesToHex, hexToBytes, unpadBytes, type Address } from '@ethereumjs/util';
+import { keccak256 } from '../../../src/hex.js';
+import type { Head, HeadState } from '../state.js';
+import { COMMON } from './fork.js';
+
+/** Marks, in the storage overlay, an account whose stored slots were wiped (no fall-through to the EL). */
+const CLEARED = '_cleared';
+
+export class HeadStateManager extends SimpleStateManager {
+  /** Sender slots read (32-byte hex key → word), and code read per address: the verdict's dependencies. */
+  readonly senderSlots = new Map<string, string>();
+  readonly codes = new Map<string, string>();
+
+  constructor(
+    private readonly state: HeadState,
+    private readonly head: Head,
+    private readonly sender: string,
+  ) {
+    super({ common: COMMON });
+  }
+
+  override async getAccount(address: Address): Promise<Account | undefined> {
+    const key = address.toString();
+    const top = this.topAccountStack();
+    if (top.has(key)) return top.get(key);
+    const [{ nonce, balance }, code] = await Promise.all([this.state.account(key, this.head), this.headCode(key)]);
+    if (nonce === 0n && balance === 0n && code === '0x') return undefined;
+    // A fresh object: the EVM mutates what it is given before putAccount.
+    return new Account(nonce, balance, undefined, code === '0x' ? undefined : keccak256(hexToBytes(code as `0x${string}`)));
+  }
+
+  override async getCode(address: Address): Promise<Uint8Array> {
+    const key = address.toString();
+    const written = this.topCodeStack().get(key);
+    if (written !== undefined) return written;
+    const top = this.topAccountStack();
+    if (top.has(key) && top.get(key) === undefined) return new Uint8Array(0);
+    return hexToBytes((await this.headCode(key)) as `0x${string}`);
+  }
+
+  override async getCodeSize(address: Address): Promise<number> {
+    return (await this.getCode(address)).length;
+  }
+
+  override async getStorage(address: Address, slot: Uint8Array): Promise<Uint8Array> {
+    const owner = address.toString();
+    const key = bytesToHex(slot);
+    const top = this.topStorageStack();
+    const written = top.get(`${owner}_${key}`);
+    if (written !== undefined) return written;
+    if (top.has(owner + CLEARED)) return new Uint8Array(0);
+    const padded = '0x' + key.slice(2).padStart(64, '0');
+    const word = await this.state.storage(owner, padded, this.head);
+    if (owner === this.sender) this.senderSlots.set(padded, word);
+    return unpadBytes(hexToBytes(word as `0x${string}`));
+  }
+
+  override async clearStorage(address: Address): Promise<void> {
+    await super.clearStorage(address);
+    this.topStorageStack().set(address.toString() + CLEARED, new Uint8Array(0));
+  }
+
+  override async deleteAccount(address: Address): Promise<void> {
+    await super.deleteAccount(address);
+    this.topCodeStack().set(address.toString(), new Uint8Array(0));
+    await this.clearStorage(address);
+  }
+
+  /** Addresses whose code the prefix wrote (a deploy frame's CREATE*). */
+  writtenCode(): string[] {
+    return [...this.topCodeStack().keys()];
+  }
+
+  private async headCode(address: string): Promise<string> {
+    const code = await this.state.code(address, this.head);
+    this.codes.set(address, code);
+    return code;
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Runs a frame transaction's validation prefix in an embedded EVM (@ethereumjs/evm at the fork of
+ * fork.ts, with the EIP-8141 instructions and the trace rules as custom opcodes) against the EL's
+ * head state (frame-transactions.md section 8):
+ *
+ * - each frame with its own `limits.execution`, less its target's EIP-2929 entry charge (the
+ *   sender, the coinbase and the precompiles are warm; a target stays warm for later frames);
+ * - VERIFY frames as static calls from the entry point 0xaa, the deploy frame as a plain call;
+ * - a frame whose target has no code runs default code (approval.ts), as direct evaluation does;
+ * - it stops once the frame that sets the payer completes: later frames are not the gate's.
+ *
+ * Throws a `verify-rejected` Refusal naming the frame and the cause; returns what the verdict
+ * depends on (the sender's slots read, the code read per address).
+ */
+import { createEVM } from '@ethereumjs/evm';
+import { createAddressFromString } from '@ethereumjs/util';
+import { Approvals, defaultCodeScope } from '../approval.js';
+import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
+import type { FrameFacts } from '../frame-checks.js';
+import { FrameMode, type FrameTransaction } from '../frame-codec.js';
+import { refuseFrame } from '../refusal.js';
+import type { Head, HeadState } from '../state.js';
+import { bytesOfHex } from '../../../src/hex.js';
+import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
+import { frameOpcodes, type FrameContext } from './frame-opcodes.js';
+import { HeadStateManager } from './head-state-manager.js';
+import { validationRules, type RuleContext } from './validation-rules.js';
+
+const ENTRY_POINT = createAddressFromString('0x00000000000000000000000000000000000000aa');
+/** The canonical expiry verifier's execution on its passing path; its deadline is admission's. */
+const EXPIRY_VERIFIER_GAS = 51n;
+
+export interface PrefixDependencies {
+  /** Sender storage slots read, with the word read. */
+  readonly senderSlots: ReadonlyMap<string, string>;
+  /** Code read per address (0x for none). */
+  readonly codes: ReadonlyMap<string, string>;
+}
+
+export async function simulatePrefix(tx: FrameTransaction, facts: FrameFacts, head: Head, state: HeadState): Promise<PrefixDependencies> {
+  const stateManager = new HeadStateManager(state, head, tx.sender);
+  const senderAccount = await stateManager.getAccount(createAddressFromString(tx.sender));
+  const senderCode = await stateManager.getCode(createAddressFromString(tx.sender));
+  const approvals = new Approvals(tx, senderAccount !== undefined);
+  const balanceOf = async (address: string) => (await stateManager.getAccount(createAddressFromString(address)))?.balance ?? 0n;
+  const frames: FrameContext = {
+    tx, maxCost: facts.maxCost, approvals, frameIndex: 0, gasUsed: [], granted: [], approveRefused: undefined, balanceOf,
+  };
+  const rules: RuleContext = {
+    sender: tx.sender,
+    senderHasCode: senderCode.length > 0,
+    inDeployFrame: false,
+    violation: undefined,
+    codeAt: (address) => stateManager.getCode(createAddressFromString(address)),
+  };
+  const evm = await createEVM({ common: COMMON, stateManager, customOpcodes: [...frameOpcodes(frames), ...validationRules(rules)] });
+  const warm = new Set([tx.sender, head.coinbase, ...PRECOMPILES]);
+  for (const address of warm) evm.journal.addAlwaysWarmAddress(address.slice(2));
+
+  for (let i = 0; i <= facts.prefixEnd; i++) {
+    const frame = tx.frames[i]!;
+    const target = frame.target ?? tx.sender;
+    const species = frame.mode === FrameMode.Verify ? 'VERIFY' : 'deploy';
+    const fail: (cause: string, detail?: string) => never = (cause, detail) => refuseFrame(i, species, cause, detail);
+    frames.frameIndex = i;
+    frames.granted = [];
+    frames.approveRefused = undefined;
+    rules.inDeployFrame = frame.mode === FrameMode.Default;
+
+    const entry = warm.has(target) ? WARM_ACCOUNT_ACCESS_GAS : COLD_ACCOUNT_ACCESS_GAS;
+    warm.add(target);
+    evm.journal.addAlwaysWarmAddress(target.slice(2));
+    const isExpiry = frame.mode === FrameMode.Verify && target === EXPIRY_VERIFIER && i === 0;
+    const needed = entry + (isExpiry ? EXPIRY_VERIFIER_GAS : 0n);
+    if (needed > frame.executionGas) fail('out of gas', `the frame needs ${needed}, its limit is ${frame.executionGas}`);
+    if (isExpiry) {
+      frames.gasUsed.push(needed);
+      continue;
+    }
+
+    const code = await stateManager.getCode(createAddressFromString(target));
+    if (code.length === 0 && !isPrecompile(target)) {
+      // Default code: no EVM. A deploy frame aimed here installs nothing (checked below).
+      if (frame.mode === FrameMode.Verify) {
+        const scope = defaultCodeScope(tx, frame);
+        if ('why' in scope) fail('reverted', scope.why);
+        const outcome = await approvals.approve(frame, target, scope.scope, facts.maxCost, () => balanceOf(target));
+        if (!outcome.ok) fail(outcome.halt ? 'out of state gas' : 'reverted', outcome.why);
+        frames.granted.push(scope.scope);
+      }
+      frames.gasUsed.push(entry);
+    } else {
+      // Without EIP-8037's second gas dimension here, a deploy frame's state growth is paid from
+      // its execution gas; it gets its state gas on top so that it is not refused for it.
+      const gasLimit = frame.executionGas - entry + (frame.mode === FrameMode.Default ? frame.stateGas : 0n);
+      const result = await evm.runCall({
+        caller: ENTRY_POINT,
+        origin: ENTRY_POINT,
+        to: createAddressFromString(target),
+        data: bytesOfHex(frame.data),
+        gasLimit,
+        isStatic: frame.mode === FrameMode.Verify,
+        skipNonceIncrement: true,
+      });
+      if (rules.violation !== undefined) fail(rules.violation);
+      const error = result.execResult.exceptionError?.error;
+      if (error === 'revert') fail('reverted', frames.approveRefused);
+      // The EVM runs 0xFE itself, whatever the opcode table says; every other undefined byte is named by the rules.
+      if (error === 'invalid opcode') fail('banned opcode INVALID');
+      if (error !== undefined) fail(error === 'out of gas' ? 'out of gas' : `halted: ${error}`, frames.approveRefused);
+      frames.gasUsed.push(entry + result.execResult.executionGasUsed);
+    }
+
+    if (frame.mode === FrameMode.Default) {
+      const installed = await stateManager.getCode(createAddressFromString(tx.sender));
+      if (installed.length === 0) fail('no code at the sender after deploy');
+      if (stateManager.writtenCode().some((address) => address !== tx.sender)) fail('state change outside the sender');
+      rules.senderHasCode = true;
+      continue;
+    }
+    const required = BigInt(frame.flags & 3);
+    if (frames.granted.length === 0) fail('no APPROVE', frames.approveRefused);
+    if (frames.granted.length !== 1 || frames.granted[0] !== required) {
+      fail('wrong APPROVE scope', `granted ${frames.granted.join(', ')}, the frame calls for exactly ${required}`);
+    }
+  }
+  return { senderSlots: stateManager.senderSlots, codes: stateManager.codes };
+}

@@ -1,0 +1,77 @@
+/**
+ * The gate's expensive work off the event loop, in a pool of worker threads (piscina):
+ *
+ * - frame signature entries: up to 14 P256 or 11 ML-DSA-65 fit the prefix budget, 25-40 ms of
+ *   CPU. Done on the event loop, a source sending them at its quota stalled every other request
+ *   (an `eth_chainId` median of ~2 ms rose to ~500 ms). Entries that are only SECP256K1 (native
+ *   libsecp256k1, ~50 µs each) or ARBITRARY, a handful at most, are checked in place: cheaper
+ *   than the hop to a thread;
+ * - validation-prefix simulation in the embedded EVM (up to 100,000 gas of account code).
+ *
+ * The queue is bounded: past `maxQueue` waiting tasks the pool is at capacity and the submission
+ * is refused like a full host bucket (-32005), never queued without end.
+ */
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateTask } from './pool-worker.js';
+import { Refusal } from './refusal.js';
+import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
+import type { PrefixDependencies } from './simulation/simulate.js';
+import { Unavailable } from './state.js';
+
+const INLINE_SECP256K1_MAX = 4;
+const INLINE_SCHEMES = new Set([0x00, 0x01]);
+
+/** The pool is full: not a verdict on the transaction. */
+export class PoolBusy extends Error {
+  override name = 'PoolBusy';
+}
+
+export interface WorkPool {
+  /** Throws a Refusal for a bad entry, PoolBusy when the queue is full. */
+  verify(tx: SignedFrames): Promise<void>;
+  /** Throws a Refusal when the prefix breaks a rule, Unavailable when the EL cannot be read, PoolBusy. */
+  simulate(task: SimulateTask): Promise<PrefixDependencies>;
+  close(): Promise<void>;
+}
+
+/** Threads by default: every core but one for the event loop, at least one, at most four. */
+export const defaultThreads = () => Math.max(1, Math.min(4, availableParallelism() - 1));
+
+export function createWorkPool(threads: number, maxQueue: number, settings: PoolSettings): WorkPool {
+  // Started on the first task: most ingresses of a test suite never send one.
+  let pool: Piscina | undefined;
+  const run = async (task: unknown, name: 'verify' | 'simulate') => {
+    pool ??= new Piscina({
+      filename: new URL('./pool-worker.js', import.meta.url).href,
+      minThreads: threads,
+      maxThreads: threads,
+      maxQueue,
+      idleTimeout: Number.MAX_SAFE_INTEGER,
+      workerData: settings,
+    });
+    if (pool.queueSize >= maxQueue) throw new PoolBusy('the gate pool is at capacity');
+    const answer = (await pool.run(task, { name })) as object | undefined;
+    if (answer !== undefined && 'refusal' in answer) {
+      const { reason, detail, extra } = (answer as PoolRefusal).refusal;
+      throw new Refusal(reason, detail, extra);
+    }
+    if (answer !== undefined && 'unavailable' in answer) throw new Unavailable((answer as PoolUnavailable).unavailable);
+    return answer;
+  };
+  return {
+    async verify(tx) {
+      const inline = tx.signatures.length <= INLINE_SECP256K1_MAX && tx.signatures.every((e) => INLINE_SCHEMES.has(e.scheme));
+      if (inline) return verifyFrameSignatures(tx);
+      await run({ sender: tx.sender, sigHash: tx.sigHash, signatures: tx.signatures }, 'verify');
+    },
+    async simulate(task) {
+      return (await run(task, 'simulate')) as PrefixDependencies;
+    },
+    async close() {
+      const running = pool;
+      pool = undefined;
+      await running?.destroy();
+    },
+  };
+}

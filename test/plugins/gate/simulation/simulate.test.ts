@@ -1,0 +1,201 @@
+import { expect } from 'chai';
+import { getCreate2Address, keccak256, Wallet } from 'ethers';
+import {
+  APPROVE_1, APPROVE_2, APPROVE_3, APPROVE_IF_SLOT0, BANNED, callThenApprove, callWithoutValueThenApprove, CREATE2_FACTORY,
+  ENDLESS_LOOP, GAS_NOT_FOR_A_CALL, INIT_APPROVE_3, READ_SLOT0, REVERTS, STOPS,
+} from '../../../fixtures/verify-code.js';
+import { useAnvil } from '../../../helpers/el.js';
+import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type FrameTxFields } from '../../../helpers/frames.js';
+import { call, rpc } from '../../../helpers/http.js';
+import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../../helpers/ingress.js';
+import { startSubmitTarget, type SubmitTarget } from '../../../helpers/submit-target.js';
+
+const ONE_ETH = '0xde0b6b3a7640000';
+let next = 0x1000;
+/** A fresh address for each account the tests put code on. */
+const freshAddress = () => '0x' + (next++).toString(16).padStart(40, 'c');
+
+const transfer: FrameFields = { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n };
+const selfFrames = (sender: string, verifyGas = 50_000n): FrameTxFields => ({
+  sender,
+  frames: [{ mode: 1, flags: 3, executionGas: verifyGas }, transfer],
+  signatures: [],
+  fees: [0n, 2_000_000_000n, 0n],
+});
+
+describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', () => {
+  const anvil = useAnvil();
+  let target: SubmitTarget;
+  let ingress: TestIngress;
+
+  before(async () => {
+    target = await startSubmitTarget();
+    const yaml = testConfig(anvil.current.url, PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n      threads: 1\n')).replace(
+      `execution: ${anvil.current.url}`,
+      `execution: ${anvil.current.url}\n  submit: ${target.url}`,
+    );
+    ingress = await startTestIngress(yaml);
+  });
+  after(async () => {
+    await ingress?.shutdown();
+    await target?.close();
+  });
+  beforeEach(() => {
+    target.received.length = 0;
+  });
+
+  const el = (method: string, params: unknown[]) => call(anvil.current.url, method, params);
+  /** Code (and funds) on a fresh account, then a new block: reads are pinned to block numbers. */
+  const account = async (code: string, options: { funded?: boolean; slot0?: string } = {}) => {
+    const address = freshAddress();
+    await el('anvil_setCode', [address, code]);
+    if (options.funded !== false) await el('anvil_setBalance', [address, ONE_ETH]);
+    if (options.slot0 !== undefined) await el('anvil_setStorageAt', [address, '0x0', options.slot0]);
+    await el('evm_mine', []);
+    return address;
+  };
+  const submit = async (raw: string, id = 1) => (await rpc(ingress.url, 'eth_sendRawTransaction', [raw], id)).text;
+  const admitted = (raw: string, id = 1) => JSON.stringify({ jsonrpc: '2.0', id, result: keccak256(raw) });
+  const refusalOf = async (raw: string) => JSON.parse(await submit(raw)).error;
+  const rejected = (frame: number, cause: string, detail?: string, mode = 'VERIFY') => ({
+    code: -32000,
+    message: `rejected: ${mode} frame ${frame}: ${cause}${detail === undefined ? '' : ` (${detail})`}`,
+    data: { reason: 'verify-rejected', frame, cause },
+  });
+
+  describe('admits', () => {
+    afterEach(() => expect(target.received).to.have.length(1));
+
+    it('an account whose code calls APPROVE(3) unconditionally', async () => {
+      const raw = encodeFrameTx(selfFrames(await account(APPROVE_3)));
+      expect(await submit(raw, 7)).to.equal(admitted(raw, 7));
+      expect(target.received).to.deep.equal([raw]);
+    });
+
+    it('code that reads a slot of the sender through a DELEGATECALLed library', async () => {
+      const library = await account(READ_SLOT0, { funded: false });
+      const raw = encodeFrameTx(selfFrames(await account(callThenApprove('f4', library))));
+      expect(await submit(raw)).to.equal(admitted(raw));
+    });
+
+    it('[only, pay] with a contract sender and a contract sponsor', async () => {
+      const sender = await account(APPROVE_2, { funded: false });
+      const sponsor = await account(APPROVE_1);
+      const fields: FrameTxFields = {
+        sender,
+        frames: [{ mode: 1, flags: 2, executionGas: 20_000n }, { mode: 1, flags: 1, target: sponsor, executionGas: 20_000n, stateGas: 183_600n }, { ...transfer, value: 0n }],
+        signatures: [],
+        fees: [0n, 2_000_000_000n, 0n],
+      };
+      const raw = encodeFrameTx(fields);
+      expect(await submit(raw)).to.equal(admitted(raw));
+    });
+
+    it('[only, pay] with a contract sender and a code-less sponsor (default code signs for it)', async () => {
+      const sender = await account(APPROVE_2, { funded: false });
+      const sponsor = secpAccount();
+      await el('anvil_setBalance', [sponsor.address, ONE_ETH]);
+      await el('evm_mine', []);
+      const fields: FrameTxFields = {
+        sender,
+        frames: [{ mode: 1, flags: 2, executionGas: 20_000n }, { mode: 1, flags: 1, target: sponsor.address, executionGas: 20_000n, stateGas: 183_600n }, { ...transfer, value: 0n }],
+        signatures: [{ scheme: 0x00, signature: '0x' }, { scheme: 0x01, signer: sponsor.address }],
+        fees: [0n, 2_000_000_000n, 0n],
+      };
+      const raw = signed(fields, [() => '0x', sponsor.sign]);
+      expect(await submit(raw)).to.equal(admitted(raw));
+    });
+
+    it('[deploy, self]: a factory installs the account\'s code at the sender, which then approves', async () => {
+      const factory = await account(CREATE2_FACTORY, { funded: false });
+      const sender = getCreate2Address(factory, '0x' + '00'.repeat(32), keccak256(INIT_APPROVE_3)).toLowerCase();
+      await el('anvil_setBalance', [sender, ONE_ETH]);
+      await el('evm_mine', []);
+      const fields = selfFrames(sender, 20_000n);
+      fields.frames.unshift({ mode: 0, flags: 0, target: factory, executionGas: 70_000n, data: INIT_APPROVE_3 });
+      const raw = encodeFrameTx(fields);
+      expect(await submit(raw)).to.equal(admitted(raw));
+    });
+  });
+
+  it('admits or refuses code gated on its own slot as the slot changes on the EL', async () => {
+    const sender = await account(APPROVE_IF_SLOT0, { slot0: '0x' + '00'.repeat(32) });
+    const raw = encodeFrameTx(selfFrames(sender));
+    expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'reverted'));
+    expect(await refusalOf(raw), 'same head: the cached verdict').to.deep.equal({
+      ...rejected(0, 'reverted'),
+      message: 'rejected: VERIFY frame 0: reverted (cached verdict)',
+      data: { reason: 'verify-rejected', frame: 0, cause: 'reverted', cached: true },
+    });
+    await el('anvil_setStorageAt', [sender, '0x0', '0x' + '00'.repeat(31) + '01']);
+    await el('evm_mine', []);
+    expect(await submit(raw)).to.equal(admitted(raw));
+    expect(target.received).to.deep.equal([raw]);
+  });
+
+  describe('refuses with the rule broken, forwarding nothing', () => {
+    afterEach(() => expect(target.received, 'forwarded').to.deep.equal([]));
+
+    for (const [name, code] of BANNED) {
+      it(`banned opcode ${name}`, async () => {
+        expect(await refusalOf(encodeFrameTx(selfFrames(await account(code))))).to.deep.equal(rejected(0, `banned opcode ${name}`));
+      });
+    }
+
+    it('GAS not followed by a call', async () => {
+      expect(await refusalOf(encodeFrameTx(selfFrames(await account(GAS_NOT_FOR_A_CALL))))).to.deep.equal(rejected(0, 'GAS not followed by a call'));
+    });
+
+    it('a storage read outside the sender, through STATICCALL', async () => {
+      const library = await account(READ_SLOT0, { funded: false });
+      const raw = encodeFrameTx(selfFrames(await account(callThenApprove('fa', library))));
+      expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'storage read outside the sender'));
+    });
+
+    it('a CALL to an account without code', async () => {
+      const raw = encodeFrameTx(selfFrames(await account(callWithoutValueThenApprove('0x00000000000000000000000000000000000e3e3e'))));
+      expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'CALL to an account without code'));
+    });
+
+    it('a frame that reverts', async () => {
+      expect(await refusalOf(encodeFrameTx(selfFrames(await account(REVERTS))))).to.deep.equal(rejected(0, 'reverted'));
+    });
+
+    it('a frame that stops without APPROVE', async () => {
+      expect(await refusalOf(encodeFrameTx(selfFrames(await account(STOPS))))).to.deep.equal(rejected(0, 'no APPROVE'));
+    });
+
+    it('a self frame that approves execution only (the wrong scope)', async () => {
+      expect(await refusalOf(encodeFrameTx(selfFrames(await account(APPROVE_2))))).to.deep.equal(
+        rejected(0, 'wrong APPROVE scope', 'granted 2, the frame calls for exactly 3'),
+      );
+    });
+
+    it('a pay frame whose code approves a scope its flags do not allow', async () => {
+      const sender = await account(APPROVE_2, { funded: false });
+      const sponsor = await account(APPROVE_3);
+      const fields: FrameTxFields = {
+        sender,
+        frames: [{ mode: 1, flags: 2, executionGas: 20_000n }, { mode: 1, flags: 1, target: sponsor, executionGas: 20_000n, stateGas: 183_600n }, { ...transfer, value: 0n }],
+        signatures: [],
+        fees: [0n, 2_000_000_000n, 0n],
+      };
+      expect(await refusalOf(encodeFrameTx(fields))).to.deep.equal(rejected(1, 'reverted', "APPROVE(3) beyond the frame's allowed scope 1"));
+    });
+
+    it('an endless loop, answered within a second', async () => {
+      const raw = encodeFrameTx(selfFrames(await account(ENDLESS_LOOP), 90_000n));
+      const started = Date.now();
+      expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'out of gas'));
+      expect(Date.now() - started).to.be.below(1_000);
+    });
+  });
+
+  it('refuses a tampered SECP256K1 entry before running any code', async () => {
+    const sender = await account(APPROVE_3);
+    const key = Wallet.createRandom();
+    const fields = selfFrames(sender);
+    fields.signatures = [{ scheme: 0x01, signer: key.address.toLowerCase(), signature: '0x00' + '11'.repeat(64) }];
+    expect((await refusalOf(encodeFrameTx(fields))).data).to.deep.equal({ reason: 'sig-invalid' });
+  });
+});
