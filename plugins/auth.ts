@@ -10,6 +10,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { errors } from '../src/errors.js';
 import { OPERATOR } from '../src/facts.js';
 import { readSecret } from '../src/config/secret.js';
+import { throttledWarning } from '../src/log-throttle.js';
 import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
 
 interface AuthOptions {
@@ -27,12 +28,18 @@ export const auth: PluginModule<AuthOptions> = {
   parseOptions(options) {
     const token = readSecret(options, 'token');
     const operatorMethods = options.stringList('operator_methods', ['svc_nodeHealth']);
+    // The token unlocks node-local operator methods only: never a method that would reach the EL
+    // past the gate (eth_sendTransaction, anvil_*, debug_*).
+    const foreign = operatorMethods.find((method) => !method.startsWith('svc_'));
+    if (foreign !== undefined) options.fail('operator_methods', `only svc_ methods can be operator methods, not ${foreign}`);
     options.done();
     return { token, operatorMethods };
   },
   create({ token, operatorMethods }, { log }) {
     const expected = digest(token);
     const guarded = new Set(operatorMethods);
+    // Guessing is seen at the default level, without flooding it: the latest peer and a count.
+    const refusedWarning = throttledWarning(log, 'operator method refused: no valid token (throttled: count since the last line)');
     const authorised = (header: string | undefined): boolean => {
       const presented = header === undefined ? undefined : BEARER.exec(header)?.[1];
       // Compare even when nothing was presented, so both paths cost the same.
@@ -44,7 +51,7 @@ export const auth: PluginModule<AuthOptions> = {
       handle({ request, peer, facts }: RequestContext): Verdict {
         if (!guarded.has(request.method)) return undefined;
         if (!authorised(peer.headers.authorization)) {
-          log.debug('operator method refused: no valid token', { method: request.method, peer: peer.address });
+          refusedWarning({ method: request.method, peer: peer.address });
           return { error: errors.methodNotFound() };
         }
         log.debug('operator method authorised', { method: request.method, peer: peer.address });

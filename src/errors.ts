@@ -126,4 +126,10 @@ export const transport = {
   unsupportedMediaType: { status: 415, message: 'the body must be JSON sent as Content-Type: application/json' },
   unsupportedEncoding: { status: 415, message: 'compressed request bodies are not supported' },
   payloadTooLarge: { status: 413, message: 'request body too large' },
+  /** A chunked body is counted only as it arrives, one buffer per chunk: refused before any is read. */
+  lengthRequired: { status: 411, message: 'send the body with a Content-Length header (chunked request bodies are not accepted)' },
+  /** Malformed HTTP, headers over the limit, or a client too slow to send its request (Node's own checks). */
+  badRequest: { status: 400, message: 'malformed HTTP request' },
+  headersTooLarge: { status: 431, message: 'request headers too large' },
+  requestTimeout: { status: 408, message: 'the request was not received in time' },
 } as const;

@@ -7,14 +7,15 @@
  * 4. shutdown: stop accepting, let in-flight requests finish up to the drain timeout, cut what
  *    is left, retire the runtime.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isLoopback, type IngressConfig } from './config/load.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { headOf, startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
-import { createRequestListener } from './server.js';
+import { transport } from './errors.js';
+import { createRequestListener, transportBody } from './server.js';
 
 export interface Ingress {
   /** The JSON-RPC endpoint, e.g. http://127.0.0.1:8545. */
@@ -59,12 +60,19 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
   );
   // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
   server.maxConnections = config.maxConnections;
-  // Malformed HTTP, oversized headers and slow clients: a bare status, then the socket closes.
+  // Malformed HTTP, oversized headers and slow clients: a status with a JSON body, then the
+  // socket is destroyed once that is written. end() alone only half-closes it: a client that
+  // never closes its side kept the socket, and its max_connections slot, for ever.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    const status =
-      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
-    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-    else socket.destroy();
+    const refusal =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? transport.requestTimeout : err.code === 'HPE_HEADER_OVERFLOW' ? transport.headersTooLarge : transport.badRequest;
+    if (!socket.writable) return void socket.destroy();
+    const body = transportBody(refusal);
+    socket.end(
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nconnection: close\r\ncontent-type: application/json\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      () => socket.destroy(),
+    );
   });
   try {
     await listen(server, config.listen.host, config.listen.port);

@@ -50,7 +50,13 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       onSettled();
     });
     runtime.cors.decorate(req, res);
-    if (req.method === 'OPTIONS') return runtime.cors.preflight(req, res);
+    // Bodies are read only for POST, and only with a declared length: one that is not read is
+    // never drained either, its connection closes with the answer.
+    const declaresBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (req.method === 'OPTIONS') {
+      if (declaresBody) res.shouldKeepAlive = false;
+      return runtime.cors.preflight(req, res);
+    }
     if (req.method !== 'POST') return refuseTransport(res, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
     if (!isJsonContentType(req.headers['content-type'])) {
       return refuseTransport(res, transport.unsupportedMediaType);
@@ -59,6 +65,7 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
       return refuseTransport(res, transport.unsupportedEncoding);
     }
+    if (req.headers['transfer-encoding'] !== undefined) return refuseTransport(res, transport.lengthRequired);
     const cap = runtime.maxBodyBytes;
     if (Number(req.headers['content-length']) > cap) return refuseTransport(res, transport.payloadTooLarge);
 
@@ -166,9 +173,14 @@ function send(res: ServerResponse, body: string, status = 200): void {
   res.end(body);
 }
 
-/** Transport refusals carry a JSON-RPC error body too, for humans with curl. */
+/** The JSON-RPC error body every transport refusal carries, for humans with curl. */
+export function transportBody(refusal: TransportRefusal): string {
+  return formatResponse(null, { error: { code: INVALID_REQUEST, message: refusal.message } });
+}
+
+/** Transport refusals carry a JSON-RPC error body too, and close the connection. */
 function refuseTransport(res: ServerResponse, refusal: TransportRefusal, headers: Record<string, string> = {}): void {
-  const body = formatResponse(null, { error: { code: INVALID_REQUEST, message: refusal.message } });
+  const body = transportBody(refusal);
   // The rest of the body (if any) is not read: the connection cannot be reused.
   res.shouldKeepAlive = false;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);

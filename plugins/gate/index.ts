@@ -17,6 +17,7 @@
  * Order: after size-limit (sizes capped before decoding), allowlist and rate-limit.
  */
 import { errors } from '../../src/errors.js';
+import { throttledWarning } from '../../src/log-throttle.js';
 import { EXTRA_COST, type ExtraCost as TakeMore } from '../../src/facts.js';
 import type { Answer } from '../../src/jsonrpc.js';
 import { bytesOfHex, keccakHex } from '../../src/hex.js';
@@ -69,6 +70,7 @@ export const gate: PluginModule<GateOptions> = {
       },
     };
     const judging = new Map<string, Promise<Answer>>();
+    const unavailableWarning = throttledWarning(log, 'gate: execution layer unavailable, submissions refused (throttled: count since the last line)');
 
     /** What the gate already said about these bytes, if it still holds. */
     const replay = async (hash: string): Promise<Answer | undefined> => {
@@ -105,7 +107,7 @@ export const gate: PluginModule<GateOptions> = {
         await release?.();
         if (err instanceof PoolBusy) return { error: errors.rateLimited('host', POOL_BUSY_RETRY_MS) };
         if (err instanceof Unavailable) {
-          log.warn('gate: execution layer unavailable, submission refused', { error: err.message });
+          unavailableWarning({ error: err.message });
           return { error: errors.validationUnavailable() };
         }
         if (!(err instanceof Refusal)) throw err;

@@ -29,6 +29,15 @@ describe('auth', () => {
     });
   }
 
+  it('logs token guessing at the default level, once per window with a count, never the token', async () => {
+    for (let i = 0; i < 20; i++) await rpc(suite.ingress.url, 'svc_nodeHealth', [], i, { authorization: `Bearer guess-${i}-0123456789abcdef` });
+    // This suite's refusals all fall within one 10-second window: one line for all of them.
+    const warnings = suite.ingress.logs.map((line) => JSON.parse(line)).filter((entry) => entry.level === 'warn');
+    expect(warnings.map((entry) => entry.msg)).to.deep.equal(['operator method refused: no valid token (throttled: count since the last line)']);
+    expect(warnings[0]).to.include({ method: 'svc_nodeHealth', peer: '127.0.0.1', count: 1 });
+    expect(suite.ingress.logs.join('\n')).to.not.include('guess-');
+  });
+
   it('lets svc_nodeHealth past the allowlist with the operator token', async () => {
     await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
     expect(suite.tap.methods()).to.deep.equal(['svc_nodeHealth']);

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseConfig } from '../../../src/config/load.js';
 
 const base = (plugins: string, extra = '') => `listen: 127.0.0.1:8545
@@ -7,6 +9,16 @@ upstreams:
   execution: http://127.0.0.1:18545
 ${extra}
 plugins:${plugins}`;
+
+/** A token file with `mode`, in a fresh temporary directory. */
+const tokenFile = (mode: number, token = 'a-token-of-24-characters') => {
+  const path = join(mkdtempSync(join(tmpdir(), 'svc-token-')), 'token');
+  writeFileSync(path, token + '\n', { mode });
+  return path;
+};
+process.env.SVC_BLANK_TOKEN_FOR_TEST = ' '.repeat(16);
+process.env.SVC_GOOD_TOKEN_FOR_TEST = 'a-token-of-24-characters';
+const worldReadable = tokenFile(0o644);
 
 const names = (yaml: string) => parseConfig(yaml).plugins.map((p) => p.module.name);
 
@@ -62,6 +74,9 @@ describe('config', () => {
     ['an inline secret', base('\n  - auth:\n      token: hunter2hunter2hunter2\n  - allowlist'), 'plugins[0].auth.token_file or plugins[0].auth.token_env: exactly one must be set'],
     ['a missing token variable', base('\n  - auth:\n      token_env: SVC_NO_SUCH_VARIABLE\n  - allowlist'), 'plugins[0].auth.token_env: environment variable SVC_NO_SUCH_VARIABLE is not set'],
     ['an unreadable token file', base('\n  - auth:\n      token_file: /nonexistent/token\n  - allowlist'), 'plugins[0].auth.token_file: cannot read /nonexistent/token (ENOENT)'],
+    ['a world-readable token file', base(`\n  - auth:\n      token_file: ${worldReadable}\n  - allowlist`), `plugins[0].auth.token_file: ${worldReadable} is open to every user (mode 644): chmod o-rwx it`],
+    ['a token of spaces', base('\n  - auth:\n      token_env: SVC_BLANK_TOKEN_FOR_TEST\n  - allowlist'), 'plugins[0].auth.token: the secret must be at least 16 printable ASCII characters, without spaces'],
+    ['an operator method outside svc_', base('\n  - auth:\n      token_env: SVC_GOOD_TOKEN_FOR_TEST\n      operator_methods: [svc_nodeHealth, eth_sendTransaction]\n  - allowlist'), 'plugins[0].auth.operator_methods: only svc_ methods can be operator methods, not eth_sendTransaction'],
     ['duplicate YAML keys', 'listen: a\nlisten: b\n', 'config: invalid YAML: Map keys must be unique'],
     ['a request timeout shorter than the headers timeout', base('\n  - gate', 'client_timeouts:\n  headers_ms: 5000\n  request_ms: 1000'), 'client_timeouts.request_ms: must be at least headers_ms'],
     ['a burst below the rate', base('\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 5, burst: 2}'), 'plugins[0].rate-limit.reads.per_source.burst: must be at least rate_per_second'],
@@ -86,7 +101,7 @@ describe('config', () => {
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).to.equal('plugins[0].auth.token: the secret must be at least 16 characters');
+    expect(message).to.equal('plugins[0].auth.token: the secret must be at least 16 printable ASCII characters, without spaces');
   });
 
   describe('order rules', () => {

@@ -1,0 +1,83 @@
+/**
+ * Attacks on the running ingress, as an internet client would make them (issue 15's rows, loopback
+ * only, bounded in time): each asserts what the attacker gets and that everyone else is still served.
+ */
+import { expect } from 'chai';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { rpc } from '../helpers/http.js';
+import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { startStubEl, type StubEl } from '../helpers/stub-el.js';
+
+/** A raw client that keeps its own side open when the server closes its side (as an attacker would). */
+async function rawClient(port: number): Promise<{ socket: Socket; received: () => string; ended: Promise<unknown>; closed: Promise<unknown> }> {
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  await once(socket, 'connect');
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  socket.on('error', () => {});
+  // Not events.once: it rejects on 'error', and writing to a socket the server closed is one.
+  return {
+    socket,
+    received: () => text,
+    ended: new Promise((resolve) => socket.on('end', resolve)),
+    closed: new Promise((resolve) => socket.on('close', resolve)),
+  };
+}
+
+const jsonRefusal = (message: string) => JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message } });
+
+describe('abuse: transport attacks on the running ingress', () => {
+  let el: StubEl;
+  let ingress: TestIngress;
+
+  before(async () => {
+    el = await startStubEl({ eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }) });
+    ingress = await startTestIngress(testConfig(el.url, '\n  - batch-refuse\n  - size-limit\n  - allowlist\n', 'max_connections: 4'));
+  });
+  after(async () => {
+    await ingress?.shutdown();
+    await el?.close();
+  });
+
+  const served = async () => expect((await rpc(ingress.url, 'eth_chainId', [], 9)).text).to.equal('{"jsonrpc":"2.0","id":9,"result":"0x1fcd"}');
+
+  it('F1: refuses a chunked body with 411 before reading it, and closes the connection', async () => {
+    const client = await rawClient(ingress.port);
+    client.socket.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n1\r\n{\r\n');
+    // One-byte chunks for as long as the socket lives: the server answers, then stops reading
+    // (the writes fail and the socket closes) instead of buffering them.
+    const timer = setInterval(() => client.socket.writable && client.socket.write('1\r\n \r\n'), 5);
+    await client.closed;
+    clearInterval(timer);
+    const body = jsonRefusal('send the body with a Content-Length header (chunked request bodies are not accepted)');
+    expect(client.received()).to.match(/^HTTP\/1\.1 411 Length Required\r\n/);
+    expect(client.received()).to.include('content-type: application/json');
+    expect(client.received().endsWith(`\r\n\r\n${body}`)).to.equal(true);
+    await served();
+  });
+
+  it('F1: answers a preflight that declares a body, closing the connection instead of draining it', async () => {
+    const client = await rawClient(ingress.port);
+    client.socket.write('OPTIONS / HTTP/1.1\r\nhost: x\r\norigin: https://a.example\r\ncontent-length: 100000000\r\n\r\n');
+    const timer = setInterval(() => client.socket.writable && client.socket.write('x'.repeat(1024)), 5);
+    await client.closed;
+    clearInterval(timer);
+    expect(client.received()).to.match(/^HTTP\/1\.1 204 /);
+    expect(client.received()).to.match(/connection: close/i);
+  });
+
+  it('F2: closes sockets it refused at the HTTP level, so half-open clients cannot hold max_connections', async () => {
+    // max_connections is 4: four clients that never close their side.
+    const clients = await Promise.all(Array.from({ length: 4 }, () => rawClient(ingress.port)));
+    for (const client of clients) client.socket.write('GARBAGE\r\n\r\n');
+    await Promise.all(clients.map((client) => client.ended));
+    for (const client of clients) {
+      expect(client.received()).to.match(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(client.received().endsWith(`\r\n\r\n${jsonRefusal('malformed HTTP request')}`)).to.equal(true);
+    }
+    // The server let go of their sockets: a fifth client is accepted and served.
+    await served();
+    for (const client of clients) client.socket.destroy();
+  });
+});
