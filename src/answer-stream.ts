@@ -18,6 +18,8 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private waitingForDrain = false;
   private declaredBytes = 0;
+  /** The response's head, written with the first byte of the body: an empty body is no answer. */
+  private head: string[] | undefined;
 
   constructor(
     private readonly res: ServerResponse,
@@ -48,14 +50,19 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
       return controller.abort(new RpcFailure(errors.upstreamInvalid()));
     }
     const length = headers['content-length'];
+    if (length === '0') return controller.abort(new RpcFailure(errors.upstreamInvalid()));
     if (typeof length === 'string') this.declaredBytes = Number(length);
     // Headers as a flat list: written as given, without setHeader's bookkeeping.
-    this.res.writeHead(200, typeof length === 'string' ? [...JSON_HEADER_LIST, 'content-length', length] : JSON_HEADER_LIST);
+    this.head = typeof length === 'string' ? [...JSON_HEADER_LIST, 'content-length', length] : JSON_HEADER_LIST;
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     // A closed response never drains: waiting for it would hold the upstream connection.
     if (this.res.destroyed) return controller.abort(new undiciErrors.RequestAbortedError());
+    if (this.head !== undefined) {
+      this.res.writeHead(200, this.head);
+      this.head = undefined;
+    }
     if (this.res.write(chunk) || this.waitingForDrain) return;
     // undici stops reading until the client has taken what is buffered.
     controller.pause();
@@ -67,6 +74,8 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    // HTTP 200 and JSON, but not a byte of it (a chunked answer that ended at once).
+    if (this.head !== undefined) return this.finish(new RpcFailure(errors.upstreamInvalid()));
     this.res.end();
     this.finish(undefined);
   }

@@ -4,7 +4,8 @@
  */
 import { expect } from 'chai';
 import { once } from 'node:events';
-import { connect, type Socket } from 'node:net';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 import { startStubEl, type StubEl } from '../helpers/stub-el.js';
@@ -79,5 +80,31 @@ describe('abuse: transport attacks on the running ingress', () => {
     // The server let go of their sockets: a fifth client is accepted and served.
     await served();
     for (const client of clients) client.socket.destroy();
+  });
+});
+
+describe('abuse: an EL that answers nothing', () => {
+  it('G: turns an HTTP 200 JSON answer with an empty body, declared or chunked, into -32603', async () => {
+    let calls = 0;
+    const el = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        // First an empty body with Content-Length 0, then an empty chunked one.
+        const framing = calls++ === 0 ? { 'content-length': '0' } : { 'transfer-encoding': 'chunked' };
+        res.writeHead(200, { 'content-type': 'application/json', ...framing }).end();
+      });
+    });
+    await new Promise<void>((resolve) => el.listen(0, '127.0.0.1', resolve));
+    const ingress = await startTestIngress(testConfig(`http://127.0.0.1:${(el.address() as AddressInfo).port}`, '\n  - allowlist\n'));
+    try {
+      const invalid = '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"upstream error: the execution layer answered an invalid response"}}';
+      expect((await rpc(ingress.url, 'eth_chainId', [], 3)).text).to.equal(invalid);
+      expect((await rpc(ingress.url, 'eth_chainId', [], 3)).text).to.equal(invalid);
+      expect(calls).to.equal(2);
+    } finally {
+      await ingress.shutdown();
+      el.closeAllConnections();
+      await new Promise((resolve) => el.close(resolve));
+    }
   });
 });
