@@ -26,6 +26,34 @@ export interface StandardTransaction {
   readonly sBytes: Uint8Array;
   /** The 32-byte digest the sender signed. */
   readonly signingHash: Uint8Array;
+  /** The least gas the EL will accept (intrinsic gas, or the EIP-7623 calldata floor). */
+  readonly minimumGas: bigint;
+}
+
+/** Intrinsic gas at Prague/Osaka (yellow paper, EIP-2028, EIP-2930, EIP-3860, EIP-7702) and the EIP-7623 floor. */
+const TX_BASE = 21_000n;
+const CREATE_COST = 32_000n;
+const INITCODE_WORD_COST = 2n;
+const STANDARD_TOKEN_COST = 4n;
+const FLOOR_COST_PER_TOKEN = 10n;
+const ACCESS_LIST_ADDRESS_COST = 2_400n;
+const ACCESS_LIST_KEY_COST = 1_900n;
+const PER_AUTHORIZATION_COST = 25_000n;
+
+function minimumGas(to: Item, data: Item, accessList: Item, authorizations: Item | undefined): bigint {
+  const bytes = data as Uint8Array;
+  let nonZero = 0;
+  for (const b of bytes) if (b !== 0) nonZero++;
+  const tokens = BigInt(bytes.length + 3 * nonZero);
+  const creation = (to as Uint8Array).length === 0;
+  let intrinsic = TX_BASE + STANDARD_TOKEN_COST * tokens;
+  if (creation) intrinsic += CREATE_COST + INITCODE_WORD_COST * BigInt(Math.ceil(bytes.length / 32));
+  for (const entry of accessList as Item[]) {
+    intrinsic += ACCESS_LIST_ADDRESS_COST + ACCESS_LIST_KEY_COST * BigInt(((entry as Item[])[1] as Item[]).length);
+  }
+  if (authorizations !== undefined) intrinsic += PER_AUTHORIZATION_COST * BigInt((authorizations as Item[]).length);
+  const floor = TX_BASE + FLOOR_COST_PER_TOKEN * tokens;
+  return intrinsic > floor ? intrinsic : floor;
 }
 
 /** Where each field sits in a typed payload; the signed fields are those before `yParity`. */
@@ -66,6 +94,7 @@ export function decodeStandardTransaction(bytes: Uint8Array): StandardTransactio
     value: integer(p[layout.to + 1]!, 'value', U256_MAX),
     ...signature(integer(yParity!, 'y_parity', 1n), r!, s!),
     signingHash: digest(new Uint8Array([type]), p.slice(0, layout.arity - 3)),
+    minimumGas: minimumGas(p[layout.to]!, p[layout.to + 2]!, p[layout.accessList]!, layout.authorizations === undefined ? undefined : p[layout.authorizations]),
   };
 }
 
@@ -88,6 +117,7 @@ function legacy(p: readonly Item[]): StandardTransaction {
     value: integer(p[4]!, 'value', U256_MAX),
     ...signature((v - 35n) % 2n, p[7]!, p[8]!),
     signingHash: digest(new Uint8Array(0), [...p.slice(0, 6), toBeArray(chainId), new Uint8Array(0), new Uint8Array(0)]),
+    minimumGas: minimumGas(p[3]!, p[5]!, [], undefined),
   };
 }
 

@@ -247,9 +247,9 @@ describe('e2e: transparency over the execution-apis request corpus', function ()
       expect(suite.tap.methods()).to.not.include('eth_gasPrice');
     });
 
-    it('a submission the gate admits and anvil refuses (gas below the intrinsic 21,000) gets anvil\'s own error', async () => {
+    it('a submission the gate admits and anvil refuses (init code over the EIP-3860 limit) gets anvil\'s own error', async () => {
       const raw = await new Wallet(DEV_KEYS[1]).signTransaction({
-        type: 2, chainId: 8141, nonce: 0, to: '0x000000000000000000000000000000000000dEaD', value: 1n, gasLimit: 20_000,
+        type: 2, chainId: 8141, nonce: 0, data: '0x' + '00'.repeat(49_153), gasLimit: 600_000,
         maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: 0n,
       });
       const request = { jsonrpc: '2.0', id: 9, method: 'eth_sendRawTransaction', params: [raw] };

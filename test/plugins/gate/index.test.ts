@@ -84,6 +84,16 @@ describe('gate', () => {
   describe('refuses, synchronously, with a reason, forwarding nothing', () => {
     afterEach(() => expect(forwarded(), 'forwarded to the submission target').to.equal(false));
 
+    it('gas below the intrinsic 21,000 (the EL would skip it after ordering, holding the nonce)', async () => {
+      const raw = await signed(wallet(), { gasLimit: 20_000n });
+      expect(await submit(raw)).to.equal(rejected(1, 'intrinsic-gas', "gas limit 20000 is below the transaction's intrinsic gas 21000"));
+    });
+
+    it('gas below the EIP-7623 calldata floor (1,000 non-zero bytes: 61,000)', async () => {
+      const raw = await signed(wallet(), { data: '0x' + 'ab'.repeat(1_000), gasLimit: 50_000n });
+      expect(await submit(raw)).to.equal(rejected(1, 'intrinsic-gas', "gas limit 50000 is below the transaction's intrinsic gas 61000"));
+    });
+
     it('a blob transaction (type 0x03)', async () => {
       expect(await submit('0x03f8' + 'aa'.repeat(40), 2)).to.equal(
         rejected(2, 'blob-not-supported', 'blob transactions (type 0x03) are not accepted: blob sidecars have no data-availability path'),
@@ -161,10 +171,10 @@ describe('gate', () => {
   });
 
   it('passes a refusal by the submission target through with its reason', async () => {
-    // The gate does not compute intrinsic gas for standard types: anvil refuses it.
-    const raw = await signed(wallet(KEYS[2]), { gasLimit: 20_000n });
+    // The gate does not check EIP-3860's init code size: anvil refuses it.
+    const raw = await signed(wallet(KEYS[2]), { to: null, value: 0n, data: '0x' + '00'.repeat(49_153), gasLimit: 600_000n });
     const reply = JSON.parse(await submit(raw));
-    expect(reply.error.message).to.match(/intrinsic gas too low/i);
+    expect(reply.error.message).to.match(/initcode|init code/i);
     expect(forwarded()).to.equal(true);
   });
 
