@@ -62,11 +62,11 @@ export const gate: PluginModule<GateOptions> = {
     const state = new HeadState(execution, options.headCacheMs);
     const ledger = createLedger(fleet, options);
     const validate = createElValidation(execution, options.validationMethod);
-    const pool = createWorkPool(options.threads, options.queueMax, { execution: execution.options, limits: options });
+    const pool = createWorkPool(options.threads, options.queueMax, { execution: execution.options });
     const prefixJudge: PrefixJudge = {
       isPrecompile,
       simulate: async (sub, head) => {
-        await pool.simulate({ raw: sub.raw, head });
+        await pool.simulate({ tx: sub.frame!.tx, facts: sub.frame!.facts, head });
       },
     };
     const judging = new Map<string, Promise<Answer>>();

@@ -6,11 +6,11 @@
  */
 import { workerData } from 'node:worker_threads';
 import { Upstream, type UpstreamOptions } from '../../src/upstream.js';
-import { checkFrameTransaction, type FrameLimits } from './frame-checks.js';
-import { decodeFrameTransaction } from './frame-codec.js';
+import type { FrameFacts } from './frame-checks.js';
+import type { FrameTransaction } from './frame-codec.js';
 import { Refusal } from './refusal.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
-import { simulatePrefix, type PrefixDependencies } from './simulation/simulate.js';
+import type { PrefixDependencies } from './simulation/simulate.js';
 import { HeadState, Unavailable, type Head } from './state.js';
 
 export interface PoolRefusal {
@@ -20,14 +20,15 @@ export interface PoolUnavailable {
   readonly unavailable: string;
 }
 
+/** The decoded transaction travels as data (structured clone): the thread never decodes. */
 export interface SimulateTask {
-  readonly raw: string;
+  readonly tx: FrameTransaction;
+  readonly facts: FrameFacts;
   readonly head: Head;
 }
 
 export interface PoolSettings {
   readonly execution: UpstreamOptions;
-  readonly limits: FrameLimits;
 }
 
 const settings = workerData as PoolSettings | undefined;
@@ -48,10 +49,14 @@ export function verify(tx: SignedFrames): PoolRefusal | undefined {
   }
 }
 
-export async function simulate({ raw, head }: SimulateTask): Promise<PrefixDependencies | PoolRefusal | PoolUnavailable> {
+// The EVM is loaded with the first simulation: a thread that only verifies signatures starts in a
+// fraction of the time (most frame transactions never need it).
+let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;
+
+export async function simulate({ tx, facts, head }: SimulateTask): Promise<PrefixDependencies | PoolRefusal | PoolUnavailable> {
+  const { simulatePrefix } = await (simulator ??= import('./simulation/simulate.js'));
   try {
-    const tx = decodeFrameTransaction(raw);
-    return await simulatePrefix(tx, checkFrameTransaction(tx, settings!.limits), head, state!);
+    return await simulatePrefix(tx, facts, head, state!);
   } catch (err) {
     if (err instanceof Unavailable) return { unavailable: err.message };
     return refusalOf(err);

@@ -6,7 +6,6 @@
  */
 import { p256 } from '@noble/curves/nist.js';
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
-import { hexlify } from 'ethers';
 import { createRequire } from 'node:module';
 import type * as Secp256k1 from 'secp256k1';
 import { bytesOfHex, keccakHex } from '../../src/hex.js';
@@ -62,7 +61,7 @@ export function recoverAddress(digest: Uint8Array, r: Uint8Array, s: Uint8Array,
   }
 }
 
-const scalar = (bytes: Uint8Array) => BigInt(hexlify(bytes));
+const scalar = (bytes: Uint8Array) => (bytes.length === 0 ? 0n : BigInt('0x' + Buffer.from(bytes).toString('hex')));
 
 /** What verifying a frame transaction's entries needs: the digest, the sender and the entries. */
 export type SignedFrames = Pick<FrameTransaction, 'sender' | 'sigHash' | 'signatures'>;
