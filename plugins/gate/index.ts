@@ -26,6 +26,7 @@ import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js'
 import { Upstream } from '../../src/upstream.js';
 import { checkAdmission, type Release } from './admission.js';
 import { decodeSubmission } from './decode.js';
+import { stillHolds } from './dependencies.js';
 import { createElValidation, ExecutionLayerRefusal } from './el-validation.js';
 import { forwardSubmission } from './forward.js';
 import { createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
@@ -79,9 +80,14 @@ export const gate: PluginModule<GateOptions> = {
         return { error: errors.alreadyKnown() };
       }
       const cached = await ledger.refusal(hash);
-      // A state-bound verdict holds only at the head it was judged at.
-      if (cached === undefined || (cached.head !== undefined && cached.head !== (await state.latest()).number)) {
-        return undefined;
+      if (cached === undefined) return undefined;
+      // A state-bound verdict holds at the head it was judged at; a validation-prefix refusal
+      // also at a later head where everything it read is unchanged.
+      if (cached.head !== undefined) {
+        const latest = await state.latest();
+        if (cached.head !== latest.number && !(cached.dependencies !== undefined && (await stillHolds(cached.dependencies, state, latest)))) {
+          return undefined;
+        }
       }
       metrics.gateVerdict('cached', cached.reason);
       return { error: wireError(cached, true) };
@@ -117,6 +123,7 @@ export const gate: PluginModule<GateOptions> = {
           extra: err.extra,
           byExecutionLayer: err instanceof ExecutionLayerRefusal,
           head,
+          ...(err.dependencies === undefined ? {} : { dependencies: err.dependencies }),
         };
         await ledger.remember(hash, refusal);
         metrics.gateVerdict('refused', err.reason);

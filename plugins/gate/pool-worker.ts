@@ -10,11 +10,16 @@ import type { FrameFacts } from './frame-checks.js';
 import type { FrameTransaction } from './frame-codec.js';
 import { Refusal } from './refusal.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
-import type { PrefixDependencies } from './simulation/simulate.js';
+import type { StateDependencies } from './dependencies.js';
 import { HeadState, Unavailable, type Head } from './state.js';
 
 export interface PoolRefusal {
-  readonly refusal: { readonly reason: string; readonly detail: string; readonly extra?: Readonly<Record<string, string | number>> };
+  readonly refusal: {
+    readonly reason: string;
+    readonly detail: string;
+    readonly extra?: Readonly<Record<string, string | number>>;
+    readonly dependencies?: StateDependencies;
+  };
 }
 export interface PoolUnavailable {
   readonly unavailable: string;
@@ -36,7 +41,7 @@ const settings = workerData as PoolSettings | undefined;
 const state = settings && new HeadState(new Upstream(settings.execution), 0);
 
 function refusalOf(err: unknown): PoolRefusal {
-  if (err instanceof Refusal) return { refusal: { reason: err.reason, detail: err.detail, extra: err.extra } };
+  if (err instanceof Refusal) return { refusal: { reason: err.reason, detail: err.detail, extra: err.extra, dependencies: err.dependencies } };
   throw err;
 }
 
@@ -53,7 +58,7 @@ export function verify(tx: SignedFrames): PoolRefusal | undefined {
 // fraction of the time (most frame transactions never need it).
 let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;
 
-export async function simulate({ tx, facts, head }: SimulateTask): Promise<PrefixDependencies | PoolRefusal | PoolUnavailable> {
+export async function simulate({ tx, facts, head }: SimulateTask): Promise<StateDependencies | PoolRefusal | PoolUnavailable> {
   const { simulatePrefix } = await (simulator ??= import('./simulation/simulate.js'));
   try {
     return await simulatePrefix(tx, facts, head, state!);

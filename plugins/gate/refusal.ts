@@ -3,6 +3,8 @@
  * plus a sentence for humans. Thrown by the gate's parts, turned into the wire error by
  * `errors.rejected` in one place (index.ts).
  */
+import type { StateDependencies } from './dependencies.js';
+
 export class Refusal extends Error {
   constructor(
     readonly reason: string,
@@ -13,6 +15,9 @@ export class Refusal extends Error {
     super(`${reason}: ${detail}`);
     this.name = 'Refusal';
   }
+
+  /** The head state a validation-prefix refusal rests on (dependencies.ts), when known. */
+  dependencies: StateDependencies | undefined;
 }
 
 export function refuse(reason: string, detail: string): never {

@@ -13,9 +13,10 @@
  */
 import type { Submission } from './decode.js';
 import { evaluateDirectly, EXPIRY_VERIFIER } from './direct-evaluation.js';
+import { Refusal } from './refusal.js';
 import type { Head, HeadState } from './state.js';
 
-/** Runs the prefix in the embedded EVM; throws a `verify-rejected` Refusal on a rule violation. */
+/** Runs the prefix in the embedded EVM; throws a `verify-rejected` Refusal (with its dependencies) on a rule violation. */
 export type PrefixSimulator = (sub: Submission, head: Head) => Promise<void>;
 
 export interface PrefixJudge {
@@ -33,13 +34,26 @@ export async function judgePrefix(sub: Submission, head: Head, state: HeadState,
   }
   const codes = await Promise.all([...targets].map((target) => state.code(target, head)));
   const direct = codes.every((code) => code === '0x') && ![...targets].some(judge.isPrecompile);
-  if (direct) {
-    const sender = await state.account(tx.sender, head);
-    const senderCode = targets.has(tx.sender) ? '0x' : await state.code(tx.sender, head);
-    const senderExists = sender.nonce > 0n || sender.balance > 0n || senderCode !== '0x';
-    const balanceOf = async (address: string) => (await state.account(address, head)).balance;
+  if (!direct) return judge.simulate(sub, head);
+  const sender = await state.account(tx.sender, head);
+  const senderCode = targets.has(tx.sender) ? '0x' : await state.code(tx.sender, head);
+  const senderExists = sender.nonce > 0n || sender.balance > 0n || senderCode !== '0x';
+  const accounts = new Map([[tx.sender, sender]]);
+  const balanceOf = async (address: string) => {
+    const account = await state.account(address, head);
+    accounts.set(address, account);
+    return account.balance;
+  };
+  try {
     await evaluateDirectly({ tx, prefixEnd: facts.prefixEnd, maxCost: facts.maxCost, senderExists, coinbase: head.coinbase, balanceOf });
-    return;
+  } catch (err) {
+    if (err instanceof Refusal) {
+      err.dependencies = {
+        accounts: [...accounts].map(([address, { nonce, balance }]) => [address, nonce.toString(), balance.toString()] as const),
+        codes: [...new Set([...targets, tx.sender])].map((address) => [address, '0x'] as const),
+        slots: [],
+      };
+    }
+    throw err;
   }
-  await judge.simulate(sub, head);
 }

@@ -3,10 +3,12 @@
  * - admitted hashes form the duplicate window (spec 7 "already known");
  * - refusals are replayed marked as cached. A refusal that depends only on the bytes (decoding,
  *   signatures) holds for the whole TTL; one that depends on state (nonce, balance, the EL's
- *   verdict) holds only while the head it was judged at is still the head.
+ *   verdict) holds only while the head it was judged at is still the head, or, for a
+ *   validation-prefix refusal, while the state it read is unchanged (dependencies.ts).
  *
  * Entries expire in insertion order (one TTL per map), so expiry is a sweep from the front.
  */
+import type { StateDependencies } from './dependencies.js';
 
 export interface CachedRefusal {
   readonly reason: string;
@@ -17,6 +19,8 @@ export interface CachedRefusal {
   readonly byExecutionLayer: boolean;
   /** Head number it was judged at; undefined when the verdict does not depend on state. */
   readonly head: bigint | undefined;
+  /** What a validation-prefix refusal read: it holds at a later head while all of it reads the same. */
+  readonly dependencies?: StateDependencies;
 }
 
 class ExpiringMap<V> {

@@ -16,7 +16,7 @@ import { Piscina } from 'piscina';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateTask } from './pool-worker.js';
 import { Refusal } from './refusal.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
-import type { PrefixDependencies } from './simulation/simulate.js';
+import type { StateDependencies } from './dependencies.js';
 import { Unavailable } from './state.js';
 
 const INLINE_SECP256K1_MAX = 4;
@@ -31,7 +31,7 @@ export interface WorkPool {
   /** Throws a Refusal for a bad entry, PoolBusy when the queue is full. */
   verify(tx: SignedFrames): Promise<void>;
   /** Throws a Refusal when the prefix breaks a rule, Unavailable when the EL cannot be read, PoolBusy. */
-  simulate(task: SimulateTask): Promise<PrefixDependencies>;
+  simulate(task: SimulateTask): Promise<StateDependencies>;
   close(): Promise<void>;
 }
 
@@ -53,8 +53,10 @@ export function createWorkPool(threads: number, maxQueue: number, settings: Pool
     if (pool.queueSize >= maxQueue) throw new PoolBusy('the gate pool is at capacity');
     const answer = (await pool.run(task, { name })) as object | undefined;
     if (answer !== undefined && 'refusal' in answer) {
-      const { reason, detail, extra } = (answer as PoolRefusal).refusal;
-      throw new Refusal(reason, detail, extra);
+      const { reason, detail, extra, dependencies } = (answer as PoolRefusal).refusal;
+      const refusal = new Refusal(reason, detail, extra);
+      refusal.dependencies = dependencies;
+      throw refusal;
     }
     if (answer !== undefined && 'unavailable' in answer) throw new Unavailable((answer as PoolUnavailable).unavailable);
     return answer;
@@ -66,7 +68,7 @@ export function createWorkPool(threads: number, maxQueue: number, settings: Pool
       await run({ sender: tx.sender, sigHash: tx.sigHash, signatures: tx.signatures }, 'verify');
     },
     async simulate(task) {
-      return (await run(task, 'simulate')) as PrefixDependencies;
+      return (await run(task, 'simulate')) as StateDependencies;
     },
     async close() {
       const running = pool;

@@ -8,11 +8,12 @@
  * written before a reverted checkpoint stays visible; and its reads (eth_getProof) bypass the
  * gate's per-head cache and upstream pool.
  *
- * It also records what the verdict depends on: the sender's slots read and every code read.
+ * It also records what the verdict depends on: every account, code and sender slot read.
  */
 import { SimpleStateManager } from '@ethereumjs/statemanager';
 import { Account, bytesToHex, hexToBytes, unpadBytes, type Address } from '@ethereumjs/util';
 import { keccak256 } from '../../../src/hex.js';
+import { codeHashOf, type StateDependencies } from '../dependencies.js';
 import type { Head, HeadState } from '../state.js';
 import { COMMON } from './fork.js';
 
@@ -23,6 +24,7 @@ export class HeadStateManager extends SimpleStateManager {
   /** Sender slots read (32-byte hex key → word), and code read per address: the verdict's dependencies. */
   readonly senderSlots = new Map<string, string>();
   readonly codes = new Map<string, string>();
+  readonly accounts = new Map<string, { nonce: bigint; balance: bigint }>();
 
   constructor(
     private readonly state: HeadState,
@@ -37,6 +39,7 @@ export class HeadStateManager extends SimpleStateManager {
     const top = this.topAccountStack();
     if (top.has(key)) return top.get(key);
     const [{ nonce, balance }, code] = await Promise.all([this.state.account(key, this.head), this.headCode(key)]);
+    this.accounts.set(key, { nonce, balance });
     if (nonce === 0n && balance === 0n && code === '0x') return undefined;
     // A fresh object: the EVM mutates what it is given before putAccount.
     return new Account(nonce, balance, undefined, code === '0x' ? undefined : keccak256(hexToBytes(code as `0x${string}`)));
@@ -77,6 +80,15 @@ export class HeadStateManager extends SimpleStateManager {
     await super.deleteAccount(address);
     this.topCodeStack().set(address.toString(), new Uint8Array(0));
     await this.clearStorage(address);
+  }
+
+  /** Everything read from the head so far, as a verdict's dependencies. */
+  dependencies(): StateDependencies {
+    return {
+      accounts: [...this.accounts].map(([address, { nonce, balance }]) => [address, nonce.toString(), balance.toString()] as const),
+      codes: [...this.codes].map(([address, code]) => [address, codeHashOf(code)] as const),
+      slots: [...this.senderSlots].map(([slot, word]) => [this.sender, slot, word] as const),
+    };
   }
 
   /** Addresses whose code the prefix wrote (a deploy frame's CREATE*). */

@@ -9,8 +9,8 @@
  * - a frame whose target has no code runs default code (approval.ts), as direct evaluation does;
  * - it stops once the frame that sets the payer completes: later frames are not the gate's.
  *
- * Throws a `verify-rejected` Refusal naming the frame and the cause; returns what the verdict
- * depends on (the sender's slots read, the code read per address).
+ * Throws a `verify-rejected` Refusal naming the frame and the cause; either way, what the verdict
+ * rests on (every account, code and sender slot read) goes with it.
  */
 import { createEVM } from '@ethereumjs/evm';
 import { createAddressFromString } from '@ethereumjs/util';
@@ -18,7 +18,8 @@ import { Approvals, defaultCodeScope } from '../approval.js';
 import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
 import type { FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
-import { refuseFrame } from '../refusal.js';
+import type { StateDependencies } from '../dependencies.js';
+import { Refusal, refuseFrame } from '../refusal.js';
 import type { Head, HeadState } from '../state.js';
 import { bytesOfHex } from '../../../src/hex.js';
 import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
@@ -30,15 +31,19 @@ const ENTRY_POINT = createAddressFromString('0x000000000000000000000000000000000
 /** The canonical expiry verifier's execution on its passing path; its deadline is admission's. */
 const EXPIRY_VERIFIER_GAS = 51n;
 
-export interface PrefixDependencies {
-  /** Sender storage slots read, with the word read. */
-  readonly senderSlots: ReadonlyMap<string, string>;
-  /** Code read per address (0x for none). */
-  readonly codes: ReadonlyMap<string, string>;
+/** Simulates, attaching what was read to a refusal (the verdict cache keeps it). */
+export async function simulatePrefix(tx: FrameTransaction, facts: FrameFacts, head: Head, state: HeadState): Promise<StateDependencies> {
+  const stateManager = new HeadStateManager(state, head, tx.sender);
+  try {
+    await run(tx, facts, head, stateManager);
+  } catch (err) {
+    if (err instanceof Refusal) err.dependencies = stateManager.dependencies();
+    throw err;
+  }
+  return stateManager.dependencies();
 }
 
-export async function simulatePrefix(tx: FrameTransaction, facts: FrameFacts, head: Head, state: HeadState): Promise<PrefixDependencies> {
-  const stateManager = new HeadStateManager(state, head, tx.sender);
+async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateManager: HeadStateManager): Promise<void> {
   const senderAccount = await stateManager.getAccount(createAddressFromString(tx.sender));
   const senderCode = await stateManager.getCode(createAddressFromString(tx.sender));
   const approvals = new Approvals(tx, senderAccount !== undefined);
@@ -124,5 +129,4 @@ export async function simulatePrefix(tx: FrameTransaction, facts: FrameFacts, he
       fail('wrong APPROVE scope', `granted ${frames.granted.join(', ')}, the frame calls for exactly ${required}`);
     }
   }
-  return { senderSlots: stateManager.senderSlots, codes: stateManager.codes };
 }

@@ -118,15 +118,18 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     });
   });
 
-  it('admits or refuses code gated on its own slot as the slot changes on the EL', async () => {
+  it('admits or refuses code gated on its own slot as the slot changes on the EL; the verdict lasts while its state does', async () => {
     const sender = await account(APPROVE_IF_SLOT0, { slot0: '0x' + '00'.repeat(32) });
     const raw = encodeFrameTx(selfFrames(sender));
-    expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'reverted'));
-    expect(await refusalOf(raw), 'same head: the cached verdict').to.deep.equal({
+    const cachedRefusal = {
       ...rejected(0, 'reverted'),
       message: 'rejected: VERIFY frame 0: reverted (cached verdict)',
       data: { reason: 'verify-rejected', frame: 0, cause: 'reverted', cached: true },
-    });
+    };
+    expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'reverted'));
+    expect(await refusalOf(raw), 'same head: the cached verdict').to.deep.equal(cachedRefusal);
+    await el('evm_mine', []);
+    expect(await refusalOf(raw), 'a new head, nothing it read changed: still the cached verdict').to.deep.equal(cachedRefusal);
     await el('anvil_setStorageAt', [sender, '0x0', '0x' + '00'.repeat(31) + '01']);
     await el('evm_mine', []);
     expect(await submit(raw)).to.equal(admitted(raw));
