@@ -11,10 +11,12 @@ import { checkFrameTransaction, type FrameFacts, type FrameLimits } from './fram
 import { decodeFrameTransaction, FRAME_TX_TYPE, type FrameTransaction } from './frame-codec.js';
 import { refuse } from './refusal.js';
 import { recoverAddress, SECP256K1_N } from './signatures.js';
+import type { RawTransaction } from './shape.js';
 import { decodeStandardTransaction } from './standard-codec.js';
 
 export interface Submission {
-  readonly raw: string;
+  readonly raw: RawTransaction;
+  /** keccak-256 of the raw bytes. */
   readonly hash: string;
   readonly type: number;
   readonly nonce: bigint;
@@ -34,15 +36,15 @@ export interface DecodeLimits extends FrameLimits {
 
 const SECP256K1_HALF_N = SECP256K1_N >> 1n;
 
-export function decodeSubmission(raw: string, bytes: Uint8Array, hash: string, limits: DecodeLimits): Submission {
-  const type = bytes[0]!;
+export function decodeSubmission(raw: RawTransaction, limits: DecodeLimits): Submission {
+  const type = raw.bytes[0]!;
   if (type === 0x03) refuse('blob-not-supported', 'blob transactions (type 0x03) are not accepted: blob sidecars have no data-availability path');
-  if (type === FRAME_TX_TYPE) return decodeFrame(raw, hash, limits);
-  return decodeStandard(raw, bytes, hash, limits);
+  if (type === FRAME_TX_TYPE) return decodeFrame(raw, limits);
+  return decodeStandard(raw, limits);
 }
 
-function decodeStandard(raw: string, bytes: Uint8Array, hash: string, limits: DecodeLimits): Submission {
-  const tx = decodeStandardTransaction(bytes);
+function decodeStandard(raw: RawTransaction, limits: DecodeLimits): Submission {
+  const tx = decodeStandardTransaction(raw.bytes);
   if (tx.chainId !== limits.chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${limits.chainId}`);
   if (tx.gasLimit > limits.blockGasLimit) {
     refuse('gas-limit', `gas limit ${tx.gasLimit} exceeds the block gas limit ${limits.blockGasLimit}`);
@@ -57,7 +59,7 @@ function decodeStandard(raw: string, bytes: Uint8Array, hash: string, limits: De
   if (sender === undefined) refuse('sig-invalid', 'no sender can be recovered from the signature');
   return {
     raw,
-    hash,
+    hash: raw.hash,
     type: tx.type,
     nonce: tx.nonce,
     sender,
@@ -67,7 +69,7 @@ function decodeStandard(raw: string, bytes: Uint8Array, hash: string, limits: De
   };
 }
 
-function decodeFrame(raw: string, hash: string, limits: DecodeLimits): Submission {
+function decodeFrame(raw: RawTransaction, limits: DecodeLimits): Submission {
   const tx = decodeFrameTransaction(raw);
   const facts = checkFrameTransaction(tx, limits);
   if (facts.maxGas > limits.blockGasLimit) {
@@ -77,7 +79,7 @@ function decodeFrame(raw: string, hash: string, limits: DecodeLimits): Submissio
   const value = facts.payer === tx.sender ? tx.frames.reduce((sum, f) => sum + f.value, 0n) : 0n;
   return {
     raw,
-    hash,
+    hash: raw.hash,
     type: FRAME_TX_TYPE,
     nonce: tx.nonce,
     sender: tx.sender,

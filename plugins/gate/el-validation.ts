@@ -28,7 +28,7 @@ export function createElValidation(execution: Upstream, method: string | undefin
   return async function validate(sub: Submission): Promise<void> {
     let answer;
     try {
-      answer = await execution.call(method, [sub.raw]);
+      answer = await execution.call(method, [sub.raw.hex]);
     } catch (err) {
       if (err instanceof RpcFailure) throw new Unavailable(`${method}: ${err.message}`, { cause: err });
       throw err;

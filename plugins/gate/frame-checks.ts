@@ -101,8 +101,8 @@ function checkExpiry(frames: readonly Frame[]): bigint | undefined {
     if (deadline !== undefined) bad('at most one expiry frame');
     if (i !== 0) bad('the expiry frame must be frame 0');
     if (frame.flags !== 0 || frame.value !== 0n || frame.stateGas !== 0n) bad('the expiry frame has flags, value and state gas 0');
-    if (bytesOfHex(frame.data).length !== 8) bad('the expiry frame carries exactly 8 bytes of deadline');
-    deadline = BigInt(frame.data);
+    if (frame.data.length !== 8) bad('the expiry frame carries exactly 8 bytes of deadline');
+    deadline = Buffer.from(frame.data).readBigUInt64BE();
   });
   return deadline;
 }
@@ -111,10 +111,10 @@ function checkEntryShape(entry: SignatureEntry, i: number): void {
   const scheme = SCHEMES.get(entry.scheme);
   if (scheme === undefined) refuse('sig-scheme-unknown', `signature ${i}: unknown scheme 0x${entry.scheme.toString(16)}`);
   if (scheme.name === 'ARBITRARY' && entry.signer !== undefined) refuse('sig-invalid', `signature ${i}: ARBITRARY entries name no signer`);
-  if (entry.msg !== undefined && (bytesOfHex(entry.msg).length !== 32 || /^0x0*$/.test(entry.msg))) {
+  if (entry.msg !== undefined && (entry.msg.length !== 32 || entry.msg.every((b) => b === 0))) {
     refuse('sig-invalid', `signature ${i}: msg must be empty or a non-zero 32-byte digest`);
   }
-  const length = (entry.signature.length - 2) / 2;
+  const length = entry.signature.length;
   if (scheme.signatureBytes !== undefined && length !== scheme.signatureBytes) {
     refuse(scheme.lengthReason, `signature ${i}: ${scheme.name} signatures are ${scheme.signatureBytes} bytes, not ${length}`);
   }
@@ -126,9 +126,8 @@ function gasFigures(tx: FrameTransaction): { capped: bigint; maxGas: bigint } {
   // Numbers, not bigints, per byte: a 5 KB signature entry is 5,000 additions.
   let zeroBytes = 0;
   let nonZeroBytes = 0;
-  const count = (hex: string | undefined) => {
-    if (hex === undefined) return;
-    const data = bytesOfHex(hex);
+  const count = (data: Uint8Array | undefined) => {
+    if (data === undefined) return;
     for (const b of data) {
       if (b === 0) zeroBytes++;
       else nonZeroBytes++;
@@ -136,7 +135,7 @@ function gasFigures(tx: FrameTransaction): { capped: bigint; maxGas: bigint } {
   };
   let schemeGas = 0n;
   for (const entry of tx.signatures) {
-    count(entry.signer);
+    count(entry.signer === undefined ? undefined : bytesOfHex(entry.signer));
     count(entry.msg);
     count(entry.signature);
     schemeGas += SCHEMES.get(entry.scheme)!.verificationGas;

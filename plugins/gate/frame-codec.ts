@@ -5,8 +5,9 @@
  * Canonical encoding is enforced, integers included (rlp-fields.ts).
  */
 import { bytesOfHex, keccakHex } from '../../src/hex.js';
+import type { RawTransaction } from './shape.js';
 import { refuse } from './refusal.js';
-import { address, anyList, decodeCanonical, encodeRlp, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
+import { address, anyList, bytes as byteString, decodeCanonical, encodeRlp, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
 
 export const FRAME_TX_TYPE = 0x06;
 export const MAX_FRAMES = 64;
@@ -25,16 +26,16 @@ export interface Frame {
   readonly executionGas: bigint;
   readonly stateGas: bigint;
   readonly value: bigint;
-  readonly data: string;
+  readonly data: Uint8Array;
 }
 
 export interface SignatureEntry {
   readonly scheme: number;
   /** Lower-case 0x address, or undefined for "the sender". */
   readonly signer: string | undefined;
-  /** 32-byte digest as hex, or undefined for "the signature hash". */
-  readonly msg: string | undefined;
-  readonly signature: string;
+  /** 32-byte digest, or undefined for "the signature hash". */
+  readonly msg: Uint8Array | undefined;
+  readonly signature: Uint8Array;
 }
 
 export interface FrameTransaction {
@@ -53,9 +54,12 @@ export interface FrameTransaction {
   readonly sigHash: string;
 }
 
-/** Decodes `raw` (type byte included). Refuses with rlp-invalid, rlp-noncanonical or blob-not-supported. */
-export function decodeFrameTransaction(raw: string): FrameTransaction {
-  const bytes = bytesOfHex(raw);
+/**
+ * Decodes a raw transaction (type byte included): the gate's value, or 0x hex. Refuses with
+ * rlp-invalid, rlp-noncanonical or blob-not-supported. Byte fields stay views of the raw bytes.
+ */
+export function decodeFrameTransaction(raw: string | Pick<RawTransaction, 'bytes' | 'hash'>): FrameTransaction {
+  const bytes = typeof raw === 'string' ? bytesOfHex(raw) : raw.bytes;
   if (bytes[0] !== FRAME_TX_TYPE) refuse('type-unsupported', 'not a frame transaction');
   const payload = decodeCanonical(bytes.subarray(1));
   if (Array.isArray(payload) && payload.length === 5 && Array.isArray(payload[0])) {
@@ -77,7 +81,7 @@ export function decodeFrameTransaction(raw: string): FrameTransaction {
   if (tx.frames.length < 1 || tx.frames.length > MAX_FRAMES) {
     refuse('rlp-invalid', `a frame transaction carries 1 to ${MAX_FRAMES} frames, not ${tx.frames.length}`);
   }
-  return { ...tx, hash: keccakHex(bytes), sigHash: signatureHash(p) };
+  return { ...tx, hash: typeof raw === 'string' ? keccakHex(bytes) : raw.hash, sigHash: signatureHash(p) };
 }
 
 /** Section 5: blank `signature` in every entry whose `msg` is empty, then hash. */
@@ -103,17 +107,17 @@ function frame(item: Item, index: number): Frame {
     executionGas: integer(executionGas!, `frames[${index}].limits[0]`, U64_MAX),
     stateGas: integer(stateGas!, `frames[${index}].limits[1]`, U64_MAX),
     value: integer(value!, `frames[${index}].value`, U256_MAX),
-    data: string(data!, `frames[${index}].data`),
+    data: byteString(data!, `frames[${index}].data`),
   };
 }
 
 function signatureEntry(item: Item, index: number): SignatureEntry {
   const [scheme, signer, msg, signature] = list(item, 4, `signatures[${index}]`);
-  const digest = string(msg!, `signatures[${index}].msg`);
+  const digest = byteString(msg!, `signatures[${index}].msg`);
   return {
     scheme: Number(integer(scheme!, `signatures[${index}].scheme`, 255n)),
     signer: address(signer!, `signatures[${index}].signer`, true),
-    msg: digest === '0x' ? undefined : digest,
-    signature: string(signature!, `signatures[${index}].signature`),
+    msg: digest.length === 0 ? undefined : digest,
+    signature: byteString(signature!, `signatures[${index}].signature`),
   };
 }

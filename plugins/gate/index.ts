@@ -20,7 +20,6 @@ import { errors } from '../../src/errors.js';
 import { throttledWarning } from '../../src/log-throttle.js';
 import { EXTRA_COST, type ExtraCost as TakeMore } from '../../src/facts.js';
 import type { Answer } from '../../src/jsonrpc.js';
-import { bytesOfHex, keccakHex } from '../../src/hex.js';
 import { SUBMISSION_ONLY } from '../../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
@@ -34,7 +33,7 @@ import { parseGateOptions, type GateOptions } from './options.js';
 import { Refusal } from './refusal.js';
 import { createWorkPool, PoolBusy } from './work-pool.js';
 import { verificationGas } from './signatures.js';
-import { readRawTransaction } from './shape.js';
+import { readRawTransaction, type RawTransaction } from './shape.js';
 import { isPrecompile } from './simulation/fork.js';
 import { HeadState, Unavailable } from './state.js';
 import { judgePrefix, type PrefixJudge } from './validation-prefix.js';
@@ -54,7 +53,7 @@ export const gate: PluginModule<GateOptions> = {
           if (request.method !== 'eth_sendRawTransaction') return undefined;
           const raw = readRawTransaction(request.params);
           if (relay === undefined) return { error: errors.followerRefusesSubmissions() };
-          return forwardSubmission(relay, raw, keccakHex(bytesOfHex(raw)));
+          return forwardSubmission(relay, raw);
         },
         close: () => relay?.close(),
       };
@@ -93,12 +92,13 @@ export const gate: PluginModule<GateOptions> = {
       return { error: wireError(cached, true) };
     };
 
-    const judge = async (raw: string, bytes: Uint8Array, hash: string, extraCost: TakeMore | undefined): Promise<Answer> => {
+    const judge = async (raw: RawTransaction, extraCost: TakeMore | undefined): Promise<Answer> => {
+      const { hash } = raw;
       // Undefined while the verdict depends only on the bytes; the head number once state is read.
       let head: bigint | undefined;
       let release: Release | undefined;
       try {
-        const sub = decodeSubmission(raw, bytes, hash, options);
+        const sub = decodeSubmission(raw, options);
         if (sub.frame !== undefined) {
           const overQuota = await extraCost?.(verificationTokens(sub.frame.tx) - 1);
           if (overQuota !== undefined) return overQuota;
@@ -138,7 +138,7 @@ export const gate: PluginModule<GateOptions> = {
       }
       let answer: Answer;
       try {
-        answer = await forwardSubmission(submit, raw, hash);
+        answer = await forwardSubmission(submit, raw);
       } catch (err) {
         await Promise.all([release(), ledger.unclaim(hash)]);
         throw err;
@@ -153,11 +153,11 @@ export const gate: PluginModule<GateOptions> = {
     };
 
     /** Judges the bytes once: the same bytes twice at once wait for the first verdict. */
-    const judgeOnce = (raw: string, bytes: Uint8Array, hash: string, extraCost: TakeMore | undefined): Promise<Answer> => {
-      const running = judging.get(hash);
+    const judgeOnce = (raw: RawTransaction, extraCost: TakeMore | undefined): Promise<Answer> => {
+      const running = judging.get(raw.hash);
       if (running !== undefined) return running.then((first) => ('result' in first ? { error: errors.alreadyKnown() } : first));
-      const verdict = judge(raw, bytes, hash, extraCost).finally(() => judging.delete(hash));
-      judging.set(hash, verdict);
+      const verdict = judge(raw, extraCost).finally(() => judging.delete(raw.hash));
+      judging.set(raw.hash, verdict);
       return verdict;
     };
 
@@ -167,12 +167,10 @@ export const gate: PluginModule<GateOptions> = {
       handle({ request, facts }: RequestContext): Verdict | Promise<Verdict> {
         if (request.method !== 'eth_sendRawTransaction') return undefined;
         const raw = readRawTransaction(request.params);
-        const bytes = bytesOfHex(raw);
-        const hash = keccakHex(bytes);
         const extraCost = facts.get(EXTRA_COST);
-        if (judging.has(hash)) return judgeOnce(raw, bytes, hash, extraCost);
-        return replay(hash).then(
-          (earlier) => earlier ?? judgeOnce(raw, bytes, hash, extraCost),
+        if (judging.has(raw.hash)) return judgeOnce(raw, extraCost);
+        return replay(raw.hash).then(
+          (earlier) => earlier ?? judgeOnce(raw, extraCost),
           (err) => {
             if (!(err instanceof Unavailable)) throw err;
             return { error: errors.validationUnavailable() };

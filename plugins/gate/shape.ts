@@ -1,4 +1,14 @@
 import { errors, RpcFailure } from '../../src/errors.js';
+import { bytesOfHex, keccakHex } from '../../src/hex.js';
+
+/** A raw transaction as every stage of the gate takes it: read, hex-decoded and hashed once. */
+export interface RawTransaction {
+  /** As the client sent it: 0x hex. */
+  readonly hex: string;
+  readonly bytes: Uint8Array;
+  /** keccak-256 of `bytes`: the transaction hash the gate answers (spec 1.6). */
+  readonly hash: string;
+}
 
 const RAW_HEX = /^0x(?:[0-9a-fA-F]{2})+$/;
 
@@ -6,7 +16,7 @@ const RAW_HEX = /^0x(?:[0-9a-fA-F]{2})+$/;
  * The raw transaction of an `eth_sendRawTransaction` call: params must be exactly one non-empty,
  * even-length `0x` hex string (its size was already capped by size-limit).
  */
-export function readRawTransaction(params: unknown): string {
+export function readRawTransaction(params: unknown): RawTransaction {
   if (!Array.isArray(params) || params.length !== 1) {
     throw new RpcFailure(errors.invalidParams('expected one parameter, the raw transaction as 0x-prefixed hex'));
   }
@@ -14,5 +24,6 @@ export function readRawTransaction(params: unknown): string {
   if (typeof raw !== 'string' || !RAW_HEX.test(raw)) {
     throw new RpcFailure(errors.invalidParams('the raw transaction must be non-empty 0x-prefixed hex of whole bytes'));
   }
-  return raw;
+  const bytes = bytesOfHex(raw);
+  return { hex: raw, bytes, hash: keccakHex(bytes) };
 }

@@ -78,8 +78,8 @@ export function verificationGas(tx: SignedFrames): bigint {
 
 function verifyEntry(tx: SignedFrames, entry: SignatureEntry, i: number): void {
   const signer = entry.signer ?? tx.sender;
-  const digest = bytesOfHex(entry.msg ?? tx.sigHash);
-  const sig = bytesOfHex(entry.signature);
+  const digest = entry.msg ?? bytesOfHex(tx.sigHash);
+  const sig = entry.signature;
   const bad = (why: string): never => refuse('sig-invalid', `signature ${i}: ${why}`);
   switch (entry.scheme) {
     case 0x01: {

@@ -13,6 +13,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import type { Frame, SignatureEntry } from './frame-codec.js';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateTask } from './pool-worker.js';
 import { Refusal } from './refusal.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
@@ -21,6 +22,12 @@ import { Unavailable } from './state.js';
 
 const INLINE_SECP256K1_MAX = 4;
 const INLINE_SCHEMES = new Set([0x00, 0x01]);
+
+// Byte fields are views of the raw transaction (or of a shared Buffer slab), and a structured
+// clone copies a view's whole underlying buffer: 64 frames would send 64 copies of the raw bytes.
+// Each field goes as its own bytes instead.
+const detachedFrame = (frame: Frame): Frame => ({ ...frame, data: frame.data.slice() });
+const detachedEntry = (entry: SignatureEntry): SignatureEntry => ({ ...entry, msg: entry.msg?.slice(), signature: entry.signature.slice() });
 
 /** The pool is full: not a verdict on the transaction. */
 export class PoolBusy extends Error {
@@ -65,10 +72,11 @@ export function createWorkPool(threads: number, maxQueue: number, settings: Pool
     async verify(tx) {
       const inline = tx.signatures.length <= INLINE_SECP256K1_MAX && tx.signatures.every((e) => INLINE_SCHEMES.has(e.scheme));
       if (inline) return verifyFrameSignatures(tx);
-      await run({ sender: tx.sender, sigHash: tx.sigHash, signatures: tx.signatures }, 'verify');
+      await run({ sender: tx.sender, sigHash: tx.sigHash, signatures: tx.signatures.map(detachedEntry) }, 'verify');
     },
     async simulate(task) {
-      return (await run(task, 'simulate')) as StateDependencies;
+      const tx = { ...task.tx, frames: task.tx.frames.map(detachedFrame), signatures: task.tx.signatures.map(detachedEntry) };
+      return (await run({ ...task, tx }, 'simulate')) as StateDependencies;
     },
     async close() {
       const running = pool;

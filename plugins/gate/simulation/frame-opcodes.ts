@@ -10,7 +10,6 @@
 import type { Approvals } from '../approval.js';
 import { FRAME_TX_TYPE, type FrameTransaction } from '../frame-codec.js';
 import { addressWord, FORK_OPCODES, halt, word, type AddOpcode, type GasFunction, type RunState } from './evm-types.js';
-import { bytesOfHex } from '../../../src/hex.js';
 
 /** What the instructions read: the transaction, where the prefix is, and its approval context. */
 export interface FrameContext {
@@ -118,7 +117,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
       baseFee: 3,
       logicFunction: (runState) => {
         const [offset, index] = runState.stack.popN(2) as [bigint, bigint];
-        runState.stack.push(word(slice(bytesOfHex(frameAt(index).data), offset, 32)));
+        runState.stack.push(word(slice(frameAt(index).data, offset, 32)));
       },
     },
     {
@@ -131,7 +130,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
       },
       logicFunction: (runState) => {
         const [memOffset, dataOffset, length, index] = runState.stack.popN(4) as [bigint, bigint, bigint, bigint];
-        copyToMemory(runState, bytesOfHex(frameAt(index).data), memOffset, dataOffset, length);
+        copyToMemory(runState, frameAt(index).data, memOffset, dataOffset, length);
       },
     },
     {
@@ -146,7 +145,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
           1: () => frame.executionGas,
           2: () => BigInt(frame.mode),
           3: () => BigInt(frame.flags),
-          4: () => BigInt(bytesOfHex(frame.data).length),
+          4: () => BigInt(frame.data.length),
           // Every completed prefix frame succeeded: the simulation stops at the first failure.
           5: () => (completed(index), 1n),
           6: () => BigInt(frame.flags & 3),
@@ -172,8 +171,8 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
         let value: bigint;
         if (param === 0n && !arbitrary) value = addressWord(entry.signer ?? tx.sender);
         else if (param === 1n) value = BigInt(entry.scheme);
-        else if (param === 2n) value = entry.msg === undefined ? 0n : BigInt(entry.msg);
-        else if (param === 3n && arbitrary) value = BigInt((entry.signature.length - 2) / 2);
+        else if (param === 2n) value = entry.msg === undefined ? 0n : word(entry.msg);
+        else if (param === 3n && arbitrary) value = BigInt(entry.signature.length);
         else halt('undefined SIGPARAM for this entry');
         runState.stack.push(value);
       },
@@ -190,7 +189,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
         const [memOffset, dataOffset, length, index] = runState.stack.popN(4) as [bigint, bigint, bigint, bigint];
         const entry = entryAt(index);
         if (entry.scheme !== ARBITRARY) halt('SIGDATACOPY of a protocol-validated entry');
-        copyToMemory(runState, bytesOfHex(entry.signature), memOffset, dataOffset, length);
+        copyToMemory(runState, entry.signature, memOffset, dataOffset, length);
       },
     },
   ];

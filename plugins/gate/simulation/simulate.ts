@@ -21,7 +21,6 @@ import { FrameMode, type FrameTransaction } from '../frame-codec.js';
 import type { StateDependencies } from '../dependencies.js';
 import { Refusal, refuseFrame } from '../refusal.js';
 import type { Head, HeadState } from '../state.js';
-import { bytesOfHex } from '../../../src/hex.js';
 import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
 import { frameOpcodes, type FrameContext } from './frame-opcodes.js';
 import { HeadStateManager } from './head-state-manager.js';
@@ -102,7 +101,7 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
         caller: ENTRY_POINT,
         origin: ENTRY_POINT,
         to: createAddressFromString(target),
-        data: bytesOfHex(frame.data),
+        data: frame.data,
         gasLimit,
         isStatic: frame.mode === FrameMode.Verify,
         skipNonceIncrement: true,

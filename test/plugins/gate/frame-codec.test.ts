@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
+import { hexlify } from 'ethers';
+import { decodeFrameTransaction, type Frame } from '../../../plugins/gate/frame-codec.js';
 import { Refusal } from '../../../plugins/gate/refusal.js';
 
 /** frame-transactions.md section 10. */
@@ -19,13 +20,16 @@ export function refusalOf(fn: () => unknown): string {
   return 'accepted';
 }
 
+/** A frame with its data as hex, to compare with the vectors. */
+const hexData = (frame: Frame) => ({ ...frame, data: hexlify(frame.data) });
+
 describe('gate: frame transaction decoder', () => {
   it('decodes V1 to its fields, with tx hash = sig hash', () => {
     const tx = decodeFrameTransaction(V1);
     expect(tx.chainId).to.equal(1n);
     expect(tx.nonce).to.equal(0n);
     expect(tx.sender).to.equal('0x1111111111111111111111111111111111111111');
-    expect(tx.frames).to.deep.equal([
+    expect(tx.frames.map(hexData)).to.deep.equal([
       { mode: 0, flags: 0, target: undefined, executionGas: 0n, stateGas: 0n, value: 0n, data: '0x' },
     ]);
     expect(tx.signatures).to.deep.equal([]);
@@ -38,7 +42,7 @@ describe('gate: frame transaction decoder', () => {
     const tx = decodeFrameTransaction(V3);
     expect(tx.chainId).to.equal(8141n);
     expect(tx.sender).to.equal('0x7e5f4552091a69125d5dfcb7b8c2659029395bdf');
-    expect(tx.frames).to.deep.equal([
+    expect(tx.frames.map(hexData)).to.deep.equal([
       { mode: 1, flags: 3, target: undefined, executionGas: 50_000n, stateGas: 0n, value: 0n, data: '0x' },
       { mode: 2, flags: 0, target: '0x0000000000000000000000000000000000001234', executionGas: 50_000n, stateGas: 0n, value: 1n, data: '0x' },
     ]);
@@ -52,8 +56,8 @@ describe('gate: frame transaction decoder', () => {
 
   it('blanks only empty-msg signatures in the signature hash (V4)', () => {
     const tx = decodeFrameTransaction(V4);
-    expect(tx.signatures.map((s) => s.signature)).to.deep.equal(['0xaabb', '0xccdd']);
-    expect(tx.signatures[1]!.msg).to.equal('0x' + 'ab'.repeat(32));
+    expect(tx.signatures.map((s) => hexlify(s.signature))).to.deep.equal(['0xaabb', '0xccdd']);
+    expect(hexlify(tx.signatures[1]!.msg!)).to.equal('0x' + 'ab'.repeat(32));
     expect(tx.hash).to.equal('0xee871bbb2466152f79e357e1cfcbdd71b1587c5b3a9060d9cd91545c1a3a5220');
     expect(tx.sigHash).to.equal('0x85ec4544ddb227c5425add4b606f71ddfc0852100d14066d0061a1b092bad6d3');
   });

@@ -115,7 +115,7 @@ describe('gate: decoding a standard submission', () => {
       if (!rShort && !sShort) continue;
       short.r ||= rShort;
       short.s ||= sShort;
-      const sub = decodeSubmission(raw, bytes(raw), keccakHex(bytes(raw)), limits);
+      const sub = decodeSubmission({ hex: raw, bytes: bytes(raw), hash: keccakHex(bytes(raw)) }, limits);
       expect(sub.sender, `nonce ${nonce}`).to.equal(wallet.address.toLowerCase());
       expect(sub.hash).to.equal(keccak256(raw));
     }
