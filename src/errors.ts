@@ -131,5 +131,7 @@ export const transport = {
   /** Malformed HTTP, headers over the limit, or a client too slow to send its request (Node's own checks). */
   badRequest: { status: 400, message: 'malformed HTTP request' },
   headersTooLarge: { status: 431, message: 'request headers too large' },
+  /** Node keeps only the first headers it is told to: past them a proxy's X-Forwarded-For would be lost. */
+  tooManyHeaders: { status: 431, message: 'too many request headers (at most 100)' },
   requestTimeout: { status: 408, message: 'the request was not received in time' },
 } as const;

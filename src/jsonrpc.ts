@@ -85,8 +85,9 @@ export function readRequest(message: unknown): EnvelopeResult {
   if (params !== undefined && (params === null || typeof params !== 'object')) {
     return refuse(errors.invalidRequest('"params" must be an array or an object'));
   }
-  if (params !== undefined && !freezeWithin(params, MAX_PARAMS_DEPTH)) {
-    return refuse(errors.invalidRequest(`"params" is nested deeper than ${MAX_PARAMS_DEPTH} levels`));
+  if (params !== undefined) {
+    const problem = freezeWithin(params, MAX_PARAMS_DEPTH);
+    if (problem !== undefined) return refuse(errors.invalidRequest(PARAMS_PROBLEMS[problem]));
   }
   const request: RpcRequest =
     params === undefined
@@ -119,23 +120,45 @@ function printable(key: string): string {
   return key.length > 32 || /[^\x20-\x7e]/.test(key) ? JSON.stringify(key).slice(1, 33) : key;
 }
 
+type ParamsProblem = 'deep' | 'inexact' | 'unicode';
+
+const PARAMS_PROBLEMS: Record<ParamsProblem, string> = {
+  deep: `"params" is nested deeper than ${MAX_PARAMS_DEPTH} levels`,
+  inexact: '"params" holds a number JSON cannot carry exactly (beyond ±2^53, or out of range): send it as a hex string',
+  unicode: '"params" holds a string with a lone UTF-16 surrogate',
+};
+
+// String.prototype.isWellFormed (ES2024, in every Node this project supports).
+const wellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 /**
- * Freezes a parsed JSON value in place. Returns false, leaving the value partly frozen, when it
- * is nested deeper than `maxDepth`; the recursion stops there, so hostile nesting cannot
- * overflow the stack here or later in JSON.stringify.
+ * Freezes a parsed JSON value in place, and says what would make the EL read something else than
+ * what the plugins inspected: nesting deeper than `maxDepth` (the recursion stops there, so
+ * hostile nesting cannot overflow the stack here or later in JSON.stringify); a number that does
+ * not survive the round trip (`1e400` is parsed as Infinity and re-serialised as null, 2^64 + 1
+ * loses its last digits); a string or key with a lone surrogate (re-serialised as an escape the
+ * EL answers without an id). The value is left partly frozen when it fails.
  */
-function freezeWithin(value: object, maxDepth: number): boolean {
-  if (maxDepth === 0) return false;
+function freezeWithin(value: object, maxDepth: number): ParamsProblem | undefined {
+  if (maxDepth === 0) return 'deep';
   Object.freeze(value);
+  const check = (child: unknown): ParamsProblem | undefined => {
+    if (typeof child === 'string') return wellFormed(child) ? undefined : 'unicode';
+    if (typeof child === 'number') return Number.isFinite(child) && (!Number.isInteger(child) || Number.isSafeInteger(child)) ? undefined : 'inexact';
+    if (child !== null && typeof child === 'object') return freezeWithin(child, maxDepth - 1);
+    return undefined;
+  };
   if (Array.isArray(value)) {
     for (const child of value) {
-      if (child !== null && typeof child === 'object' && !freezeWithin(child, maxDepth - 1)) return false;
+      const problem = check(child);
+      if (problem !== undefined) return problem;
     }
-    return true;
+    return undefined;
   }
   for (const key in value) {
-    const child = (value as Record<string, unknown>)[key];
-    if (child !== null && typeof child === 'object' && !freezeWithin(child, maxDepth - 1)) return false;
+    if (!wellFormed(key)) return 'unicode';
+    const problem = check((value as Record<string, unknown>)[key]);
+    if (problem !== undefined) return problem;
   }
-  return true;
+  return undefined;
 }

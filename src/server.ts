@@ -20,6 +20,9 @@ import type { Runtime } from './runtime.js';
 
 type TransportRefusal = (typeof transport)[keyof typeof transport];
 
+/** Request headers a client may send; the server keeps one more so that a longer list shows. */
+export const MAX_HEADERS = 100;
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** What one request's single 'close' listener reports: its method, once read, and outcome. */
@@ -49,6 +52,9 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
       onSettled();
     });
+    // Node keeps MAX_HEADERS + 1 and drops the rest unseen: with a trusted proxy appending
+    // X-Forwarded-For last, a client's own copy sent first would win. Refused outright.
+    if (req.rawHeaders.length > 2 * MAX_HEADERS) return refuseTransport(res, transport.tooManyHeaders);
     runtime.cors.decorate(req, res);
     // Bodies are read only for POST, and only with a declared length: one that is not read is
     // never drained either, its connection closes with the answer.

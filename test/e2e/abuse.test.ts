@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { rpc } from '../helpers/http.js';
+import { post, rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 import { startStubEl, type StubEl } from '../helpers/stub-el.js';
 
@@ -66,6 +66,40 @@ describe('abuse: transport attacks on the running ingress', () => {
     clearInterval(timer);
     expect(client.received()).to.match(/^HTTP\/1\.1 204 /);
     expect(client.received()).to.match(/connection: close/i);
+  });
+
+  it('F14: refuses params the EL would read otherwise than the ingress did, reaching nobody', async () => {
+    const before = el.received.length;
+    const inexact = '"params" holds a number JSON cannot carry exactly (beyond ±2^53, or out of range): send it as a hex string';
+    const unicode = '"params" holds a string with a lone UTF-16 surrogate';
+    for (const [params, message] of [
+      ['[1e400]', inexact],
+      ['[18446744073709551617]', inexact],
+      ['[{"blockCount": -9007199254740993}]', inexact],
+      ['["\\ud800"]', unicode],
+      ['{"\\udc00x": 1}', unicode],
+    ] as const) {
+      const reply = await post(ingress.url, `{"jsonrpc":"2.0","id":4,"method":"eth_chainId","params":${params}}`);
+      expect(reply.text, params).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 4, error: { code: -32600, message: `invalid request: ${message}` } }));
+    }
+    expect(el.received.slice(before)).to.deep.equal([]);
+    // Exact numbers, fractions and well-formed strings (a surrogate pair included) pass untouched.
+    const reply = await post(ingress.url, '{"jsonrpc":"2.0","id":5,"method":"eth_chainId","params":[9007199254740991, 0.5, "\\ud83d\\ude00"]}');
+    expect(reply.text).to.equal('{"jsonrpc":"2.0","id":5,"result":"0x1fcd"}');
+    expect(el.received.slice(before).map((call) => call.params)).to.deep.equal([[9007199254740991, 0.5, '\u{1F600}']]);
+  });
+
+  it('F9: refuses more than 100 request headers with 431 rather than dropping the last ones unseen', async () => {
+    const headers = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`x-filler-${i}`, 'a']));
+    const many = await post(ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', {
+      'content-type': 'application/json',
+      ...headers(1_000),
+      'x-forwarded-for': '203.0.113.7',
+    });
+    expect(many.status).to.equal(431);
+    expect(many.text).to.equal(jsonRefusal('too many request headers (at most 100)'));
+    const enough = await post(ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', { 'content-type': 'application/json', ...headers(90) });
+    expect(enough.text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
   });
 
   it('F2: closes sockets it refused at the HTTP level, so half-open clients cannot hold max_connections', async () => {
