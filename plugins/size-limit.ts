@@ -5,6 +5,10 @@
  *   transaction", before anything decodes it.
  * - `max_body_bytes` caps the HTTP body at the transport: past it the core answers 413 without
  *   reading further. It must leave room for a maximum-size transaction written as hex.
+ * - `rpc_gas_cap` (50,000,000, geth's and reth's default): a call that asks for more gas
+ *   (`eth_call`, `eth_estimateGas`, `eth_createAccessList`, each call of `eth_simulateV1`) gets
+ *   -32602; an EL keeps computing long after the ingress gave up on an answer. A call that names
+ *   no gas gets the EL's own cap, which must be no higher.
  *
  * Order: first (with batch-refuse), so nothing upstream of it handles a big payload.
  */
@@ -15,6 +19,31 @@ import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
 interface SizeLimitOptions {
   readonly maxRawTransactionBytes: number;
   readonly maxBodyBytes: number;
+  readonly rpcGasCap: bigint;
+}
+
+/** The methods that run EVM code with a caller-chosen gas, and where their gas sits. */
+const CALL_METHODS = ['eth_call', 'eth_estimateGas', 'eth_createAccessList'] as const;
+const SIMULATE = 'eth_simulateV1';
+const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
+
+/** The gas a call object asks for, when it names one the ingress can read. */
+function gasOf(call: unknown): bigint | undefined {
+  if (call === null || typeof call !== 'object') return undefined;
+  const gas = (call as { gas?: unknown }).gas;
+  return typeof gas === 'string' && QUANTITY.test(gas) ? BigInt(gas) : undefined;
+}
+
+/** Every call object of a request: the first param, or each call of each eth_simulateV1 block. */
+function callsOf(method: string, params: unknown): unknown[] {
+  if (!Array.isArray(params)) return [];
+  if (method !== SIMULATE) return [params[0]];
+  const blocks = (params[0] as { blockStateCalls?: unknown } | null)?.blockStateCalls;
+  if (!Array.isArray(blocks)) return [];
+  return blocks.flatMap((block) => {
+    const calls = (block as { calls?: unknown } | null)?.calls;
+    return Array.isArray(calls) ? calls : [];
+  });
 }
 
 /** Spec 4.3 and 8: maximum raw transaction size. */
@@ -31,20 +60,29 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
     if (maxBodyBytes < smallestBody) {
       options.fail('max_body_bytes', `must be at least ${smallestBody} to carry a maximum-size transaction as hex`);
     }
+    const rpcGasCap = BigInt(options.integer('rpc_gas_cap', 50_000_000, { min: 21_000 }));
     options.done();
-    return { maxRawTransactionBytes, maxBodyBytes };
+    return { maxRawTransactionBytes, maxBodyBytes, rpcGasCap };
   },
-  create({ maxRawTransactionBytes, maxBodyBytes }) {
+  create({ maxRawTransactionBytes, maxBodyBytes, rpcGasCap }) {
     // A hex string of n bytes is "0x" plus 2n digits.
     const maxHexLength = 2 + 2 * maxRawTransactionBytes;
     return {
       name: 'size-limit',
       maxBodyBytes,
-      methods: SUBMISSION_ONLY,
+      methods: new Set([...SUBMISSION_ONLY, ...CALL_METHODS, SIMULATE]),
       handle({ request }: RequestContext): Verdict {
-        if (request.method !== 'eth_sendRawTransaction' || !Array.isArray(request.params)) return undefined;
-        const raw: unknown = request.params[0];
-        return typeof raw === 'string' && raw.length > maxHexLength ? { error: errors.oversizedTransaction() } : undefined;
+        if (request.method === 'eth_sendRawTransaction') {
+          const raw: unknown = Array.isArray(request.params) ? request.params[0] : undefined;
+          return typeof raw === 'string' && raw.length > maxHexLength ? { error: errors.oversizedTransaction() } : undefined;
+        }
+        for (const call of callsOf(request.method, request.params)) {
+          const gas = gasOf(call);
+          if (gas !== undefined && gas > rpcGasCap) {
+            return { error: errors.invalidParams(`gas ${gas} is above this endpoint's cap of ${rpcGasCap} for a call`) };
+          }
+        }
+        return undefined;
       },
     };
   },

@@ -41,4 +41,31 @@ describe('size-limit', () => {
       'plugins[0].size-limit.max_body_bytes: must be at least 266242 to carry a maximum-size transaction as hex',
     );
   });
+
+  describe('rpc_gas_cap (50,000,000 by default)', () => {
+    const capped = (id: number) =>
+      JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: "invalid params: gas 115792089237316195423570985008687907853269984665640564039457584007913129639935 is above this endpoint's cap of 50000000 for a call" } });
+    const huge = '0x' + 'f'.repeat(64);
+
+    for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList']) {
+      it(`refuses ${method} asking for more gas, without reaching the EL`, async () => {
+        const reply = await rpc(suite.ingress.url, method, [{ to: '0x000000000000000000000000000000000000dEaD', gas: huge }, 'latest'], 3);
+        expect(reply.text).to.equal(capped(3));
+        expect(suite.tap.bodies).to.deep.equal([]);
+      });
+    }
+
+    it('refuses an eth_simulateV1 whose any call asks for more gas', async () => {
+      const blocks = [{ calls: [{ to: '0x000000000000000000000000000000000000dEaD' }] }, { calls: [{ gas: '0x1' }, { gas: huge }] }];
+      const reply = await rpc(suite.ingress.url, 'eth_simulateV1', [{ blockStateCalls: blocks }, 'latest'], 4);
+      expect(reply.text).to.equal(capped(4));
+      expect(suite.tap.bodies).to.deep.equal([]);
+    });
+
+    it('passes a call at the cap, and one that names no gas, to the EL', async () => {
+      await rpc(suite.ingress.url, 'eth_call', [{ to: '0x000000000000000000000000000000000000dEaD', gas: '0x2faf080' }, 'latest']);
+      await rpc(suite.ingress.url, 'eth_estimateGas', [{ to: '0x000000000000000000000000000000000000dEaD' }]);
+      expect(suite.tap.methods()).to.deep.equal(['eth_call', 'eth_estimateGas']);
+    });
+  });
 });
