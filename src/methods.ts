@@ -29,6 +29,12 @@ export const SUBMISSION_METHOD = 'eth_sendRawTransaction';
 /** The `methods` of a plugin that acts on submissions only (src/plugin.ts). */
 export const SUBMISSION_ONLY: ReadonlySet<string> = new Set([SUBMISSION_METHOD]);
 
+/**
+ * Reads whose work grows with their params: rate-limit records EXTRA_COST for them, and the
+ * plugin that answers one charges by its size (fee-rewrite: blocks × percentiles).
+ */
+export const PRICED_BY_SIZE: ReadonlySet<string> = new Set(['eth_feeHistory']);
+
 /** Answered by the ingress from the node's local API (spec 4.6). */
 export const NODE_LOCAL_METHODS = [
   'svc_getRecentCommits', 'svc_dropStats', 'svc_nodeHealth', 'svc_getCheckpointChain', 'svc_getJournalTail',

@@ -8,7 +8,8 @@
  * `method_costs[method]` tokens (default 1), so one client cannot monopolise the EL with
  * `eth_getLogs` and `eth_call`. A submission costs 1 token here, and records `EXTRA_COST` so that
  * the gate can take more from the same buckets once it knows the work (signature verification
- * gas); one charge never exceeds the bucket's burst. A class whose buckets are not configured is
+ * gas); so does a read priced by its size (`PRICED_BY_SIZE`: eth_feeHistory, charged by
+ * fee-rewrite). One charge never exceeds the bucket's burst. A class whose buckets are not configured is
  * not limited.
  *
  * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
@@ -16,6 +17,7 @@
  */
 import { errors } from '../../src/errors.js';
 import { EXTRA_COST } from '../../src/facts.js';
+import { PRICED_BY_SIZE } from '../../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Bucket, hostedBucket } from './bucket.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
@@ -70,7 +72,9 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         const limits = submission ? submissions : reads;
         if (limits === undefined) return undefined;
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
-        if (submission) facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
+        if (submission || PRICED_BY_SIZE.has(request.method)) {
+          facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
+        }
         return limit(limits, source, limits.costs.get(request.method) ?? 1);
       },
     };
