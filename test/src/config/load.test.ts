@@ -39,6 +39,15 @@ describe('config', () => {
     expect(config.metricsListen).to.deep.equal({ host: '127.0.0.1', port: 9100 });
   });
 
+  it('prices in the shipped example what returns logs alike, and filter creation like a log query', () => {
+    const config = parseConfig(readFileSync('config/ingress.yaml', 'utf8').replace('token_file: /etc/svc-ingress/operator-token', 'token_env: SVC_GOOD_TOKEN_FOR_TEST'));
+    const rateLimit = config.plugins.find((p) => p.module.name === 'rate-limit')!.options as { reads: { methodCosts: ReadonlyMap<string, number> } };
+    const cost = (method: string) => rateLimit.reads.methodCosts.get(method) ?? 1;
+    expect(cost('eth_getFilterLogs')).to.equal(cost('eth_getLogs'));
+    for (const method of ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter']) expect(cost(method), method).to.equal(cost('eth_getLogs'));
+    expect(cost('eth_getFilterChanges')).to.be.greaterThan(1);
+  });
+
   it('loads the devnet configuration', () => {
     process.env.SVC_OPERATOR_TOKEN = process.env.SVC_OPERATOR_TOKEN ?? 'y'.repeat(32);
     expect(parseConfig(readFileSync('config/devnet.yaml', 'utf8')).plugins).to.have.length(8);
