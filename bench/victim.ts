@@ -47,7 +47,7 @@ function p256Flood(count: number): string[] {
 
 /** The victim: one eth_chainId at a time from 127.0.0.2 until `until`, latencies in ms. */
 async function victim(url: string, until: number): Promise<number[]> {
-  const pool = new Pool(url, { connections: 1, connect: { localAddress: '127.0.0.2' } });
+  const pool = new Pool(url, { connections: 1, localAddress: '127.0.0.2' });
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
   const latencies: number[] = [];
   while (Date.now() < until) {
@@ -64,7 +64,7 @@ async function victim(url: string, until: number): Promise<number[]> {
 
 /** The attacker: ATTACK_CLIENTS clients sending the flood in a loop from 127.0.0.1 until `until`. */
 async function attack(url: string, raws: readonly string[], until: number): Promise<Map<string, number>> {
-  const pool = new Pool(url, { connections: ATTACK_CLIENTS, connect: { localAddress: '127.0.0.1' } });
+  const pool = new Pool(url, { connections: ATTACK_CLIENTS, localAddress: '127.0.0.1' });
   const outcomes = new Map<string, number>();
   let next = 0;
   await Promise.all(

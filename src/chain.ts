@@ -31,6 +31,7 @@ export class Chain {
    */
   private readonly plans: ReadonlyMap<string, readonly Step[]>;
   private readonly anyMethod: readonly Step[];
+  private readonly admitters: readonly Plugin[];
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -46,6 +47,7 @@ export class Chain {
     this.anyMethod = planFor(undefined);
     const named = new Set(active.flatMap((p) => [...(p.methods ?? [])]));
     this.plans = new Map([...named].map((method) => [method, planFor(method)]));
+    this.admitters = plugins.filter((p) => p.admitBody !== undefined);
   }
 
   /** Creates every plugin in order; if one fails, those already created are closed. */
@@ -67,6 +69,20 @@ export class Chain {
   /** The smallest body cap any plugin asked for, or `fallback`. */
   maxBodyBytes(fallback: number): number {
     return Math.min(fallback, ...this.plugins.map((p) => p.maxBodyBytes ?? Infinity));
+  }
+
+  /** Asks every plugin with `admitBody`, in list order; the first refusal is the answer. */
+  admitBody(peer: RequestContext['peer'], bytes: number): Verdict | Promise<Verdict> {
+    return this.admitFrom(peer, bytes, 0);
+  }
+
+  private admitFrom(peer: RequestContext['peer'], bytes: number, from: number): Verdict | Promise<Verdict> {
+    for (let i = from; i < this.admitters.length; i++) {
+      const verdict = this.admitters[i]!.admitBody!(peer, bytes);
+      if (verdict instanceof Promise) return verdict.then((v) => v ?? this.admitFrom(peer, bytes, i + 1));
+      if (verdict !== undefined) return verdict;
+    }
+    return undefined;
   }
 
   handleBatch(elements: readonly unknown[]): readonly BatchAnswer[] | undefined {

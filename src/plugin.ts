@@ -17,8 +17,12 @@
  *   calls `handle` for those methods only (the set is read once, at start). Without it, `handle`
  *   sees every request. `handle` must still pass any other method it is given.
  * - `handleBatch(elements)` is called for a JSON array body before any request is read (the
- *   ingress answers one request per HTTP call; the hook only shapes the refusal).
+ *   ingress answers one request per HTTP call; the hook only shapes the refusal). `undefined`
+ *   leaves it to the next plugin, or to the core's single id-less refusal.
  * - `maxBodyBytes` asks the transport to cap request bodies; the smallest cap wins.
+ * - `admitBody(peer, bytes)` is called with each body's size before it is parsed (parsing a
+ *   large body is the work): an `Answer` refuses it there, unparsed, with id null; `undefined`
+ *   lets it on to the parser and the chain. rate-limit charges large bodies here.
  * - `create()` opens what the plugin needs (pay at init, not per request); `close()` releases
  *   it, must be idempotent, and is called even when a later plugin's `create()` failed.
  * - `shared` names the state a plugin keeps for all workers of one host (`workers: N` without
@@ -51,7 +55,8 @@ export interface BatchAnswer {
 export interface Plugin {
   readonly name: string;
   readonly maxBodyBytes?: number;
-  handleBatch?(elements: readonly unknown[]): readonly BatchAnswer[];
+  admitBody?(peer: RequestContext['peer'], bytes: number): Verdict | Promise<Verdict>;
+  handleBatch?(elements: readonly unknown[]): readonly BatchAnswer[] | undefined;
   handle?(ctx: RequestContext): Verdict | Promise<Verdict>;
   /** The only methods `handle` acts on; absent: every method. */
   readonly methods?: ReadonlySet<string>;

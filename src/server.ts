@@ -77,14 +77,20 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
 
     readBody(req, cap, (body) => {
       if (body === undefined) return refuseTransport(res, transport.payloadTooLarge);
-      handleBody(runtime, req, res, body, log, metrics, trace);
+      const peer = peerOf(req);
+      const admitted = runtime.chain.admitBody(peer, body.length);
+      if (admitted === undefined) return handleBody(runtime, peer, res, body, log, metrics, trace);
+      const settle = (verdict: Verdict) =>
+        verdict === undefined ? handleBody(runtime, peer, res, body, log, metrics, trace) : answer(res, null, verdict);
+      if (admitted instanceof Promise) admitted.then(settle, (err: unknown) => answer(res, null, { error: toRpcError(err, log, 'body') }));
+      else settle(admitted);
     });
   };
 }
 
 function handleBody(
   runtime: Runtime,
-  req: IncomingMessage,
+  peer: RequestContext['peer'],
   res: ServerResponse,
   body: Buffer,
   log: Logger,
@@ -104,11 +110,7 @@ function handleBody(
   const { request } = envelope;
   trace.method = request.method;
   trace.started = performance.now();
-  const ctx: RequestContext = {
-    request,
-    peer: { address: req.socket.remoteAddress ?? '', headers: req.headers },
-    facts: new Facts(),
-  };
+  const ctx: RequestContext = { request, peer, facts: new Facts() };
   const finish = (verdict: Verdict) => {
     if (verdict !== undefined) {
       trace.outcome = 'error' in verdict ? 'refused' : 'answered';
@@ -159,6 +161,8 @@ function refuseBatch(runtime: Runtime, res: ServerResponse, elements: readonly u
   if (answers === undefined) return send(res, formatResponse(null, { error: errors.batchRefused() }));
   send(res, `[${answers.map(({ id, answer }) => formatResponse(id, answer)).join(',')}]`);
 }
+
+const peerOf = (req: IncomingMessage): RequestContext['peer'] => ({ address: req.socket.remoteAddress ?? '', headers: req.headers });
 
 function toRpcError(err: unknown, log: Logger, method: string): RpcError {
   if (err instanceof RpcFailure) return err.rpc;

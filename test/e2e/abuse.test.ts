@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
+import { Agent, request } from 'undici';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { post, rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
@@ -140,5 +141,50 @@ describe('abuse: an EL that answers nothing', () => {
       el.closeAllConnections();
       await new Promise((resolve) => el.close(resolve));
     }
+  });
+});
+
+describe('abuse: refusals are paid for by the source that causes them', () => {
+  let el: StubEl;
+  let ingress: TestIngress;
+
+  before(async () => {
+    el = await startStubEl({ eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }) });
+    const plugins = '\n  - batch-refuse\n  - size-limit\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 5, burst: 40}\n';
+    ingress = await startTestIngress(testConfig(el.url, plugins));
+  });
+  after(async () => {
+    await ingress?.shutdown();
+    await el?.close();
+  });
+
+  /** A POST from a given loopback address: each address is its own source. */
+  const postFrom = async (from: string, body: string) => {
+    const agent = new Agent({ localAddress: from });
+    try {
+      const reply = await request(ingress.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher: agent });
+      return { status: reply.statusCode, text: await reply.body.text() };
+    } finally {
+      await agent.close();
+    }
+  };
+  const chainId = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+
+  it('F6: charges a large body by its size before parsing it, then refuses the source unparsed; others are served', async () => {
+    // 170,000 empty arrays: ~510 KB, ~40 ms to parse. One token per 4 KiB past the first: capped at the burst (40).
+    const flood = '[' + Array.from({ length: 170_000 }, () => '[]').join(',') + ']';
+    const first = await postFrom('127.0.0.1', flood);
+    // Parsed once: a batch that large gets the single id-less refusal, not 170,000 of them.
+    expect(first).to.deep.equal({
+      status: 200,
+      text: '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch requests are not supported: send one JSON-RPC request per HTTP call"}}',
+    });
+    const second = await postFrom('127.0.0.1', flood);
+    expect(second.status).to.equal(429);
+    expect(JSON.parse(second.text)).to.deep.include({ id: null });
+    expect(JSON.parse(second.text).error).to.include({ code: -32005, message: 'rate limited: too many requests from this source; retry later' });
+    // The same source's ordinary read is over quota too; another source is served.
+    expect((await postFrom('127.0.0.1', chainId)).status).to.equal(429);
+    expect(await postFrom('127.0.0.2', chainId)).to.deep.equal({ status: 200, text: '{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}' });
   });
 });
