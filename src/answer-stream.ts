@@ -17,6 +17,8 @@ const JSON_HEADER_LIST = ['content-type', 'application/json'];
 export class AnswerStream implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private waitingForDrain = false;
+  /** Cuts an answer the client stopped reading (see constructor). */
+  private stallTimer: NodeJS.Timeout | undefined;
   private declaredBytes = 0;
   /** The response's head, written with the first byte of the body: an empty body is no answer. */
   private head: string[] | undefined;
@@ -24,6 +26,12 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   constructor(
     private readonly res: ServerResponse,
     private done: AnswerStreamDone | undefined,
+    /**
+     * A client that takes nothing of a buffered answer for this long is cut, and the upstream
+     * request aborted: pausing alone would hold the pooled connection for the whole body timeout,
+     * and a few hundred unread answers would hold every connection to the EL.
+     */
+    private readonly stallMs: number = Infinity,
   ) {}
 
   /**
@@ -67,7 +75,14 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     // undici stops reading until the client has taken what is buffered.
     controller.pause();
     this.waitingForDrain = true;
+    if (this.stallMs !== Infinity) {
+      this.stallTimer = setTimeout(() => {
+        controller.abort(new undiciErrors.RequestAbortedError());
+        this.res.destroy();
+      }, this.stallMs);
+    }
     this.res.once('drain', () => {
+      clearTimeout(this.stallTimer);
       this.waitingForDrain = false;
       controller.resume();
     });
@@ -85,6 +100,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   }
 
   private finish(err: Error | undefined): void {
+    clearTimeout(this.stallTimer);
     const done = this.done;
     this.done = undefined;
     done?.(err, err === undefined ? this.declaredBytes : 0);

@@ -99,6 +99,15 @@ export const errors = {
       httpStatus: 429,
       retryAfterMs,
     }),
+  /** One source holds `max_in_flight_per_source` requests already: the next waits for one of them. */
+  tooManyInFlight: (): RpcError =>
+    Object.freeze({
+      code: LIMIT_EXCEEDED,
+      message: 'rate limited: too many requests in flight from this source; retry later',
+      data: { retry_after_ms: 1_000 },
+      httpStatus: 429,
+      retryAfterMs: 1_000,
+    }),
   /** Spec 4.3: submissions must reach a validator; a follower without a relay refuses them. */
   followerRefusesSubmissions: () =>
     rpcError(SERVER_ERROR, 'submissions are not accepted by this node (a follower): send them to the public endpoint'),

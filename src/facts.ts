@@ -21,6 +21,15 @@ export const OPERATOR: Fact<boolean> = { name: 'operator' };
 export const EXTRA_COST: Fact<ExtraCost> = { name: 'extra-cost' };
 export type ExtraCost = (tokens: number) => Answer | undefined | Promise<Answer | undefined>;
 
+/**
+ * Set by a plugin that holds something for the request's lifetime (rate-limit: the source's
+ * in-flight slot): the core calls it once the response has closed, however it ended.
+ */
+export const ON_CLOSE: Fact<() => void> = { name: 'on-close' };
+
+/** Set by the core when the response closed while plugins were still deciding: hold nothing for it. */
+export const CLOSED: Fact<true> = { name: 'closed' };
+
 export class Facts {
   // Created on the first fact: most requests never record one.
   private values: Map<Fact<unknown>, unknown> | undefined;

@@ -89,7 +89,7 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
         ? undefined
         : await startProbeServer(config.metricsListen.host, config.metricsListen.port, {
             ownMetrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
-            elHead: () => headOf(runtime.execution),
+            elHead: () => headOf(runtime.stateReads),
             nodeMetrics: async () => runtime.node?.call('svc_metrics', []),
           }, log);
   } catch (err) {

@@ -67,6 +67,12 @@ export interface Plugin {
 export interface PluginEnv {
   /** The EL: reads, and state for the gate. */
   readonly execution: Upstream;
+  /**
+   * The same EL on a small pool of its own, for the state the ingress reads for itself (the
+   * gate's head state and validation; the probes use it too): clients' reads in flight, slow
+   * readers included, never hold its connections.
+   */
+  readonly stateReads: Upstream;
   /** Where admitted submissions go (the execution upstream unless configured). */
   readonly submit: Upstream;
   /** The consensus node's local API (node-api.md), when configured. */

@@ -13,6 +13,8 @@ import { Upstream } from './upstream.js';
 
 /** Body cap when no plugin asks for one (size-limit switched off). */
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** Connections of the pool for the ingress's own state reads (PluginEnv.stateReads). */
+const STATE_READ_CONNECTIONS = 16;
 
 export class Runtime {
   readonly maxBodyBytes: number;
@@ -23,6 +25,7 @@ export class Runtime {
     readonly config: IngressConfig,
     readonly chain: Chain,
     readonly execution: Upstream,
+    readonly stateReads: Upstream,
     private readonly submit: Upstream,
     readonly node: Upstream | undefined,
     private readonly fleet: Fleet,
@@ -34,15 +37,17 @@ export class Runtime {
   static async create(config: IngressConfig, log: Logger, metrics: Metrics): Promise<Runtime> {
     const onError = (kind: 'unavailable' | 'invalid') => metrics.upstreamError(kind);
     const execution = new Upstream(config.upstreams.execution, onError);
+    const stateReads = new Upstream({ ...config.upstreams.execution, connections: STATE_READ_CONNECTIONS }, onError);
     const submit =
       config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit, onError);
     const node = config.upstreams.node === undefined ? undefined : new Upstream(config.upstreams.node, onError);
     const fleet = new Fleet(config.fleet, log, metrics);
     try {
-      const chain = await Chain.create(config.plugins, { execution, submit, node, log, fleet, metrics });
-      return new Runtime(config, chain, execution, submit, node, fleet, createCors(config.corsOrigins));
+      const chain = await Chain.create(config.plugins, { execution, stateReads, submit, node, log, fleet, metrics });
+      return new Runtime(config, chain, execution, stateReads, submit, node, fleet, createCors(config.corsOrigins));
     } catch (err) {
       await closeUpstreams(execution, submit);
+      await stateReads.close();
       await node?.close();
       await fleet.close();
       throw err;
@@ -62,6 +67,7 @@ export class Runtime {
     if (this.inflight > 0) await new Promise<void>((resolve) => (this.onIdle = resolve));
     await this.chain.close();
     await closeUpstreams(this.execution, this.submit);
+    await this.stateReads.close();
     await this.node?.close();
     await this.fleet.close();
   }

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errors, INVALID_REQUEST, RpcFailure, transport, type RpcError } from './errors.js';
-import { Facts } from './facts.js';
+import { CLOSED, Facts, ON_CLOSE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
 import type { Metrics, Outcome } from './metrics.js';
@@ -32,6 +32,8 @@ interface Trace {
   started: number;
   /** Releases the upstream request of an answer still streaming. */
   cancelUpstream: (() => void) | undefined;
+  /** The request's facts, once it has been read: what plugins hold for it is released on close. */
+  facts: Facts | undefined;
 }
 
 /**
@@ -41,13 +43,17 @@ interface Trace {
 export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void) {
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();
-    const trace: Trace = { method: undefined, outcome: 'error', started: 0, cancelUpstream: undefined };
+    const trace: Trace = { method: undefined, outcome: 'error', started: 0, cancelUpstream: undefined, facts: undefined };
     runtime.enter();
     // One listener per request does all the bookkeeping (listeners are measurable at this rate;
     // a response closes once, so no once() wrapper either).
     res.on('close', () => {
       // An answer still streaming from the EL is abandoned.
       if (!res.writableFinished) trace.cancelUpstream?.();
+      if (trace.facts !== undefined) {
+        trace.facts.get(ON_CLOSE)?.();
+        if (!trace.facts.get(CLOSED)) trace.facts.set(CLOSED, true);
+      }
       runtime.leave();
       if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
       onSettled();
@@ -111,6 +117,9 @@ function handleBody(
   trace.method = request.method;
   trace.started = performance.now();
   const ctx: RequestContext = { request, peer, facts: new Facts() };
+  trace.facts = ctx.facts;
+  // Closed while the body was being admitted: its close has been handled without these facts.
+  if (res.destroyed) ctx.facts.set(CLOSED, true);
   const finish = (verdict: Verdict) => {
     if (verdict !== undefined) {
       trace.outcome = 'error' in verdict ? 'refused' : 'answered';
@@ -120,10 +129,15 @@ function handleBody(
     // into a closed response would hold its upstream connection waiting for a drain.
     if (res.destroyed) return;
     trace.outcome = 'proxied';
-    trace.cancelUpstream = runtime.execution.stream(canonicalBody(request), res, (err, declaredBytes) => {
-      if (err !== undefined) return fail(err);
-      metrics.streamedBytes(declaredBytes);
-    });
+    trace.cancelUpstream = runtime.execution.stream(
+      canonicalBody(request),
+      res,
+      (err, declaredBytes) => {
+        if (err !== undefined) return fail(err);
+        metrics.streamedBytes(declaredBytes);
+      },
+      runtime.config.clientTimeouts.readStallMs,
+    );
   };
   const fail = (err: unknown) => {
     trace.outcome = 'error';

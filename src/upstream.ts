@@ -62,13 +62,18 @@ export class Upstream {
    * client sees a truncated body rather than a wrong one).
    *
    * Returns `cancel`, for when the client goes away before the answer is complete: it releases
-   * the upstream request and its pooled connection (`done` then gets the abort).
+   * the upstream request and its pooled connection (`done` then gets the abort). A client that
+   * reads nothing of the answer for `stallMs` is cut the same way.
    */
-  stream(body: string, res: ServerResponse, done: (err: unknown, declaredBytes: number) => void): () => void {
-    const answer = new AnswerStream(res, (err, declaredBytes) => {
-      if (err === undefined) return done(undefined, declaredBytes);
-      done(res.headersSent || res.destroyed ? err : this.failure(err), 0);
-    });
+  stream(body: string, res: ServerResponse, done: (err: unknown, declaredBytes: number) => void, stallMs?: number): () => void {
+    const answer = new AnswerStream(
+      res,
+      (err, declaredBytes) => {
+        if (err === undefined) return done(undefined, declaredBytes);
+        done(res.headersSent || res.destroyed ? err : this.failure(err), 0);
+      },
+      stallMs,
+    );
     this.pool.dispatch({ path: this.path, method: 'POST', headers: JSON_HEADERS, body }, answer);
     return () => answer.cancel();
   }

@@ -43,7 +43,7 @@ export const gate: PluginModule<GateOptions> = {
   name: 'gate',
   parseOptions: parseGateOptions,
   shared: { 'gate-ledger': (init) => new MemoryLedger(init as LedgerOptions) },
-  create(options, { execution, submit, log, fleet, metrics }) {
+  create(options, { execution, stateReads, submit, log, fleet, metrics }) {
     if (options.role === 'follower') {
       const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl });
       return {
@@ -59,10 +59,10 @@ export const gate: PluginModule<GateOptions> = {
       };
     }
 
-    const state = new HeadState(execution, options.headCacheMs);
+    const state = new HeadState(stateReads, options.headCacheMs);
     const ledger = createLedger(fleet, options);
-    const validate = createElValidation(execution, options.validationMethod);
-    const pool = createWorkPool(options.threads, options.queueMax, { execution: execution.options });
+    const validate = createElValidation(stateReads, options.validationMethod);
+    const pool = createWorkPool(options.threads, options.queueMax, { execution: stateReads.options });
     const prefixJudge: PrefixJudge = {
       isPrecompile,
       simulate: async (sub, head) => {

@@ -12,11 +12,16 @@
  * fee-rewrite). One charge never exceeds the bucket's burst. A class whose buckets are not configured is
  * not limited.
  *
+ * A source may also hold at most `max_in_flight_per_source` requests open at once (a slot is
+ * taken when a request passes, released when its response closes, ON_CLOSE): tokens price what
+ * a source starts, this bounds what it holds, such as EL connections kept by answers it is slow
+ * to read. Counted per process.
+ *
  * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
  * Order: after allowlist (quota is spent only on allowed calls), before gate.
  */
 import { errors } from '../../src/errors.js';
-import { EXTRA_COST } from '../../src/facts.js';
+import { CLOSED, EXTRA_COST, ON_CLOSE, type Facts } from '../../src/facts.js';
 import { PRICED_BY_SIZE } from '../../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Bucket, hostedBucket } from './bucket.js';
@@ -50,6 +55,17 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
       };
     const submissions = buckets('submissions', options.submissions);
     const reads = buckets('reads', options.reads);
+    const inFlight = new Map<string, number>();
+    /** Holds one of the source's slots until the response closes (at once, if it already has). */
+    const hold = (source: string, facts: Facts) => {
+      if (facts.get(CLOSED)) return;
+      inFlight.set(source, (inFlight.get(source) ?? 0) + 1);
+      facts.set(ON_CLOSE, () => {
+        const left = inFlight.get(source)! - 1;
+        if (left === 0) inFlight.delete(source);
+        else inFlight.set(source, left);
+      });
+    };
 
     // The source's own bucket first, then the host's; continuations rather than awaits, so a
     // read stays synchronous when the buckets are in this process.
@@ -83,10 +99,19 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         const limits = submission ? submissions : reads;
         if (limits === undefined) return undefined;
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
+        if ((inFlight.get(source) ?? 0) >= options.maxInFlightPerSource) {
+          metrics.rateLimited(limits.name, 'in-flight');
+          return { error: errors.tooManyInFlight() };
+        }
         if (submission || PRICED_BY_SIZE.has(request.method)) {
           facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
         }
-        return limit(limits, source, limits.costs.get(request.method) ?? 1);
+        const passed = (verdict: Verdict): Verdict => {
+          if (verdict === undefined) hold(source, facts);
+          return verdict;
+        };
+        const verdict = limit(limits, source, limits.costs.get(request.method) ?? 1);
+        return verdict instanceof Promise ? verdict.then(passed) : passed(verdict);
       },
     };
   },

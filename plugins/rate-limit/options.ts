@@ -13,6 +13,8 @@ export interface RateLimitOptions {
   readonly trustedProxies: ReturnType<typeof parseCidrs>;
   readonly submissions: TrafficLimits | undefined;
   readonly reads: TrafficLimits | undefined;
+  /** Requests one source may have open at once (answered or streaming), whatever its tokens. */
+  readonly maxInFlightPerSource: number;
 }
 
 function readBucket(options: OptionsReader): BucketSpec {
@@ -61,6 +63,7 @@ export function parseRateLimitOptions(options: OptionsReader): RateLimitOptions 
   }
   const submissions = readTraffic(options, 'submissions');
   const reads = readTraffic(options, 'reads');
+  const maxInFlightPerSource = options.integer('max_in_flight_per_source', 32);
   options.done();
-  return { trustedProxies, submissions, reads };
+  return { trustedProxies, submissions, reads, maxInFlightPerSource };
 }

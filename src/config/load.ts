@@ -36,7 +36,7 @@ export interface IngressConfig {
   /** Processes serving the one public port (node:cluster); 1 runs no cluster. */
   readonly workers: number;
   /** Slow clients: time to send headers, time for a whole request, keep-alive idle time. */
-  readonly clientTimeouts: { readonly headersMs: number; readonly requestMs: number; readonly keepAliveMs: number };
+  readonly clientTimeouts: { readonly headersMs: number; readonly requestMs: number; readonly keepAliveMs: number; readonly readStallMs: number };
   readonly logLevel: LogLevel;
   /** Where shared state lives: this process, or one Redis for a fleet. */
   readonly fleet: FleetOptions;
@@ -83,6 +83,7 @@ function readConfig(root: OptionsReader): IngressConfig {
     headersMs: timeouts.integer('headers_ms', 10_000),
     requestMs: timeouts.integer('request_ms', 30_000),
     keepAliveMs: timeouts.integer('keep_alive_ms', 5_000),
+    readStallMs: timeouts.integer('read_stall_ms', 10_000),
   };
   if (clientTimeouts.requestMs < clientTimeouts.headersMs) timeouts.fail('request_ms', 'must be at least headers_ms');
   timeouts.done();

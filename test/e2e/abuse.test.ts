@@ -27,6 +27,17 @@ async function rawClient(port: number): Promise<{ socket: Socket; received: () =
   };
 }
 
+/** A POST from a given loopback address: each address is its own source. */
+async function postAs(url: string, from: string, body: string): Promise<{ status: number; text: string }> {
+  const agent = new Agent({ localAddress: from });
+  try {
+    const reply = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher: agent });
+    return { status: reply.statusCode, text: await reply.body.text() };
+  } finally {
+    await agent.close();
+  }
+}
+
 const jsonRefusal = (message: string) => JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message } });
 
 describe('abuse: transport attacks on the running ingress', () => {
@@ -158,16 +169,7 @@ describe('abuse: refusals are paid for by the source that causes them', () => {
     await el?.close();
   });
 
-  /** A POST from a given loopback address: each address is its own source. */
-  const postFrom = async (from: string, body: string) => {
-    const agent = new Agent({ localAddress: from });
-    try {
-      const reply = await request(ingress.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher: agent });
-      return { status: reply.statusCode, text: await reply.body.text() };
-    } finally {
-      await agent.close();
-    }
-  };
+  const postFrom = (from: string, body: string) => postAs(ingress.url, from, body);
   const chainId = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
 
   it('F6: charges a large body by its size before parsing it, then refuses the source unparsed; others are served', async () => {
@@ -186,5 +188,91 @@ describe('abuse: refusals are paid for by the source that causes them', () => {
     // The same source's ordinary read is over quota too; another source is served.
     expect((await postFrom('127.0.0.1', chainId)).status).to.equal(429);
     expect(await postFrom('127.0.0.2', chainId)).to.deep.equal({ status: 200, text: '{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}' });
+  });
+});
+
+describe('abuse: a source that does not read its answers', () => {
+  let el: ReturnType<typeof createServer>;
+  let ingress: TestIngress;
+  /** eth_call answers the EL had cut short, each counted once. */
+  let aborted = 0;
+  let onAborted: () => void = () => {};
+
+  before(async () => {
+    // eth_call answers an endless stream of JSON (no socket buffer holds it all, however large
+    // the kernel lets it grow); everything else is eth_chainId.
+    const chunk = Buffer.alloc(1024 * 1024, '0');
+    el = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const call = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string };
+        if (call.method !== 'eth_call') {
+          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: '0x1fcd' }));
+        }
+        res.on('close', () => {
+          aborted++;
+          onAborted();
+        });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"jsonrpc":"2.0","id":1,"result":"0x');
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk));
+        };
+        res.on('drain', pump);
+        pump();
+      });
+    });
+    await new Promise<void>((resolve) => el.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(el.address() as AddressInfo).port}`;
+    const plugins = '\n  - allowlist\n  - rate-limit:\n      max_in_flight_per_source: 2\n      reads:\n        per_source: {rate_per_second: 1000, burst: 1000}\n';
+    const yaml = testConfig(url, plugins, 'client_timeouts:\n  read_stall_ms: 500').replace('  headers_timeout_ms: 2000', '  connections: 3\n  headers_timeout_ms: 2000\n  body_timeout_ms: 30000');
+    ingress = await startTestIngress(yaml.replace('  body_timeout_ms: 2000\n', ''));
+  });
+  after(async () => {
+    await ingress?.shutdown();
+    el?.closeAllConnections();
+    await new Promise((resolve) => el?.close(resolve));
+  });
+
+  const postFrom = (from: string, body: string) => postAs(ingress.url, from, body);
+
+  it('F3: holds a source to its in-flight cap, cuts answers it stopped reading, and serves everyone else meanwhile', async () => {
+    const call = '{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x000000000000000000000000000000000000dead"},"latest"]}';
+    const request = `POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${call.length}\r\n\r\n${call}`;
+    // Two eth_calls whose answers are never read (the sockets are paused, their buffers fill).
+    const readers = await Promise.all([rawClient(ingress.port), rawClient(ingress.port)]);
+    for (const reader of readers) {
+      reader.socket.pause();
+      reader.socket.write(request);
+    }
+    // The third from the same source is refused while those two are open.
+    const third = await postFrom('127.0.0.1', call);
+    expect(third.status).to.equal(429);
+    expect(JSON.parse(third.text).error).to.include({ code: -32005, message: 'rate limited: too many requests in flight from this source; retry later' });
+    // Another source is served at once on the upstream connection left.
+    const started = Date.now();
+    expect(await postFrom('127.0.0.2', '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}')).to.deep.equal({ status: 200, text: '{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}' });
+    expect(Date.now() - started).to.be.below(1_000);
+    // After read_stall_ms without a byte taken, both answers are cut: their slots come back
+    // (polled: the cut is the ingress's own timer, nothing the test could await).
+    const deadline = Date.now() + 3_000;
+    for (;;) {
+      const again = await postFrom('127.0.0.1', '{"jsonrpc":"2.0","id":2,"method":"eth_chainId","params":[]}');
+      if (again.status === 200) break;
+      expect(Date.now(), 'slots still held').to.be.below(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(Date.now() - started).to.be.at.least(400);
+    // The EL saw both requests aborted, and the readers' connections are closed by the ingress.
+    await new Promise<void>((resolve) => {
+      onAborted = () => aborted === 2 && resolve();
+      onAborted();
+    });
+    for (const reader of readers) {
+      reader.socket.resume();
+      await reader.ended;
+      reader.socket.destroy();
+    }
   });
 });

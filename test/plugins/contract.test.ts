@@ -17,7 +17,7 @@ const REQUIRED: Record<string, Record<string, unknown>> = { auth: { token_env: '
 
 const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
 const log = createLogger('error');
-const env: PluginEnv = { execution: upstream, submit: upstream, node: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
+const env: PluginEnv = { execution: upstream, stateReads: upstream, submit: upstream, node: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
 
 describe('plugin contract', () => {
   after(() => upstream.close());

@@ -39,7 +39,7 @@ function recorder(
 
 const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
 const log = createLogger('error');
-const env: PluginEnv = { execution: upstream, submit: upstream, node: undefined, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
+const env: PluginEnv = { execution: upstream, stateReads: upstream, submit: upstream, node: undefined, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
 const ctx = (method: string): RequestContext => ({
   request: Object.freeze({ jsonrpc: '2.0' as const, id: 1, method }),
   peer: { address: '127.0.0.1', headers: {} },
