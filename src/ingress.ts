@@ -15,7 +15,7 @@ import { Metrics } from './metrics.js';
 import { headOf, startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
 import { transport } from './errors.js';
-import { createRequestListener, MAX_HEADERS, transportBody } from './server.js';
+import { createContinueListener, createRequestListener, MAX_HEADERS, transportBody } from './server.js';
 
 export interface Ingress {
   /** The JSON-RPC endpoint, e.g. http://127.0.0.1:8545. */
@@ -59,6 +59,10 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
     },
   );
   server.maxHeadersCount = MAX_HEADERS + 1;
+  // A client that half-closes after sending its request still gets the answer (Node's default
+  // aborts it, after a submission may already have been forwarded).
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  server.on('checkContinue', createContinueListener(() => runtime, (req, res) => server.emit('request', req, res)));
   // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
   server.maxConnections = config.maxConnections;
   // Malformed HTTP, oversized headers and slow clients: a status with a JSON body, then the

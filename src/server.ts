@@ -94,6 +94,27 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
   };
 }
 
+/**
+ * `Expect: 100-continue`: Node would send "100 Continue" before any check, inviting a body the
+ * ingress is about to refuse. It is sent only for a request whose body would be read (POST, JSON,
+ * uncompressed, a declared length within the cap); any other gets its refusal straight away.
+ */
+export function createContinueListener(current: () => Runtime, onRequest: (req: IncomingMessage, res: ServerResponse) => void) {
+  return function onCheckContinue(req: IncomingMessage, res: ServerResponse): void {
+    const length = req.headers['content-length'];
+    const encoding = req.headers['content-encoding'];
+    const readable =
+      req.method === 'POST' &&
+      isJsonContentType(req.headers['content-type']) &&
+      (encoding === undefined || encoding.toLowerCase() === 'identity') &&
+      req.headers['transfer-encoding'] === undefined &&
+      length !== undefined &&
+      Number(length) <= current().maxBodyBytes;
+    if (readable) res.writeContinue();
+    onRequest(req, res);
+  };
+}
+
 function handleBody(
   runtime: Runtime,
   peer: RequestContext['peer'],
