@@ -74,7 +74,7 @@ function timed(label: string, count: number, fn: (i: number) => void): number {
  */
 function post(pool: Pool, body: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const answer = new AnswerText(1 << 20, (err, text) => (err === undefined ? resolve(text) : reject(err)));
+    const answer = new AnswerText(1 << 20, 200, (err, text) => (err === undefined ? resolve(text) : reject(err)));
     pool.dispatch({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body }, answer);
   });
 }

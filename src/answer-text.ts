@@ -15,6 +15,8 @@ export class AnswerText implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly limitBytes: number,
+    /** The highest final status read as an answer: 200, or 429 from another ingress (its -32005). */
+    private readonly highestStatus: 200 | 429,
     private settle: ((err: Error | undefined, text: string) => void) | undefined,
   ) {}
 
@@ -22,8 +24,8 @@ export class AnswerText implements Dispatcher.DispatchHandler {
   onRequestStart(): void {}
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
-    // 1xx are interim; a final status other than 200 is not an answer.
-    if (statusCode > 200) controller.abort(invalid());
+    // 1xx are interim; a final status other than 200 (or the ingress's 429) is not an answer.
+    if (statusCode > 200 && statusCode !== this.highestStatus) controller.abort(invalid());
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {

@@ -59,9 +59,6 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
     },
   );
   server.maxHeadersCount = MAX_HEADERS + 1;
-  // A client that half-closes after sending its request still gets the answer (Node's default
-  // aborts it, after a submission may already have been forwarded).
-  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('checkContinue', createContinueListener(() => runtime, (req, res) => server.emit('request', req, res)));
   // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
   server.maxConnections = config.maxConnections;

@@ -26,6 +26,11 @@ export interface UpstreamOptions {
   readonly headersTimeoutMs: number;
   /** Time allowed between two chunks of the upstream's response body. */
   readonly bodyTimeoutMs: number;
+  /**
+   * The upstream is another svc-ingress (a follower's relay_url): its HTTP 429 answers carry a
+   * JSON-RPC -32005 to pass on, not a broken response.
+   */
+  readonly isIngress?: boolean;
 }
 
 /** Told of every failed call, for metrics. */
@@ -79,10 +84,10 @@ export class Upstream {
   }
 
   /** Calls `method` and returns the upstream's answer, result or JSON-RPC error, parsed. */
-  call(method: string, params: readonly unknown[]): Promise<Answer> {
+  call(method: string, params: readonly unknown[], headers?: Readonly<Record<string, string>>): Promise<Answer> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
     return new Promise((resolve, reject) => {
-      const answer = new AnswerText(MAX_CALL_ANSWER_BYTES, (err, text) => {
+      const answer = new AnswerText(MAX_CALL_ANSWER_BYTES, this.options.isIngress === true ? 429 : 200, (err, text) => {
         if (err !== undefined) return reject(this.failure(err));
         try {
           resolve(parseAnswer(text));
@@ -90,7 +95,7 @@ export class Upstream {
           reject(this.failure(parseErr));
         }
       });
-      this.pool.dispatch({ path: this.path, method: 'POST', headers: JSON_HEADERS, body }, answer);
+      this.pool.dispatch({ path: this.path, method: 'POST', headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers }, body }, answer);
     });
   }
 

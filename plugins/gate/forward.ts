@@ -9,10 +9,10 @@ import type { RawTransaction } from './shape.js';
  * the target passes through with its reason. An unreachable target fails closed: the client is
  * told the transaction was not forwarded (-32603) and may retry.
  */
-export async function forwardSubmission(submit: Upstream, { hex, hash }: RawTransaction): Promise<Answer> {
+export async function forwardSubmission(submit: Upstream, { hex, hash }: RawTransaction, headers?: Readonly<Record<string, string>>): Promise<Answer> {
   let answer: Answer;
   try {
-    answer = await submit.call('eth_sendRawTransaction', [hex]);
+    answer = await submit.call('eth_sendRawTransaction', [hex], headers);
   } catch (err) {
     if (err instanceof RpcFailure) throw new RpcFailure(errors.submissionUnavailable(), { cause: err });
     throw err;

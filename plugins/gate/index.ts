@@ -16,9 +16,9 @@
  * Fails closed: an EL that cannot be read gives -32603 and nothing is forwarded.
  * Order: after size-limit (sizes capped before decoding), allowlist and rate-limit.
  */
-import { errors } from '../../src/errors.js';
+import { errors, LIMIT_EXCEEDED } from '../../src/errors.js';
 import { throttledWarning } from '../../src/log-throttle.js';
-import { EXTRA_COST, type ExtraCost as TakeMore } from '../../src/facts.js';
+import { CLOSED, EXTRA_COST, type Facts } from '../../src/facts.js';
 import type { Answer } from '../../src/jsonrpc.js';
 import { SUBMISSION_ONLY } from '../../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
@@ -45,15 +45,20 @@ export const gate: PluginModule<GateOptions> = {
   shared: { 'gate-ledger': (init) => new MemoryLedger(init as LedgerOptions) },
   create(options, { execution, stateReads, submit, log, fleet, metrics }) {
     if (options.role === 'follower') {
-      const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl });
+      const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl, isIngress: true });
       return {
         name: 'gate',
         methods: SUBMISSION_ONLY,
-        handle({ request }: RequestContext): Verdict | Promise<Verdict> {
+        handle({ request, peer }: RequestContext): Verdict | Promise<Verdict> {
           if (request.method !== 'eth_sendRawTransaction') return undefined;
           const raw = readRawTransaction(request.params);
           if (relay === undefined) return { error: errors.followerRefusesSubmissions() };
-          return forwardSubmission(relay, raw);
+          // The validator sees this follower as the peer: it must learn whose submission it is,
+          // or every user of the follower shares one bucket there (list the follower in the
+          // validator's trusted_proxies).
+          const earlier = peer.headers['x-forwarded-for'];
+          const forwardedFor = typeof earlier === 'string' && earlier !== '' ? `${earlier}, ${peer.address}` : peer.address;
+          return forwardSubmission(relay, raw, { 'x-forwarded-for': forwardedFor }).then(relayed);
         },
         close: () => relay?.close(),
       };
@@ -92,7 +97,8 @@ export const gate: PluginModule<GateOptions> = {
       return { error: wireError(cached, true) };
     };
 
-    const judge = async (raw: RawTransaction, extraCost: TakeMore | undefined): Promise<Answer> => {
+    const judge = async (raw: RawTransaction, facts: Facts): Promise<Answer> => {
+      const extraCost = facts.get(EXTRA_COST);
       const { hash } = raw;
       // Undefined while the verdict depends only on the bytes; the head number once state is read.
       let head: bigint | undefined;
@@ -129,6 +135,12 @@ export const gate: PluginModule<GateOptions> = {
         metrics.gateVerdict('refused', err.reason);
         return { error: wireError(refusal, false) };
       }
+      // A client gone while the gate judged (closed, or half-closed: Node aborts the request then)
+      // would never learn that its transaction was ordered: it is not forwarded.
+      if (facts.get(CLOSED)) {
+        await release();
+        return ABANDONED;
+      }
       // Claimed across the fleet before forwarding: another instance admitting the same bytes
       // at the same moment gets "already known" instead of forwarding them twice.
       if (!(await ledger.claim(hash))) {
@@ -153,10 +165,13 @@ export const gate: PluginModule<GateOptions> = {
     };
 
     /** Judges the bytes once: the same bytes twice at once wait for the first verdict. */
-    const judgeOnce = (raw: RawTransaction, extraCost: TakeMore | undefined): Promise<Answer> => {
+    const judgeOnce = (raw: RawTransaction, facts: Facts): Promise<Answer> => {
       const running = judging.get(raw.hash);
-      if (running !== undefined) return running.then((first) => ('result' in first ? { error: errors.alreadyKnown() } : first));
-      const verdict = judge(raw, extraCost).finally(() => judging.delete(raw.hash));
+      if (running !== undefined) {
+        // The same bytes from a client that is still there are judged afresh if the first one left.
+        return running.then((first) => (first === ABANDONED ? judgeOnce(raw, facts) : 'result' in first ? { error: errors.alreadyKnown() } : first));
+      }
+      const verdict = judge(raw, facts).finally(() => judging.delete(raw.hash));
       judging.set(raw.hash, verdict);
       return verdict;
     };
@@ -167,10 +182,9 @@ export const gate: PluginModule<GateOptions> = {
       handle({ request, facts }: RequestContext): Verdict | Promise<Verdict> {
         if (request.method !== 'eth_sendRawTransaction') return undefined;
         const raw = readRawTransaction(request.params);
-        const extraCost = facts.get(EXTRA_COST);
-        if (judging.has(raw.hash)) return judgeOnce(raw, extraCost);
+        if (judging.has(raw.hash)) return judgeOnce(raw, facts);
         return replay(raw.hash).then(
-          (earlier) => earlier ?? judgeOnce(raw, extraCost),
+          (earlier) => earlier ?? judgeOnce(raw, facts),
           (err) => {
             if (!(err instanceof Unavailable)) throw err;
             return { error: errors.validationUnavailable() };
@@ -182,12 +196,22 @@ export const gate: PluginModule<GateOptions> = {
   },
 };
 
+/** What a judgement whose client left before the forward ends with (nobody reads it). */
+const ABANDONED: Answer = { error: errors.submissionUnavailable() };
+
 /** How long a client should wait when the signature pool is full. */
 const POOL_BUSY_RETRY_MS = 1_000;
 /** Rate-limit tokens a frame transaction's entries cost: one per 10,000 verification gas, at least one. */
 const GAS_PER_TOKEN = 10_000n;
 const verificationTokens = (tx: Parameters<typeof verificationGas>[0]) =>
   Math.max(1, Number((verificationGas(tx) + GAS_PER_TOKEN - 1n) / GAS_PER_TOKEN));
+
+/** The validator's -32005 keeps its HTTP 429 and Retry-After on the way back through a follower. */
+function relayed(answer: Answer): Answer {
+  if (!('error' in answer) || answer.error.code !== LIMIT_EXCEEDED) return answer;
+  const retryAfterMs = (answer.error.data as { retry_after_ms?: unknown } | undefined)?.retry_after_ms;
+  return typeof retryAfterMs === 'number' ? { error: { ...answer.error, httpStatus: 429, retryAfterMs } } : answer;
+}
 
 function wireError(refusal: CachedRefusal, cached: boolean) {
   return refusal.byExecutionLayer

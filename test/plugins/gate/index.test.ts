@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { JsonRpcProvider, keccak256, parseEther, Transaction, Wallet, type TransactionRequest } from 'ethers';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { Agent, request } from 'undici';
 import { parseConfig } from '../../../src/config/load.js';
 import { DEV_KEY, DEV_KEYS, useAnvil } from '../../helpers/el.js';
 import { call, receiptOf, rpc } from '../../helpers/http.js';
@@ -153,6 +156,20 @@ describe('gate', () => {
       expect(await submit(raw)).to.equal(
         rejected(1, 'fee-too-low', `max fee per gas 1 is below the current base fee ${BigInt(baseFeePerGas)}`),
       );
+    });
+
+    it('a submission whose client closed its side before the verdict (F15): not forwarded, so it can be sent again', async () => {
+      const raw = await signed(wallet(KEYS[1]), { value: 2n });
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
+      const socket = connect(Number(new URL(ingress.url).port), '127.0.0.1');
+      await once(socket, 'connect');
+      socket.on('error', () => {});
+      socket.end(`POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      await new Promise((resolve) => socket.on('close', resolve));
+      // Sent again, it is judged afresh, admitted and forwarded once: the first was never claimed.
+      expect(await submit(raw)).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 1, result: keccak256(raw) }));
+      expect(tap.methods().filter((method) => method === 'eth_sendRawTransaction')).to.have.length(1);
+      tap.bodies.length = 0;
     });
 
     it('a second submission of the same bytes: "already known"', async () => {
@@ -319,6 +336,39 @@ describe('gate: role follower', () => {
       expect(again.error).to.deep.equal({ code: -32000, message: 'already known' });
     } finally {
       await follower.shutdown();
+    }
+  });
+
+  it('tells the validator whose submission it relays (X-Forwarded-For), so its users do not share one bucket there', async () => {
+    const limited = await startTestIngress(
+      testConfig(
+        anvil.current.url,
+        '\n  - allowlist\n  - rate-limit:\n      trusted_proxies: [127.0.0.1]\n      submissions:\n        per_source: {rate_per_second: 1, burst: 1}\n  - gate:\n      head_cache_ms: 0\n',
+      ),
+    );
+    const follower = await startTestIngress(testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${limited.url}`)));
+    const sign = (key: string) =>
+      new Wallet(key).signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+    const submitFrom = async (from: string, raw: string) => {
+      const agent = new Agent({ localAddress: from });
+      try {
+        const reply = await request(follower.url, {
+          method: 'POST', headers: { 'content-type': 'application/json' }, dispatcher: agent,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }),
+        });
+        return JSON.parse(await reply.body.text()) as { result?: string; error?: { code: number } };
+      } finally {
+        await agent.close();
+      }
+    };
+    try {
+      const [a1, a2, b1] = await Promise.all([sign(DEV_KEYS[2]), sign(DEV_KEYS[3]), sign(DEV_KEYS[4])]);
+      expect(await submitFrom('127.0.0.2', a1)).to.have.property('result', keccak256(a1));
+      expect((await submitFrom('127.0.0.2', a2)).error).to.include({ code: -32005 });
+      expect(await submitFrom('127.0.0.3', b1)).to.have.property('result', keccak256(b1));
+    } finally {
+      await follower.shutdown();
+      await limited.shutdown();
     }
   });
 
