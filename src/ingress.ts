@@ -92,7 +92,7 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
             ownMetrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
             elHead: () => headOf(runtime.stateReads),
             nodeMetrics: async () => runtime.node?.call('svc_metrics', []),
-          }, log);
+          }, log, config.readinessHeadAgeMs);
   } catch (err) {
     // A partial start cleans up after itself: the public listener and the runtime go too.
     await new Promise((resolve) => server.close(resolve));

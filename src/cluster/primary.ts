@@ -110,7 +110,7 @@ async function startOperatorListener(config: IngressConfig, log: Logger): Promis
     ownMetrics: async () => ({ text: await aggregator.clusterMetrics(), contentType: aggregator.contentType }),
     elHead: () => headOf(execution),
     nodeMetrics: async () => node?.call('svc_metrics', []),
-  }, log);
+  }, log, config.readinessHeadAgeMs);
   announceOperatorListener(probes.url, config.metricsListen.host, log);
   return {
     url: probes.url,

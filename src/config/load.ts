@@ -21,6 +21,8 @@ export interface IngressConfig {
   readonly listen: ListenAddress;
   /** The operator listener (/metrics, /livez, /readyz); none when absent. */
   readonly metricsListen: ListenAddress | undefined;
+  /** /readyz: the head must have moved within this long. */
+  readonly readinessHeadAgeMs: number;
   readonly upstreams: {
     readonly execution: UpstreamOptions;
     readonly submit: UpstreamOptions;
@@ -68,6 +70,8 @@ function readConfig(root: OptionsReader): IngressConfig {
   const listen = readListen(root, 'listen');
   const metricsListen = root.has('metrics_listen') ? readListen(root, 'metrics_listen') : (root.optionalString('metrics_listen'), undefined);
   const metricsPublic = root.boolean('metrics_public', false);
+  // One idle heartbeat: 1,200 blockless commits (spec 1), about two minutes at ten a second.
+  const readinessHeadAgeMs = root.integer('readiness_head_age_ms', 180_000);
   if (metricsListen !== undefined && !metricsPublic && !isLoopback(metricsListen.host)) {
     root.fail('metrics_listen', 'is not a loopback address: metrics are for local scraping; set metrics_public: true to expose them anyway');
   }
@@ -92,7 +96,7 @@ function readConfig(root: OptionsReader): IngressConfig {
   const fleet = readFleet(root);
   const plugins = readPlugins(root, 'plugins');
   root.done();
-  return Object.freeze({ listen, metricsListen, upstreams, corsOrigins, drainTimeoutMs, maxConnections, workers, clientTimeouts, logLevel, fleet, plugins });
+  return Object.freeze({ listen, metricsListen, readinessHeadAgeMs, upstreams, corsOrigins, drainTimeoutMs, maxConnections, workers, clientTimeouts, logLevel, fleet, plugins });
 }
 
 function readListen(root: OptionsReader, key: string): ListenAddress {
