@@ -35,7 +35,7 @@ import { createWorkPool, PoolBusy } from './work-pool.js';
 import { verificationGas } from './signatures.js';
 import { readRawTransaction, type RawTransaction } from './shape.js';
 import { isPrecompile } from './simulation/fork.js';
-import { HeadState, Unavailable } from './state.js';
+import { HeadState, Unavailable, type Head } from './state.js';
 import { judgePrefix, type PrefixJudge } from './validation-prefix.js';
 import type { CachedRefusal } from './verdict-cache.js';
 
@@ -110,11 +110,31 @@ export const gate: PluginModule<GateOptions> = {
           if (overQuota !== undefined) return overQuota;
           await pool.verify(sub.frame.tx);
         }
-        const latest = await state.latest();
-        head = latest.number;
-        release = await checkAdmission(sub, latest, state, ledger, options);
-        if (sub.frame !== undefined) await judgePrefix(sub, latest, state, prefixJudge);
-        await validate?.(sub);
+        /** The verdict against one head; holds an in-flight slot when it admits. */
+        const atHead = async (latest: Head): Promise<Release> => {
+          head = latest.number;
+          const held = await checkAdmission(sub, latest, state, ledger, options);
+          try {
+            if (sub.frame !== undefined) await judgePrefix(sub, latest, state, prefixJudge);
+            await validate?.(sub);
+          } catch (err) {
+            await held();
+            throw err;
+          }
+          return held;
+        };
+        const cached = await state.latest();
+        try {
+          release = await atHead(cached);
+        } catch (err) {
+          // A refusal that rests on state is confirmed on a fresh head before it is given: the
+          // cached one may be up to head_cache_ms old (a transfer sent right after its funding
+          // receipt would be refused "balance 0").
+          if (!(err instanceof Refusal)) throw err;
+          const fresh = await state.fresh();
+          if (fresh.number === cached.number) throw err;
+          release = await atHead(fresh);
+        }
       } catch (err) {
         await release?.();
         if (err instanceof PoolBusy) return { error: errors.rateLimited('host', POOL_BUSY_RETRY_MS) };

@@ -31,6 +31,8 @@ export class Unavailable extends Error {
 export class HeadState {
   /** The latest block, read at most once per `headCacheMs` whoever asks. */
   readonly latest: () => Promise<Head>;
+  /** The latest block read now (concurrent callers share one read), to confirm a state-bound refusal. */
+  readonly fresh: () => Promise<Head>;
   /** Reads at the current head, by kind and address: each is made once per head. */
   private reads = new Map<string, Promise<unknown>>();
   private readsHead = -1n;
@@ -40,6 +42,8 @@ export class HeadState {
     headCacheMs: number,
   ) {
     this.latest = sharedFor(headCacheMs, () => this.readHead());
+    let reading: Promise<Head> | undefined;
+    this.fresh = () => (reading ??= this.readHead().finally(() => (reading = undefined)));
   }
 
   account(address: string, head: Head): Promise<Account> {

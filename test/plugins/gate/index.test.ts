@@ -187,6 +187,25 @@ describe('gate', () => {
     });
   });
 
+  it('confirms a state-bound refusal on a fresh head: a transfer sent right after its funding is admitted', async () => {
+    const stale = await startTestIngress(testConfig(tap.url, gateYaml('      head_cache_ms: 5000')));
+    try {
+      const w = Wallet.createRandom();
+      const transfer = (value: bigint) =>
+        w.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+      // Unfunded: refused, and the head and the account are now cached for 5 s.
+      const first = JSON.parse((await rpc(stale.url, 'eth_sendRawTransaction', [await transfer(1n)])).text);
+      expect(first.error.data).to.deep.equal({ reason: 'insufficient-funds' });
+      // Funded in a new block, within head_cache_ms: the cached head still says balance 0.
+      await call(anvil.current.url, 'anvil_setBalance', [w.address, '0xde0b6b3a7640000']);
+      await call(anvil.current.url, 'evm_mine');
+      const raw = await transfer(2n);
+      expect((await rpc(stale.url, 'eth_sendRawTransaction', [raw], 3)).text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 3, result: keccak256(raw) }));
+    } finally {
+      await stale.shutdown();
+    }
+  });
+
   it('passes a refusal by the submission target through with its reason', async () => {
     // The gate does not check EIP-3860's init code size: anvil refuses it.
     const raw = await signed(wallet(KEYS[2]), { to: null, value: 0n, data: '0x' + '00'.repeat(49_153), gasLimit: 600_000n });
