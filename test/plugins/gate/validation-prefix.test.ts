@@ -83,6 +83,21 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
       expect(target.received).to.deep.equal([raw]);
     });
 
+    it('holds a forwarded transaction\'s nonce until the next block, then frees it if it was skipped', async () => {
+      const account = secpAccount();
+      await fund(account.address);
+      const first = signed(selfTransfer(account.address, SECP256K1), [account.sign]);
+      expect(await submit(first)).to.equal(admitted(first));
+      // The recording target never executes it: to the gate it is in flight.
+      const fields = selfTransfer(account.address, SECP256K1);
+      fields.frames[1]!.value = 2n;
+      const second = signed(fields, [account.sign]);
+      expect(JSON.parse(await submit(second)).error.data).to.deep.equal({ reason: 'nonce-in-flight' });
+      // A block without it: skipped, its nonce free again.
+      await call(anvil.current.url, 'evm_mine', []);
+      expect(await submit(second)).to.equal(admitted(second));
+    });
+
     describe('refuses, forwarding nothing', () => {
       afterEach(() => expect(target.received, 'forwarded').to.deep.equal([]));
 
