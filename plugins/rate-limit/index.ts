@@ -44,7 +44,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
   parseOptions: parseRateLimitOptions,
   shared: { 'rate-limit': hostedBucket },
   create(options, { fleet, metrics }) {
-    const sourceOf = createSourceResolver(options.trustedProxies);
+    const sourceOf = createSourceResolver(options.trustedProxies, options.ipv6SourcePrefix);
     const buckets = (name: string, limits: TrafficLimits | undefined): Buckets | undefined =>
       limits && {
         name,

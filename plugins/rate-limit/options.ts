@@ -15,6 +15,8 @@ export interface RateLimitOptions {
   readonly reads: TrafficLimits | undefined;
   /** Requests one source may have open at once (answered or streaming), whatever its tokens. */
   readonly maxInFlightPerSource: number;
+  /** IPv6 sources are grouped by this prefix length. */
+  readonly ipv6SourcePrefix: number;
 }
 
 function readBucket(options: OptionsReader): BucketSpec {
@@ -64,6 +66,7 @@ export function parseRateLimitOptions(options: OptionsReader): RateLimitOptions 
   const submissions = readTraffic(options, 'submissions');
   const reads = readTraffic(options, 'reads');
   const maxInFlightPerSource = options.integer('max_in_flight_per_source', 32);
+  const ipv6SourcePrefix = options.integer('ipv6_source_prefix', 48, { min: 32, max: 64 });
   options.done();
-  return { trustedProxies, submissions, reads, maxInFlightPerSource };
+  return { trustedProxies, submissions, reads, maxInFlightPerSource, ipv6SourcePrefix };
 }

@@ -37,17 +37,21 @@ function parse(text: string): Address | undefined {
   }
 }
 
-/** The bucket key of an address: the IPv4 address, or the IPv6 /64 prefix. */
-export function sourceKey(address: Address): string {
+/**
+ * The bucket key of an address: the IPv4 address, or its IPv6 prefix of `ipv6Bits` (48 by
+ * default: a subscriber's site holds a whole /48, 65,536 /64s it could rotate through).
+ */
+export function sourceKey(address: Address, ipv6Bits: number): string {
   if (address.kind() === 'ipv4') return address.toString();
-  const prefix = (address as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
-  return `${prefix.join(':')}::/64`;
+  const bytes = (address as ipaddr.IPv6).toByteArray();
+  for (let bit = ipv6Bits; bit < 128; bit++) bytes[bit >> 3]! &= ~(0x80 >> (bit & 7));
+  return `${ipaddr.fromByteArray(bytes).toString()}/${ipv6Bits}`;
 }
 
 /** Peers remembered with their bucket key: a keep-alive client sends many requests. */
 const PEER_CACHE_SIZE = 10_000;
 
-export function createSourceResolver(trustedProxies: readonly Cidr[]) {
+export function createSourceResolver(trustedProxies: readonly Cidr[], ipv6Bits = 48) {
   const trusted = (address: Address) =>
     trustedProxies.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits));
   // peer -> its key, or undefined for a trusted proxy (whose requests carry their own source).
@@ -55,7 +59,7 @@ export function createSourceResolver(trustedProxies: readonly Cidr[]) {
   const keyOfPeer = (peer: string): string | undefined => {
     if (peers.has(peer)) return peers.get(peer);
     const address = parse(peer);
-    const key = address === undefined ? peer : trusted(address) ? undefined : sourceKey(address);
+    const key = address === undefined ? peer : trusted(address) ? undefined : sourceKey(address, ipv6Bits);
     if (peers.size >= PEER_CACHE_SIZE) peers.clear();
     peers.set(peer, key);
     return key;
@@ -64,7 +68,7 @@ export function createSourceResolver(trustedProxies: readonly Cidr[]) {
     const key = keyOfPeer(peer);
     if (key !== undefined) return key;
     const peerAddress = parse(peer)!;
-    if (forwardedFor === undefined) return sourceKey(peerAddress);
+    if (forwardedFor === undefined) return sourceKey(peerAddress, ipv6Bits);
     const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
     let client = peerAddress;
     for (let i = hops.length - 1; i >= 0; i--) {
@@ -73,6 +77,6 @@ export function createSourceResolver(trustedProxies: readonly Cidr[]) {
       client = hop;
       if (!trusted(hop)) break;
     }
-    return sourceKey(client);
+    return sourceKey(client, ipv6Bits);
   };
 }

@@ -13,10 +13,17 @@ describe('rate-limit: the source of a request', () => {
     expect(untrusting('::ffff:203.0.113.7', undefined)).to.equal('203.0.113.7');
   });
 
-  it('groups IPv6 sources by /64', () => {
-    expect(untrusting('2001:db8:1:2:aaaa::1', undefined)).to.equal('2001:db8:1:2::/64');
-    expect(untrusting('2001:db8:1:2:bbbb::9', undefined)).to.equal('2001:db8:1:2::/64');
-    expect(untrusting('2001:db8:1:3::1', undefined)).to.equal('2001:db8:1:3::/64');
+  it('groups IPv6 sources by /48 by default: a site cannot rotate through its 65,536 /64s', () => {
+    expect(untrusting('2001:db8:1:2:aaaa::1', undefined)).to.equal('2001:db8:1::/48');
+    expect(untrusting('2001:db8:1:ffff:bbbb::9', undefined)).to.equal('2001:db8:1::/48');
+    expect(untrusting('2001:db8:2::1', undefined)).to.equal('2001:db8:2::/48');
+  });
+
+  it('groups IPv6 sources by the configured prefix (ipv6_source_prefix), down to /64', () => {
+    const by64 = createSourceResolver([], 64);
+    expect(by64('2001:db8:1:2:aaaa::1', undefined)).to.equal('2001:db8:1:2::/64');
+    expect(by64('2001:db8:1:3::1', undefined)).to.equal('2001:db8:1:3::/64');
+    expect(createSourceResolver([], 56)('2001:db8:1:2ff:aaaa::1', undefined)).to.equal('2001:db8:1:200::/56');
   });
 
   it('believes X-Forwarded-For from a trusted proxy, walking from the right past trusted hops', () => {
