@@ -4,6 +4,11 @@
  * without one, or with a wrong one, it answers exactly what an unknown method gets (-32601 from
  * the same factory), so a prober cannot tell the method exists.
  *
+ * Guessing is throttled: a peer gets `guesses_per_minute` refused tries (a burst of as many);
+ * past them its operator calls are refused without looking at the token at all (the right one
+ * included), with the same answer, until its bucket refills. Refusals are logged at warn,
+ * throttled too.
+ *
  * Writes: fact `operator`. Order: before allowlist, which reads that fact.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -11,11 +16,13 @@ import { errors } from '../src/errors.js';
 import { OPERATOR } from '../src/facts.js';
 import { readSecret } from '../src/config/secret.js';
 import { throttledWarning } from '../src/log-throttle.js';
+import { MemoryBuckets } from '../src/memory-buckets.js';
 import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
 
 interface AuthOptions {
   readonly token: string;
   readonly operatorMethods: readonly string[];
+  readonly guessesPerMinute: number;
 }
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
@@ -32,10 +39,13 @@ export const auth: PluginModule<AuthOptions> = {
     // past the gate (eth_sendTransaction, anvil_*, debug_*).
     const foreign = operatorMethods.find((method) => !method.startsWith('svc_'));
     if (foreign !== undefined) options.fail('operator_methods', `only svc_ methods can be operator methods, not ${foreign}`);
+    const guessesPerMinute = options.integer('guesses_per_minute', 10, { min: 1 });
     options.done();
-    return { token, operatorMethods };
+    return { token, operatorMethods, guessesPerMinute };
   },
-  create({ token, operatorMethods }, { log }) {
+  create({ token, operatorMethods, guessesPerMinute }, { log }) {
+    const guesses = new MemoryBuckets({ ratePerSecond: guessesPerMinute / 60, burst: guessesPerMinute });
+    const throttled = (peer: string) => guesses.peek(peer) < 1;
     const expected = digest(token);
     const guarded = new Set(operatorMethods);
     // Guessing is seen at the default level, without flooding it: the latest peer and a count.
@@ -50,7 +60,8 @@ export const auth: PluginModule<AuthOptions> = {
       methods: guarded,
       handle({ request, peer, facts }: RequestContext): Verdict {
         if (!guarded.has(request.method)) return undefined;
-        if (!authorised(peer.headers.authorization)) {
+        if (throttled(peer.address) || !authorised(peer.headers.authorization)) {
+          guesses.take(peer.address, 1);
           refusedWarning({ method: request.method, peer: peer.address });
           return { error: errors.methodNotFound() };
         }

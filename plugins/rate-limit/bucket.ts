@@ -9,14 +9,9 @@
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { callPrimary } from '../../src/cluster/calls.js';
 import type { Fleet } from '../../src/fleet.js';
-import { MemoryBuckets } from './memory-buckets.js';
+import { MemoryBuckets, type BucketSpec, type Consumed } from '../../src/memory-buckets.js';
 
-export interface BucketSpec {
-  readonly ratePerSecond: number;
-  readonly burst: number;
-}
-
-export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
+export type { BucketSpec, Consumed };
 
 type Limiter = Pick<RateLimiterRedis, 'consume'>;
 const OK: Consumed = { ok: true };

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Agent, request } from 'undici';
 import { rpc } from '../helpers/http.js';
 import { OPERATOR_TOKEN, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
@@ -36,6 +37,37 @@ describe('auth', () => {
     expect(warnings.map((entry) => entry.msg)).to.deep.equal(['operator method refused: no valid token (throttled: count since the last line)']);
     expect(warnings[0]).to.include({ method: 'svc_nodeHealth', peer: '127.0.0.1', count: 1 });
     expect(suite.ingress.logs.join('\n')).to.not.include('guess-');
+  });
+
+  it('throttles guessing per peer: past guesses_per_minute refusals, even the right token is refused alike', async () => {
+    const guarded = await startTestIngress(
+      testConfig(suite.tap.url, '\n  - auth:\n      token_env: SVC_TEST_OPERATOR_TOKEN\n      guesses_per_minute: 2\n  - allowlist'),
+    );
+    const health = async (from: string, token: string) => {
+      const agent = new Agent({ localAddress: from });
+      try {
+        const reply = await request(guarded.url, {
+          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, dispatcher: agent,
+          body: '{"jsonrpc":"2.0","id":1,"method":"svc_nodeHealth","params":[]}',
+        });
+        return reply.body.text();
+      } finally {
+        await agent.close();
+      }
+    };
+    try {
+      const unknown = '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"the method does not exist/is not available"}}';
+      expect(await health('127.0.0.1', 'guess-one-0123456789abcdef')).to.equal(unknown);
+      expect(await health('127.0.0.1', 'guess-two-0123456789abcdef')).to.equal(unknown);
+      suite.tap.bodies.length = 0;
+      expect(await health('127.0.0.1', OPERATOR_TOKEN)).to.equal(unknown);
+      expect(suite.tap.bodies).to.deep.equal([]);
+      // Another peer is not held back by it.
+      await health('127.0.0.2', OPERATOR_TOKEN);
+      expect(suite.tap.methods()).to.deep.equal(['svc_nodeHealth']);
+    } finally {
+      await guarded.shutdown();
+    }
   });
 
   it('lets svc_nodeHealth past the allowlist with the operator token', async () => {

@@ -4,7 +4,13 @@
  * store: every read passes here, and its promises cost ~5% of a proxied read's CPU.
  */
 import { TokenBucket } from 'limiter';
-import type { BucketSpec, Consumed } from './bucket.js';
+
+export interface BucketSpec {
+  readonly ratePerSecond: number;
+  readonly burst: number;
+}
+
+export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
 
 const OK: Consumed = { ok: true };
 
@@ -29,6 +35,14 @@ export class MemoryBuckets {
     // millisecond more than the wait: timers may fire a millisecond early, and a client that
     // waits exactly what it was told must find its token there.
     return { ok: false, retryAfterMs: Math.ceil(bucket.getWaitTime(cost)) + 1 };
+  }
+
+  /** Tokens `key` holds now, without taking any (a key not seen yet: the whole burst). */
+  peek(key: string): number {
+    const bucket = this.buckets.get(key);
+    if (bucket === undefined) return this.spec.burst;
+    bucket.drip();
+    return bucket.content;
   }
 
   /** The keys held now (for tests). */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryBuckets } from '../../../plugins/rate-limit/memory-buckets.js';
+import { MemoryBuckets } from '../../src/memory-buckets.js';
 
 describe('rate-limit memory buckets', () => {
   it('lets a new key spend its burst at once, then refuses with the time the next token takes', () => {
