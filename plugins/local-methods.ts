@@ -9,7 +9,8 @@
  * - `svc_nodeHealth`: only with the `operator` fact (auth); the node's gauges plus the disk usage
  *   of `data_dir` measured here. Without the fact: exactly an unknown method's answer.
  * - `svc_getCheckpointChain`, `svc_getJournalTail`: only with `bootstrap_anchor: true`;
- *   otherwise exactly an unknown method's answer.
+ *   otherwise exactly an unknown method's answer, given by the chain before any plugin runs
+ *   (`hiddenMethods`), so that a rate limit cannot answer them differently.
  * A node that is down or slow: -32603 "node unavailable" within `upstreams.node_timeout_ms`.
  *
  * Reads: fact `operator`. Order: after allowlist and auth.
@@ -79,6 +80,8 @@ export const localMethods: PluginModule<LocalMethodsOptions> = {
     return {
       name: 'local-methods',
       methods: new Set(Object.keys(handlers)),
+      // Not an anchor: the bootstrap methods are unknown here, before a rate limit could tell them apart.
+      ...(bootstrapAnchor ? {} : { hiddenMethods: new Set(['svc_getCheckpointChain', 'svc_getJournalTail']) }),
       handle(ctx: RequestContext): Verdict | Promise<Verdict> {
         const handler = Object.hasOwn(handlers, ctx.request.method) ? handlers[ctx.request.method] : undefined;
         return handler?.(ctx);

@@ -3,6 +3,7 @@
  * The walk has one exit: the first `Answer` ends it; `undefined` from every plugin means
  * "stream to the EL", decided by the server, not here.
  */
+import { errors } from './errors.js';
 import type { Answer } from './jsonrpc.js';
 import type { BatchAnswer, Plugin, PluginEnv, PluginModule, RequestContext, Verdict } from './plugin.js';
 import { describeError, type Logger } from './log.js';
@@ -32,6 +33,8 @@ export class Chain {
   private readonly plans: ReadonlyMap<string, readonly Step[]>;
   private readonly anyMethod: readonly Step[];
   private readonly admitters: readonly Plugin[];
+  /** Method -> the plugin that leaves it unserved. */
+  private readonly hidden: ReadonlyMap<string, string>;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -48,6 +51,7 @@ export class Chain {
     const named = new Set(active.flatMap((p) => [...(p.methods ?? [])]));
     this.plans = new Map([...named].map((method) => [method, planFor(method)]));
     this.admitters = plugins.filter((p) => p.admitBody !== undefined);
+    this.hidden = new Map(plugins.flatMap((p) => [...(p.hiddenMethods ?? [])].map((method) => [method, p.name] as const)));
   }
 
   /** Creates every plugin in order; if one fails, those already created are closed. */
@@ -95,6 +99,8 @@ export class Chain {
 
   /** Walks the chain; stays synchronous until a plugin returns a promise. */
   run(ctx: RequestContext): Verdict | Promise<Verdict> {
+    const hider = this.hidden.get(ctx.request.method);
+    if (hider !== undefined) return this.counted({ handle: () => undefined, owner: hider }, { error: errors.methodNotFound() });
     return this.walk(ctx, this.plans.get(ctx.request.method) ?? this.anyMethod, 0);
   }
 

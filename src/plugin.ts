@@ -16,6 +16,10 @@
  * - `methods`, when set, names every method `handle` can answer or record a fact for: the chain
  *   calls `handle` for those methods only (the set is read once, at start). Without it, `handle`
  *   sees every request. `handle` must still pass any other method it is given.
+ * - `hiddenMethods` names methods this plugin's configuration leaves unserved although they are
+ *   on the read surface (local-methods' bootstrap methods without `bootstrap_anchor`): the chain
+ *   answers them exactly as an unknown method before any plugin runs, so that no later plugin
+ *   (a rate limit's 429, say) answers them otherwise than an unknown method would be answered.
  * - `handleBatch(elements)` is called for a JSON array body before any request is read (the
  *   ingress answers one request per HTTP call; the hook only shapes the refusal). `undefined`
  *   leaves it to the next plugin, or to the core's single id-less refusal.
@@ -60,6 +64,8 @@ export interface Plugin {
   handle?(ctx: RequestContext): Verdict | Promise<Verdict>;
   /** The only methods `handle` acts on; absent: every method. */
   readonly methods?: ReadonlySet<string>;
+  /** Methods answered as unknown, before the walk (see above). */
+  readonly hiddenMethods?: ReadonlySet<string>;
   close?(): void | Promise<void>;
 }
 

@@ -298,3 +298,28 @@ describe('abuse: a source that does not read its answers', () => {
     }
   });
 });
+
+describe('abuse: telling a hidden method from an unknown one', () => {
+  it('F13: a bootstrap method on a node that is no anchor is answered as unknown, over quota or not', async () => {
+    const el = await startStubEl({ eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }) });
+    const plugins = '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 1}\n  - local-methods:\n      bootstrap_anchor: false\n';
+    const ingress = await startTestIngress(testConfig(el.url, plugins).replace('upstreams:', `upstreams:\n  node: ${el.url}`));
+    try {
+      const ask = async (method: string) => {
+        const reply = await rpc(ingress.url, method, [], 5);
+        return { status: reply.status, text: reply.text };
+      };
+      const unknown = await ask('svc_noSuchMethod');
+      expect(unknown.text).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"the method does not exist/is not available"}}');
+      expect(await ask('svc_getCheckpointChain')).to.deep.equal(unknown);
+      // The source's one token spent: a read is refused 429; the hidden method still answers as unknown.
+      await ask('eth_chainId');
+      expect((await ask('eth_chainId')).status).to.equal(429);
+      expect(await ask('svc_getJournalTail')).to.deep.equal(unknown);
+      expect(el.received.map((call) => call.method)).to.deep.equal(['eth_chainId']);
+    } finally {
+      await ingress.shutdown();
+      await el.close();
+    }
+  });
+});
