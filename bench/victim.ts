@@ -10,40 +10,15 @@
  * 10,000 gas, so ten tokens each), and with the quota raised 100-fold, where only the worker
  * pool's bound protects the event loop. The attacker is 127.0.0.1, the victim 127.0.0.2.
  */
-import { p256 } from '@noble/curves/nist.js';
-import { keccak256 } from 'ethers';
 import { Pool } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
-import { encodeFrameTx, frameSigHash, RECIPIENT, type FrameTxFields } from '../test/helpers/frames.js';
+import { p256HeavyFrames } from '../test/helpers/frames.js';
 import { median } from './measure.js';
 import { benchIngress, productionChain, runBench, stopIngress, type StopLater } from './production.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const ENTRIES = 14;
 const ATTACK_CLIENTS = 8;
-
-/** `count` distinct frame transactions, each with ENTRIES valid P256 entries (explicit signers). */
-function p256Flood(count: number): string[] {
-  const keys = Array.from({ length: ENTRIES }, () => {
-    const secret = p256.utils.randomSecretKey();
-    const point = p256.getPublicKey(secret, false).subarray(1);
-    return { secret, point, address: '0x' + keccak256(point).slice(26) };
-  });
-  return Array.from({ length: count }, (_, i) => {
-    const fields: FrameTxFields = {
-      sender: '0x' + (0xa77ac0000 + i).toString(16).padStart(40, '0'),
-      frames: [{ mode: 1, flags: 3, executionGas: 6_000n }, { mode: 2, flags: 0, target: RECIPIENT, executionGas: 21_000n }],
-      signatures: keys.map((k) => ({ scheme: 0x02, signer: k.address })),
-      fees: [0n, 2_000_000_000n, 0n],
-    };
-    const digest = Buffer.from(frameSigHash(fields).slice(2), 'hex');
-    fields.signatures.forEach((entry, j) => {
-      const sig = p256.sign(digest, keys[j]!.secret, { prehash: false, lowS: true, format: 'compact' });
-      entry.signature = '0x' + Buffer.from(sig).toString('hex') + Buffer.from(keys[j]!.point).toString('hex');
-    });
-    return encodeFrameTx(fields);
-  });
-}
 
 /** The victim: one eth_chainId at a time from 127.0.0.2 until `until`, latencies in ms. */
 async function victim(url: string, until: number): Promise<number[]> {
@@ -92,7 +67,7 @@ async function main(stopLater: StopLater): Promise<void> {
   const anvil = await startAnvil();
   stopLater(() => anvil.stop());
   console.log(`victim bench: eth_chainId from 127.0.0.2 while 127.0.0.1 floods ${ENTRIES}-entry P256 frame transactions (${SECONDS} s each)`);
-  const raws = p256Flood(400);
+  const raws = p256HeavyFrames(400);
   const floods: Array<[string, ReadonlyArray<readonly [string, string]>]> = [
     ['shipped quota (10/s, burst 50)', []],
     ['quota raised 100-fold (1,000/s, burst 5,000)', [['per_source: {rate_per_second: 10, burst: 50}', 'per_source: {rate_per_second: 1000, burst: 5000}']]],

@@ -5,40 +5,15 @@
  * for each attack, the victim's `eth_chainId` median must stay under 100 ms (the floor the
  * issue sets everywhere; the medians are printed, typically a few ms here).
  */
-import { p256 } from '@noble/curves/nist.js';
 import { expect } from 'chai';
-import { keccak256 } from 'ethers';
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
 import { useAnvil } from '../helpers/el.js';
-import { encodeFrameTx, frameSigHash, RECIPIENT, type FrameTxFields } from '../helpers/frames.js';
+import { p256HeavyFrames, RECIPIENT } from '../helpers/frames.js';
 
 const ATTACK_MS = 2_000;
 const MEDIAN_CEILING_MS = 100;
-
-/** Frame transactions with 14 valid P256 entries each: the most verification one may carry. */
-function p256Frames(count: number): string[] {
-  const keys = Array.from({ length: 14 }, () => {
-    const secret = p256.utils.randomSecretKey();
-    const point = p256.getPublicKey(secret, false).subarray(1);
-    return { secret, point, address: '0x' + keccak256(point).slice(26) };
-  });
-  return Array.from({ length: count }, (_, i) => {
-    const fields: FrameTxFields = {
-      sender: '0x' + (0xa77ac0000 + i).toString(16).padStart(40, '0'),
-      frames: [{ mode: 1, flags: 3, executionGas: 6_000n }, { mode: 2, flags: 0, target: RECIPIENT, executionGas: 21_000n }],
-      signatures: keys.map((k) => ({ scheme: 0x02, signer: k.address })),
-      fees: [0n, 2_000_000_000n, 0n],
-    };
-    const digest = Buffer.from(frameSigHash(fields).slice(2), 'hex');
-    fields.signatures.forEach((entry, j) => {
-      const sig = p256.sign(digest, keys[j]!.secret, { prehash: false, lowS: true, format: 'compact' });
-      entry.signature = '0x' + Buffer.from(sig).toString('hex') + Buffer.from(keys[j]!.point).toString('hex');
-    });
-    return encodeFrameTx(fields);
-  });
-}
 
 const call = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
@@ -93,7 +68,7 @@ describe('victim: another source is served while one attacks within its quota', 
 
   const attacks: Array<[string, () => (i: number) => string]> = [
     ['F4: frame transactions with 14 P256 entries', () => {
-      const frames = p256Frames(40);
+      const frames = p256HeavyFrames(40);
       return (i) => call('eth_sendRawTransaction', [frames[i % frames.length]]);
     }],
     ['F5: eth_feeHistory of 1,024 blocks and 100 percentiles', () => () => call('eth_feeHistory', ['0x400', 'latest', Array.from({ length: 100 }, (_, p) => p)])],

@@ -3,6 +3,7 @@
  * RLP (frame-transactions.md section 3). Signing follows section 5: every signer signs the
  * signature hash, the payload with empty-msg signatures blanked.
  */
+import { p256 } from '@noble/curves/nist.js';
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
 import { concat, encodeRlp, getBytes, hexlify, keccak256, SigningKey, toBeHex, Wallet, type RlpStructuredData } from 'ethers';
 
@@ -138,3 +139,30 @@ export const selfTransfer = (sender: string, scheme: number, options: { verifyGa
   fees: [0n, 2_000_000_000n, 0n],
 });
 
+
+/**
+ * `count` distinct frame transactions from code-less senders that do not exist, each with 14
+ * valid P256 entries (explicit signers): the most verification one transaction may carry within
+ * the prefix budget (93,800 gas). Refused for funds once every entry has been verified.
+ */
+export function p256HeavyFrames(count: number): string[] {
+  const keys = Array.from({ length: 14 }, () => {
+    const secret = p256.utils.randomSecretKey();
+    const point = p256.getPublicKey(secret, false).subarray(1);
+    return { secret, point, address: '0x' + keccak256(point).slice(26) };
+  });
+  return Array.from({ length: count }, (_, i) => {
+    const fields: FrameTxFields = {
+      sender: '0x' + (0xa77ac0000 + i).toString(16).padStart(40, '0'),
+      frames: [{ mode: 1, flags: 3, executionGas: 6_000n }, { mode: 2, flags: 0, target: RECIPIENT, executionGas: 21_000n }],
+      signatures: keys.map((k) => ({ scheme: 0x02, signer: k.address })),
+      fees: [0n, 2_000_000_000n, 0n],
+    };
+    const digest = getBytes(frameSigHash(fields));
+    fields.signatures.forEach((entry, j) => {
+      const sig = p256.sign(digest, keys[j]!.secret, { prehash: false, lowS: true, format: 'compact' });
+      entry.signature = hexlify(concat([sig, keys[j]!.point]));
+    });
+    return encodeFrameTx(fields);
+  });
+}

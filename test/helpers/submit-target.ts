@@ -6,6 +6,9 @@
 import { keccak256 } from 'ethers';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Anvil } from '../../devnet/anvil.js';
+import { useAnvil } from './el.js';
+import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from './ingress.js';
 
 export interface SubmitTarget {
   readonly url: string;
@@ -38,4 +41,31 @@ export async function startSubmitTarget(): Promise<SubmitTarget> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * For a suite: a real anvil as the execution upstream, a recording submission target, and the
+ * production chain in front (the gate judging on every head: head_cache_ms 0). The target's
+ * record is emptied before each test.
+ */
+export function useFrameIngress(): { readonly anvil: Anvil; readonly target: SubmitTarget; readonly ingress: TestIngress } {
+  const el = useAnvil();
+  const suite = {} as { anvil: Anvil; target: SubmitTarget; ingress: TestIngress };
+  before(async () => {
+    suite.anvil = el.current;
+    suite.target = await startSubmitTarget();
+    const yaml = testConfig(el.current.url, PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n      threads: 1\n')).replace(
+      `execution: ${el.current.url}`,
+      `execution: ${el.current.url}\n  submit: ${suite.target.url}`,
+    );
+    suite.ingress = await startTestIngress(yaml);
+  });
+  after(async () => {
+    await suite.ingress?.shutdown();
+    await suite.target?.close();
+  });
+  beforeEach(() => {
+    suite.target.received.length = 0;
+  });
+  return suite;
 }

@@ -32,6 +32,19 @@ const CALLDATACOPY_GAS = FORK_OPCODES.dynamicGasHandlers.get(0x37) as GasFunctio
 
 const ARBITRARY = 0x00;
 
+/** A copy's gas, exactly CALLDATACOPY's (its operands sit where CALLDATACOPY's do; a fourth below them). */
+const copyGas: GasFunction = async (runState, gas, common) => {
+  runState.stack.peek(4);
+  return CALLDATACOPY_GAS(runState, gas, common);
+};
+
+/** The value of `param` in a parameter table; an undefined one halts exceptionally. */
+function paramOf(what: string, param: bigint, table: ReadonlyArray<() => bigint>): bigint {
+  const value = param < BigInt(table.length) ? table[Number(param)] : undefined;
+  if (value === undefined) halt(`undefined ${what}`);
+  return value();
+}
+
 /** `length` bytes of `data` from `offset`, zero-padded past its end (CALLDATALOAD/COPY semantics). */
 function slice(data: Uint8Array, offset: bigint, length: number): Uint8Array {
   const out = new Uint8Array(length);
@@ -90,25 +103,24 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
       baseFee: 2,
       logicFunction: (runState) => {
         const param = runState.stack.pop();
-        const values: Record<number, () => bigint> = {
-          0: () => BigInt(FRAME_TX_TYPE),
-          1: () => tx.nonce,
-          2: () => addressWord(tx.sender),
-          3: () => tx.maxPriorityFeePerGas,
-          4: () => tx.maxFeePerGas,
-          5: () => tx.maxFeePerBlobGas,
-          6: () => ctx.maxCost,
-          7: () => BigInt(tx.blobVersionedHashes.length),
-          8: () => BigInt(tx.sigHash),
-          9: () => BigInt(tx.frames.length),
-          10: () => BigInt(ctx.frameIndex),
-          11: () => BigInt(tx.signatures.length),
-          // Nothing in a VERIFY frame draws state gas before APPROVE ends it.
-          12: () => tx.frames[ctx.frameIndex]!.stateGas,
-        };
-        const value = param < 13n ? values[Number(param)] : undefined;
-        if (value === undefined) halt('undefined TXPARAM');
-        runState.stack.push(value());
+        runState.stack.push(
+          paramOf('TXPARAM', param, [
+            () => BigInt(FRAME_TX_TYPE),
+            () => tx.nonce,
+            () => addressWord(tx.sender),
+            () => tx.maxPriorityFeePerGas,
+            () => tx.maxFeePerGas,
+            () => tx.maxFeePerBlobGas,
+            () => ctx.maxCost,
+            () => BigInt(tx.blobVersionedHashes.length),
+            () => BigInt(tx.sigHash),
+            () => BigInt(tx.frames.length),
+            () => BigInt(ctx.frameIndex),
+            () => BigInt(tx.signatures.length),
+            // Nothing in a VERIFY frame draws state gas before APPROVE ends it.
+            () => tx.frames[ctx.frameIndex]!.stateGas,
+          ]),
+        );
       },
     },
     {
@@ -124,10 +136,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
       opcode: 0xb2,
       opcodeName: 'FRAMEDATACOPY',
       baseFee: 3,
-      gasFunction: async (runState, gas, common) => {
-        runState.stack.peek(4);
-        return CALLDATACOPY_GAS(runState, gas, common);
-      },
+      gasFunction: copyGas,
       logicFunction: (runState) => {
         const [memOffset, dataOffset, length, index] = runState.stack.popN(4) as [bigint, bigint, bigint, bigint];
         copyToMemory(runState, frameAt(index).data, memOffset, dataOffset, length);
@@ -140,24 +149,23 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
       logicFunction: (runState) => {
         const [index, param] = runState.stack.popN(2) as [bigint, bigint];
         const frame = frameAt(index);
-        const values: Record<number, () => bigint> = {
-          0: () => addressWord(frame.target ?? tx.sender),
-          1: () => frame.executionGas,
-          2: () => BigInt(frame.mode),
-          3: () => BigInt(frame.flags),
-          4: () => BigInt(frame.data.length),
-          // Every completed prefix frame succeeded: the simulation stops at the first failure.
-          5: () => (completed(index), 1n),
-          6: () => BigInt(frame.flags & 3),
-          7: () => BigInt((frame.flags >> 2) & 1),
-          8: () => frame.value,
-          9: () => frame.stateGas,
-          10: () => ctx.gasUsed[completed(index)]!,
-          11: () => (completed(index), 0n),
-        };
-        const value = param < 12n ? values[Number(param)] : undefined;
-        if (value === undefined) halt('undefined FRAMEPARAM');
-        runState.stack.push(value());
+        runState.stack.push(
+          paramOf('FRAMEPARAM', param, [
+            () => addressWord(frame.target ?? tx.sender),
+            () => frame.executionGas,
+            () => BigInt(frame.mode),
+            () => BigInt(frame.flags),
+            () => BigInt(frame.data.length),
+            // Every completed prefix frame succeeded: the simulation stops at the first failure.
+            () => (completed(index), 1n),
+            () => BigInt(frame.flags & 3),
+            () => BigInt((frame.flags >> 2) & 1),
+            () => frame.value,
+            () => frame.stateGas,
+            () => ctx.gasUsed[completed(index)]!,
+            () => (completed(index), 0n),
+          ]),
+        );
       },
     },
     {
@@ -181,10 +189,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
       opcode: 0xb5,
       opcodeName: 'SIGDATACOPY',
       baseFee: 3,
-      gasFunction: async (runState, gas, common) => {
-        runState.stack.peek(4);
-        return CALLDATACOPY_GAS(runState, gas, common);
-      },
+      gasFunction: copyGas,
       logicFunction: (runState) => {
         const [memOffset, dataOffset, length, index] = runState.stack.popN(4) as [bigint, bigint, bigint, bigint];
         const entry = entryAt(index);

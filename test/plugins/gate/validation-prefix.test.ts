@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import { keccak256 } from 'ethers';
 import { call, rpc } from '../../helpers/http.js';
-import { useAnvil } from '../../helpers/el.js';
 import { mldsaAccount, RECIPIENT, secpAccount, selfTransfer, signed, type FrameTxFields } from '../../helpers/frames.js';
-import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
-import { startSubmitTarget, type SubmitTarget } from '../../helpers/submit-target.js';
+import { useFrameIngress } from '../../helpers/submit-target.js';
 
 const ONE_ETH = '0xde0b6b3a7640000';
 const SECP256K1 = 0x01;
@@ -23,28 +21,10 @@ const verifyRejected = (id: number, frame: number, cause: string, detail?: strin
   });
 
 describe('gate: frame transactions judged by the ingress (stock anvil, no validation method)', () => {
-  const anvil = useAnvil();
-  let target: SubmitTarget;
-  let ingress: TestIngress;
+  const suite = useFrameIngress();
 
-  before(async () => {
-    target = await startSubmitTarget();
-    const yaml = testConfig(anvil.current.url, PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n')).replace(
-      `execution: ${anvil.current.url}`,
-      `execution: ${anvil.current.url}\n  submit: ${target.url}`,
-    );
-    ingress = await startTestIngress(yaml);
-  });
-  after(async () => {
-    await ingress?.shutdown();
-    await target?.close();
-  });
-  beforeEach(() => {
-    target.received.length = 0;
-  });
-
-  const fund = (address: string) => call(anvil.current.url, 'anvil_setBalance', [address, ONE_ETH]);
-  const submit = async (raw: string, id = 1) => (await rpc(ingress.url, 'eth_sendRawTransaction', [raw], id)).text;
+  const fund = (address: string) => call(suite.anvil.url, 'anvil_setBalance', [address, ONE_ETH]);
+  const submit = async (raw: string, id = 1) => (await rpc(suite.ingress.url, 'eth_sendRawTransaction', [raw], id)).text;
   const admitted = (raw: string, id = 1) => JSON.stringify({ jsonrpc: '2.0', id, result: keccak256(raw) });
 
   describe('direct evaluation (code-less accounts, default code)', () => {
@@ -53,7 +33,7 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
       await fund(account.address);
       const raw = signed(selfTransfer(account.address, SECP256K1), [account.sign]);
       expect(await submit(raw, 3)).to.equal(admitted(raw, 3));
-      expect(target.received).to.deep.equal([raw]);
+      expect(suite.target.received).to.deep.equal([raw]);
     });
 
     it('admits a transfer from a code-less ML-DSA-65 account (the project extension of default code)', async () => {
@@ -61,7 +41,7 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
       await fund(account.address);
       const raw = signed(selfTransfer(account.address, MLDSA65), [account.sign]);
       expect(await submit(raw)).to.equal(admitted(raw));
-      expect(target.received).to.deep.equal([raw]);
+      expect(suite.target.received).to.deep.equal([raw]);
     });
 
     it('admits [only, pay] with a code-less sponsor paying for a sender that does not exist yet', async () => {
@@ -80,7 +60,7 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
       };
       const raw = signed(fields, [sender.sign, sponsor.sign]);
       expect(await submit(raw)).to.equal(admitted(raw));
-      expect(target.received).to.deep.equal([raw]);
+      expect(suite.target.received).to.deep.equal([raw]);
     });
 
     it('holds a forwarded transaction\'s nonce until the next block, then frees it if it was skipped', async () => {
@@ -94,12 +74,12 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
       const second = signed(fields, [account.sign]);
       expect(JSON.parse(await submit(second)).error.data).to.deep.equal({ reason: 'nonce-in-flight' });
       // A block without it: skipped, its nonce free again.
-      await call(anvil.current.url, 'evm_mine', []);
+      await call(suite.anvil.url, 'evm_mine', []);
       expect(await submit(second)).to.equal(admitted(second));
     });
 
     describe('refuses, forwarding nothing', () => {
-      afterEach(() => expect(target.received, 'forwarded').to.deep.equal([]));
+      afterEach(() => expect(suite.target.received, 'forwarded').to.deep.equal([]));
 
       it('a pay frame without the state gas to create the sender', async () => {
         const sender = mldsaAccount();

@@ -2,13 +2,12 @@ import { expect } from 'chai';
 import { getCreate2Address, keccak256, Wallet } from 'ethers';
 import {
   APPROVE_1, APPROVE_2, APPROVE_3, APPROVE_IF_SLOT0, BANNED, callThenApprove, callWithoutValueThenApprove, CREATE2_FACTORY,
-  ENDLESS_LOOP, GAS_NOT_FOR_A_CALL, INIT_APPROVE_3, READ_SLOT0, REVERTS, STOPS,
+  ENDLESS_LOOP, GAS_NOT_FOR_A_CALL, IF_ARBITRARY_ENTRY_IS_DEADBEEF, IF_FRAME1_IS_SENDER_MODE, IF_TXPARAM_SENDER_IS_ME, ifFrame1DataIs,
+  INIT_APPROVE_3, READ_SLOT0, REVERTS, STOPS, UNDEFINED_TXPARAM,
 } from '../../../fixtures/verify-code.js';
-import { useAnvil } from '../../../helpers/el.js';
 import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type FrameTxFields } from '../../../helpers/frames.js';
 import { call, rpc } from '../../../helpers/http.js';
-import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../../helpers/ingress.js';
-import { startSubmitTarget, type SubmitTarget } from '../../../helpers/submit-target.js';
+import { useFrameIngress } from '../../../helpers/submit-target.js';
 
 const ONE_ETH = '0xde0b6b3a7640000';
 let next = 0x1000;
@@ -24,27 +23,9 @@ const selfFrames = (sender: string, verifyGas = 50_000n): FrameTxFields => ({
 });
 
 describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', () => {
-  const anvil = useAnvil();
-  let target: SubmitTarget;
-  let ingress: TestIngress;
+  const suite = useFrameIngress();
 
-  before(async () => {
-    target = await startSubmitTarget();
-    const yaml = testConfig(anvil.current.url, PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n      threads: 1\n')).replace(
-      `execution: ${anvil.current.url}`,
-      `execution: ${anvil.current.url}\n  submit: ${target.url}`,
-    );
-    ingress = await startTestIngress(yaml);
-  });
-  after(async () => {
-    await ingress?.shutdown();
-    await target?.close();
-  });
-  beforeEach(() => {
-    target.received.length = 0;
-  });
-
-  const el = (method: string, params: unknown[]) => call(anvil.current.url, method, params);
+  const el = (method: string, params: unknown[]) => call(suite.anvil.url, method, params);
   /** Code (and funds) on a fresh account, then a new block: reads are pinned to block numbers. */
   const account = async (code: string, options: { funded?: boolean; slot0?: string } = {}) => {
     const address = freshAddress();
@@ -54,7 +35,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     await el('evm_mine', []);
     return address;
   };
-  const submit = async (raw: string, id = 1) => (await rpc(ingress.url, 'eth_sendRawTransaction', [raw], id)).text;
+  const submit = async (raw: string, id = 1) => (await rpc(suite.ingress.url, 'eth_sendRawTransaction', [raw], id)).text;
   const admitted = (raw: string, id = 1) => JSON.stringify({ jsonrpc: '2.0', id, result: keccak256(raw) });
   const refusalOf = async (raw: string) => JSON.parse(await submit(raw)).error;
   const rejected = (frame: number, cause: string, detail?: string, mode = 'VERIFY') => ({
@@ -64,12 +45,12 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
   });
 
   describe('admits', () => {
-    afterEach(() => expect(target.received).to.have.length(1));
+    afterEach(() => expect(suite.target.received).to.have.length(1));
 
     it('an account whose code calls APPROVE(3) unconditionally', async () => {
       const raw = encodeFrameTx(selfFrames(await account(APPROVE_3)));
       expect(await submit(raw, 7)).to.equal(admitted(raw, 7));
-      expect(target.received).to.deep.equal([raw]);
+      expect(suite.target.received).to.deep.equal([raw]);
     });
 
     it('code that reads a slot of the sender through a DELEGATECALLed library', async () => {
@@ -118,6 +99,44 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     });
   });
 
+  describe('the EIP-8141 instructions read the transaction', () => {
+    it('TXPARAM(0x02) is the sender', async () => {
+      const raw = encodeFrameTx(selfFrames(await account(IF_TXPARAM_SENDER_IS_ME)));
+      expect(await submit(raw)).to.equal(admitted(raw));
+    });
+
+    it('FRAMEPARAM(0x02, 1) is the next frame\'s mode', async () => {
+      const raw = encodeFrameTx(selfFrames(await account(IF_FRAME1_IS_SENDER_MODE)));
+      expect(await submit(raw)).to.equal(admitted(raw));
+    });
+
+    it('FRAMEDATALOAD(1, 0) is the next frame\'s data, and a different word is refused', async () => {
+      const word = '0x' + 'a5'.repeat(32);
+      const code = ifFrame1DataIs(word);
+      const fields = selfFrames(await account(code));
+      fields.frames[1] = { ...fields.frames[1]!, data: word };
+      const raw = encodeFrameTx(fields);
+      expect(await submit(raw)).to.equal(admitted(raw));
+      const other = selfFrames(await account(code));
+      other.frames[1] = { ...other.frames[1]!, data: '0x' + '5a'.repeat(32) };
+      expect(await refusalOf(encodeFrameTx(other))).to.deep.equal(rejected(0, 'reverted'));
+    });
+
+    it('SIGPARAM(0x03, 0) and SIGDATACOPY read an ARBITRARY entry, and other bytes are refused', async () => {
+      const fields = selfFrames(await account(IF_ARBITRARY_ENTRY_IS_DEADBEEF));
+      fields.signatures = [{ scheme: 0x00, signature: '0xdeadbeef' }];
+      const raw = encodeFrameTx(fields);
+      expect(await submit(raw)).to.equal(admitted(raw));
+      const other = selfFrames(await account(IF_ARBITRARY_ENTRY_IS_DEADBEEF));
+      other.signatures = [{ scheme: 0x00, signature: '0xdeadbeee' }];
+      expect(await refusalOf(encodeFrameTx(other))).to.deep.equal(rejected(0, 'reverted'));
+    });
+
+    it('TXPARAM of an undefined parameter halts the frame', async () => {
+      expect(await refusalOf(encodeFrameTx(selfFrames(await account(UNDEFINED_TXPARAM))))).to.deep.equal(rejected(0, 'halted: undefined TXPARAM'));
+    });
+  });
+
   it('admits or refuses code gated on its own slot as the slot changes on the EL; the verdict lasts while its state does', async () => {
     const sender = await account(APPROVE_IF_SLOT0, { slot0: '0x' + '00'.repeat(32) });
     const raw = encodeFrameTx(selfFrames(sender));
@@ -133,11 +152,11 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     await el('anvil_setStorageAt', [sender, '0x0', '0x' + '00'.repeat(31) + '01']);
     await el('evm_mine', []);
     expect(await submit(raw)).to.equal(admitted(raw));
-    expect(target.received).to.deep.equal([raw]);
+    expect(suite.target.received).to.deep.equal([raw]);
   });
 
   describe('refuses with the rule broken, forwarding nothing', () => {
-    afterEach(() => expect(target.received, 'forwarded').to.deep.equal([]));
+    afterEach(() => expect(suite.target.received, 'forwarded').to.deep.equal([]));
 
     for (const [name, code] of BANNED) {
       it(`banned opcode ${name}`, async () => {
