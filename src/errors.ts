@@ -143,4 +143,6 @@ export const transport = {
   /** Node keeps only the first headers it is told to: past them a proxy's X-Forwarded-For would be lost. */
   tooManyHeaders: { status: 431, message: 'too many request headers (at most 100)' },
   requestTimeout: { status: 408, message: 'the request was not received in time' },
+  /** An `Expect` header other than 100-continue. */
+  expectationFailed: { status: 417, message: 'only "Expect: 100-continue" is understood' },
 } as const;

@@ -115,6 +115,11 @@ export function createContinueListener(current: () => Runtime, onRequest: (req: 
   };
 }
 
+/** An `Expect` other than 100-continue: 417 with a JSON body, like every transport refusal (Node's own has none). */
+export function onCheckExpectation(_req: IncomingMessage, res: ServerResponse): void {
+  refuseTransport(res, transport.expectationFailed);
+}
+
 function handleBody(
   runtime: Runtime,
   peer: RequestContext['peer'],

@@ -114,6 +114,15 @@ describe('abuse: transport attacks on the running ingress', () => {
     expect(enough.text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
   });
 
+  it('F18: answers an unknown Expect with 417 and a JSON body', async () => {
+    const client = await rawClient(ingress.port);
+    client.socket.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 200-ok\r\ncontent-length: 2\r\n\r\n{}');
+    await client.ended;
+    expect(client.received()).to.match(/^HTTP\/1\.1 417 Expectation Failed\r\n/);
+    expect(client.received().endsWith(`\r\n\r\n${jsonRefusal('only "Expect: 100-continue" is understood')}`)).to.equal(true);
+    client.socket.destroy();
+  });
+
   it('F17: sends "100 Continue" only for a body it will read; refuses an oversized one at once', async () => {
     const big = await rawClient(ingress.port);
     big.socket.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: 100000000\r\n\r\n');
