@@ -20,15 +20,36 @@ export type ApproveOutcome = { readonly ok: true } | { readonly ok: false; reado
 const OK: ApproveOutcome = { ok: true };
 const revert = (why: string): ApproveOutcome => ({ ok: false, halt: false, why });
 
+/** The context as it stood at one moment, to go back to when the call frame that changed it fails. */
+export interface ApprovalState {
+  readonly senderApproved: boolean;
+  readonly payer: string | undefined;
+  readonly senderExists: boolean;
+}
+
 export class Approvals {
   senderApproved = false;
   payer: string | undefined;
 
   constructor(
     private readonly tx: FrameTransaction,
-    /** Whether the sender exists (EIP-161) before the prefix runs. */
+    /** Whether the sender exists (EIP-161): before the prefix runs, then as a deploy frame left it. */
     private senderExists: boolean,
   ) {}
+
+  /** A deploy frame put code at the sender: it exists (APPROVE owes no creation state gas). */
+  senderCreated(): void {
+    this.senderExists = true;
+  }
+
+  snapshot(): ApprovalState {
+    return { senderApproved: this.senderApproved, payer: this.payer, senderExists: this.senderExists };
+  }
+
+  /** APPROVE's effects are journaled with the call frame that made them: a failed frame undoes them. */
+  restore(state: ApprovalState): void {
+    ({ senderApproved: this.senderApproved, payer: this.payer, senderExists: this.senderExists } = state);
+  }
 
   /**
    * APPROVE(scope) by code running at `address` in `frame` (EIP-8141 "APPROVE Instruction").

@@ -14,7 +14,7 @@
  */
 import { createEVM } from '@ethereumjs/evm';
 import { createAddressFromString } from '@ethereumjs/util';
-import { Approvals, defaultCodeScope } from '../approval.js';
+import { Approvals, defaultCodeScope, type ApprovalState } from '../approval.js';
 import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
 import type { FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
@@ -58,8 +58,22 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
     codeAt: (address) => stateManager.getCode(createAddressFromString(address)),
   };
   const evm = await createEVM({ common: COMMON, stateManager, customOpcodes: [...frameOpcodes(frames), ...validationRules(rules)] });
-  const warm = new Set([tx.sender, head.coinbase, ...PRECOMPILES]);
-  for (const address of warm) evm.journal.addAlwaysWarmAddress(address.slice(2));
+  for (const address of [tx.sender, head.coinbase, ...PRECOMPILES]) evm.journal.addAlwaysWarmAddress(address.slice(2));
+  // APPROVE's effects go with the call frame that made them: one that fails (reverts or halts),
+  // however deep, takes its approvals with it. 0xFE runs natively in the EVM, past the rules'
+  // opcode table: a nested call that executes it is caught here.
+  const marks: Array<{ granted: number; state: ApprovalState }> = [];
+  evm.events.on('beforeMessage', () => {
+    marks.push({ granted: frames.granted.length, state: approvals.snapshot() });
+  });
+  evm.events.on('afterMessage', (result) => {
+    const mark = marks.pop()!;
+    const error = result.execResult.exceptionError?.error;
+    if (error === undefined) return;
+    if (error === 'invalid opcode') rules.violation ??= 'banned opcode INVALID';
+    frames.granted.length = mark.granted;
+    approvals.restore(mark.state);
+  });
 
   for (let i = 0; i <= facts.prefixEnd; i++) {
     const frame = tx.frames[i]!;
@@ -71,9 +85,10 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
     frames.approveRefused = undefined;
     rules.inDeployFrame = frame.mode === FrameMode.Default;
 
-    const entry = warm.has(target) ? WARM_ACCOUNT_ACCESS_GAS : COLD_ACCOUNT_ACCESS_GAS;
-    warm.add(target);
-    evm.journal.addAlwaysWarmAddress(target.slice(2));
+    // Warm if an earlier frame touched it, as a target or from its code (the journal is shared across frames).
+    const targetBytes = createAddressFromString(target).bytes;
+    const entry = evm.journal.isWarmedAddress(targetBytes) ? WARM_ACCOUNT_ACCESS_GAS : COLD_ACCOUNT_ACCESS_GAS;
+    evm.journal.addWarmedAddress(targetBytes);
     const isExpiry = frame.mode === FrameMode.Verify && target === EXPIRY_VERIFIER && i === 0;
     const needed = entry + (isExpiry ? EXPIRY_VERIFIER_GAS : 0n);
     if (needed > frame.executionGas) fail('out of gas', `the frame needs ${needed}, its limit is ${frame.executionGas}`);
@@ -94,9 +109,10 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
       }
       frames.gasUsed.push(entry);
     } else {
-      // Without EIP-8037's second gas dimension here, a deploy frame's state growth is paid from
-      // its execution gas; it gets its state gas on top so that it is not refused for it.
-      const gasLimit = frame.executionGas - entry + (frame.mode === FrameMode.Default ? frame.stateGas : 0n);
+      // Each frame runs on its own execution limit and nothing more. (Without EIP-8037's second
+      // dimension in this EVM a deploy frame also pays its state growth from it: conservative,
+      // it may refuse a deploy the EL would run on state gas; never the reverse.)
+      const gasLimit = frame.executionGas - entry;
       const result = await evm.runCall({
         caller: ENTRY_POINT,
         origin: ENTRY_POINT,
@@ -118,6 +134,7 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
     if (frame.mode === FrameMode.Default) {
       const installed = await stateManager.getCode(createAddressFromString(tx.sender));
       if (installed.length === 0) fail('no code at the sender after deploy');
+      approvals.senderCreated();
       if (stateManager.writtenCode().some((address) => address !== tx.sender)) fail('state change outside the sender');
       rules.senderHasCode = true;
       continue;

@@ -3,7 +3,7 @@ import { getCreate2Address, keccak256, Wallet } from 'ethers';
 import {
   APPROVE_1, APPROVE_2, APPROVE_3, APPROVE_IF_SLOT0, BANNED, callThenApprove, callWithoutValueThenApprove, CREATE2_FACTORY,
   ENDLESS_LOOP, GAS_NOT_FOR_A_CALL, IF_ARBITRARY_ENTRY_IS_DEADBEEF, IF_FRAME1_IS_SENDER_MODE, IF_TXPARAM_SENDER_IS_ME, ifFrame1DataIs,
-  INIT_APPROVE_3, READ_SLOT0, REVERTS, STOPS, UNDEFINED_TXPARAM,
+  INIT_APPROVE_3, initCodeOf, nestedApprove, READ_SLOT0, REVERTS, STOPS, UNDEFINED_TXPARAM,
 } from '../../../fixtures/verify-code.js';
 import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type FrameTxFields } from '../../../helpers/frames.js';
 import { call, rpc } from '../../../helpers/http.js';
@@ -137,6 +137,33 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     });
   });
 
+  it('admits [deploy, only, pay] for a sender the deploy frame creates: no creation state gas owed at the pay frame', async () => {
+    const factory = await account(CREATE2_FACTORY, { funded: false });
+    const init = initCodeOf(APPROVE_2);
+    const sender = getCreate2Address(factory, '0x' + '00'.repeat(32), keccak256(init)).toLowerCase();
+    const sponsor = await account(APPROVE_1);
+    const fields: FrameTxFields = {
+      sender,
+      frames: [
+        { mode: 0, flags: 0, target: factory, executionGas: 60_000n, data: init },
+        { mode: 1, flags: 2, executionGas: 10_000n },
+        { mode: 1, flags: 1, target: sponsor, executionGas: 10_000n },
+        { ...transfer, value: 0n },
+      ],
+      signatures: [],
+      fees: [0n, 2_000_000_000n, 0n],
+    };
+    const raw = encodeFrameTx(fields);
+    expect(await submit(raw)).to.equal(admitted(raw));
+  });
+
+  it('counts an APPROVE made in a nested call only while every call around it succeeds', async () => {
+    const kept = encodeFrameTx(selfFrames(await account(nestedApprove(false))));
+    expect(await submit(kept)).to.equal(admitted(kept));
+    const undone = encodeFrameTx(selfFrames(await account(nestedApprove(true))));
+    expect(await refusalOf(undone)).to.deep.equal(rejected(0, 'no APPROVE'));
+  });
+
   it('admits or refuses code gated on its own slot as the slot changes on the EL; the verdict lasts while its state does', async () => {
     const sender = await account(APPROVE_IF_SLOT0, { slot0: '0x' + '00'.repeat(32) });
     const raw = encodeFrameTx(selfFrames(sender));
@@ -163,6 +190,12 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
         expect(await refusalOf(encodeFrameTx(selfFrames(await account(code))))).to.deep.equal(rejected(0, `banned opcode ${name}`));
       });
     }
+
+    it('banned opcode INVALID in a nested call whose failure the caller ignores', async () => {
+      const library = await account('0xfe', { funded: false });
+      const raw = encodeFrameTx(selfFrames(await account(callThenApprove('fa', library))));
+      expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'banned opcode INVALID'));
+    });
 
     it('GAS not followed by a call', async () => {
       expect(await refusalOf(encodeFrameTx(selfFrames(await account(GAS_NOT_FOR_A_CALL))))).to.deep.equal(rejected(0, 'GAS not followed by a call'));
