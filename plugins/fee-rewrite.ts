@@ -77,7 +77,9 @@ async function latestBaseFee(execution: Upstream): Promise<Answer> {
 
 /** The blocks an eth_feeHistory asks for, as far as the ingress can read them (the EL checks the rest). */
 function blockCountOf(count: unknown): number {
-  const blocks = typeof count === 'number' ? count : typeof count === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(count) ? Number(count) : 1;
+  // Hex or decimal, as geth reads it (HexOrDecimal64).
+  const blocks =
+    typeof count === 'number' ? count : typeof count === 'string' && /^(?:0x[0-9a-fA-F]{1,16}|[0-9]{1,20})$/.test(count) ? Number(count) : 1;
   return Math.max(1, Math.min(MAX_BLOCKS, blocks));
 }
 

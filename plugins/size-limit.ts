@@ -27,11 +27,19 @@ const CALL_METHODS = ['eth_call', 'eth_estimateGas', 'eth_createAccessList'] as 
 const SIMULATE = 'eth_simulateV1';
 const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
 
-/** The gas a call object asks for, when it names one the ingress can read. */
+/**
+ * The most gas a call object asks for, under any spelling of the key: geth matches JSON keys
+ * case-insensitively, so `Gas` is gas there.
+ */
 function gasOf(call: unknown): bigint | undefined {
-  if (call === null || typeof call !== 'object') return undefined;
-  const gas = (call as { gas?: unknown }).gas;
-  return typeof gas === 'string' && QUANTITY.test(gas) ? BigInt(gas) : undefined;
+  if (call === null || typeof call !== 'object' || Array.isArray(call)) return undefined;
+  let most: bigint | undefined;
+  for (const [key, gas] of Object.entries(call)) {
+    if (key.length !== 3 || key.toLowerCase() !== 'gas' || typeof gas !== 'string' || !QUANTITY.test(gas)) continue;
+    const asked = BigInt(gas);
+    if (most === undefined || asked > most) most = asked;
+  }
+  return most;
 }
 
 /** Every call object of a request: the first param, or each call of each eth_simulateV1 block. */

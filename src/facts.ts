@@ -15,8 +15,9 @@ export const OPERATOR: Fact<boolean> = { name: 'operator' };
 
 /**
  * Set by rate-limit on a submission: takes `tokens` more from the same source's submission
- * buckets, for work a later plugin can price only once it has decoded the request (the gate's
- * signature verification gas). Answers the -32005 refusal when the source is over quota.
+ * buckets, for work a later plugin can price only once it has decoded the request (a frame
+ * transaction's validation prefix gas, for the gate). Answers the -32005 refusal when the source
+ * is over quota.
  */
 export const EXTRA_COST: Fact<ExtraCost> = { name: 'extra-cost' };
 export type ExtraCost = (tokens: number) => Answer | undefined | Promise<Answer | undefined>;

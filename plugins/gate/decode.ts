@@ -7,7 +7,7 @@
  * Type 0x06 goes through the frame decoder and static checks; its signature entries are verified
  * afterwards, in the signature pool (signature-pool.ts), once the source has paid for them.
  */
-import { checkFrameTransaction, type FrameFacts, type FrameLimits } from './frame-checks.js';
+import { checkFrameTransaction, TRANSACTION_EXECUTION_CAP, type FrameFacts, type FrameLimits } from './frame-checks.js';
 import { decodeFrameTransaction, FRAME_TX_TYPE, type FrameTransaction } from './frame-codec.js';
 import { refuse } from './refusal.js';
 import { recoverAddress, SECP256K1_N } from './signatures.js';
@@ -35,6 +35,8 @@ export interface DecodeLimits extends FrameLimits {
 }
 
 const SECP256K1_HALF_N = SECP256K1_N >> 1n;
+/** EIP-3860 (Shanghai): most init code a creation may carry. */
+const MAX_INIT_CODE_BYTES = 49_152;
 
 export function decodeSubmission(raw: RawTransaction, limits: DecodeLimits): Submission {
   const type = raw.bytes[0]!;
@@ -48,6 +50,13 @@ function decodeStandard(raw: RawTransaction, limits: DecodeLimits): Submission {
   if (tx.chainId !== limits.chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${limits.chainId}`);
   if (tx.gasLimit > limits.blockGasLimit) {
     refuse('gas-limit', `gas limit ${tx.gasLimit} exceeds the block gas limit ${limits.blockGasLimit}`);
+  }
+  // The EL of an Osaka chain skips what follows after consensus ordered it: refused here instead.
+  if (tx.gasLimit > TRANSACTION_EXECUTION_CAP) {
+    refuse('gas-cap', `gas limit ${tx.gasLimit} exceeds the transaction gas cap ${TRANSACTION_EXECUTION_CAP} (EIP-7825)`);
+  }
+  if (tx.initCodeBytes !== undefined && tx.initCodeBytes > MAX_INIT_CODE_BYTES) {
+    refuse('initcode-size', `init code of ${tx.initCodeBytes} bytes exceeds ${MAX_INIT_CODE_BYTES} (EIP-3860)`);
   }
   // Below it the EL skips the transaction after consensus ordered it, and its nonce stays taken.
   if (tx.gasLimit < tx.minimumGas) {

@@ -40,6 +40,11 @@ export interface FrameFacts {
   readonly deadline: bigint | undefined;
   /** Index of the frame that grants payment: the end of the validation prefix. */
   readonly prefixEnd: number;
+  /**
+   * The validation work the transaction asks of the gate: the prefix frames' execution limits
+   * plus its entries' verification gas (at most the prefix budget).
+   */
+  readonly prefixGas: bigint;
 }
 
 export function checkFrameTransaction(tx: FrameTransaction, limits: FrameLimits): FrameFacts {
@@ -56,13 +61,14 @@ export function checkFrameTransaction(tx: FrameTransaction, limits: FrameLimits)
     refuse('gas-cap', `intrinsic plus execution gas ${gas.capped} exceeds ${TRANSACTION_EXECUTION_CAP}`);
   }
   const { payerTarget, prefixEnd } = checkPrefixShape(tx, deadline !== undefined ? 1 : 0);
-  checkPrefixBudgets(tx, deadline !== undefined ? 1 : 0, prefixEnd, limits);
+  const prefixGas = checkPrefixBudgets(tx, deadline !== undefined ? 1 : 0, prefixEnd, limits);
   return {
     payer: payerTarget ?? tx.sender,
     maxGas: gas.maxGas,
     maxCost: gas.maxGas * tx.maxFeePerGas,
     deadline,
     prefixEnd,
+    prefixGas,
   };
 }
 
@@ -191,7 +197,8 @@ function checkPrefixShape(tx: FrameTransaction, start: number): { payerTarget: s
   return { payerTarget, prefixEnd };
 }
 
-function checkPrefixBudgets(tx: FrameTransaction, start: number, prefixEnd: number, limits: FrameLimits): void {
+/** Refuses a prefix over its budgets; returns its execution plus verification gas. */
+function checkPrefixBudgets(tx: FrameTransaction, start: number, prefixEnd: number, limits: FrameLimits): bigint {
   let execution = 0n;
   let state = 0n;
   for (let i = start; i <= prefixEnd; i++) {
@@ -205,4 +212,5 @@ function checkPrefixBudgets(tx: FrameTransaction, start: number, prefixEnd: numb
   if (state > limits.prefixStateGasBudget) {
     refuse('prefix-gas', `validation prefix needs ${state} state gas, over the budget of ${limits.prefixStateGasBudget}`);
   }
+  return execution;
 }

@@ -7,7 +7,7 @@
  *
  *   params shape ─► duplicate window ─► cached verdict        (memory, or the fleet's Redis)
  *     ─► decode, static checks                                (CPU, no state)
- *     ─► frame signatures, priced by verification gas first   (worker threads)
+ *     ─► frame signatures, priced by prefix gas first          (worker threads)
  *     ─► head state: nonce, in-flight, base fee, payer funds  (EL reads, shared per head)
  *     ─► frame transactions: the validation prefix            (direct evaluation, or the EVM)
  *     ─► the EL's validation method, when configured          (off by default)
@@ -32,7 +32,6 @@ import { createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { Refusal } from './refusal.js';
 import { createWorkPool, PoolBusy } from './work-pool.js';
-import { verificationGas } from './signatures.js';
 import { readRawTransaction, type RawTransaction } from './shape.js';
 import { isPrecompile } from './simulation/fork.js';
 import { HeadState, Unavailable, type Head } from './state.js';
@@ -106,7 +105,7 @@ export const gate: PluginModule<GateOptions> = {
       try {
         const sub = decodeSubmission(raw, options);
         if (sub.frame !== undefined) {
-          const overQuota = await extraCost?.(verificationTokens(sub.frame.tx) - 1);
+          const overQuota = await extraCost?.(validationTokens(sub.frame.facts.prefixGas) - 1);
           if (overQuota !== undefined) return overQuota;
           await pool.verify(sub.frame.tx);
         }
@@ -221,10 +220,13 @@ const ABANDONED: Answer = { error: errors.submissionUnavailable() };
 
 /** How long a client should wait when the signature pool is full. */
 const POOL_BUSY_RETRY_MS = 1_000;
-/** Rate-limit tokens a frame transaction's entries cost: one per 10,000 verification gas, at least one. */
+/**
+ * Rate-limit tokens a frame transaction's validation costs: one per 10,000 gas of its prefix
+ * (frames' execution limits, run in the EVM or evaluated directly, plus the entries'
+ * verification gas), at least one. At most 10 within the 100,000 budget.
+ */
 const GAS_PER_TOKEN = 10_000n;
-const verificationTokens = (tx: Parameters<typeof verificationGas>[0]) =>
-  Math.max(1, Number((verificationGas(tx) + GAS_PER_TOKEN - 1n) / GAS_PER_TOKEN));
+const validationTokens = (prefixGas: bigint) => Math.max(1, Number((prefixGas + GAS_PER_TOKEN - 1n) / GAS_PER_TOKEN));
 
 /** The validator's -32005 keeps its HTTP 429 and Retry-After on the way back through a follower. */
 function relayed(answer: Answer): Answer {

@@ -71,11 +71,6 @@ export function verifyFrameSignatures(tx: SignedFrames): void {
   tx.signatures.forEach((entry, i) => verifyEntry(tx, entry, i));
 }
 
-/** Verification gas of the entries (section 4), the price of checking them. */
-export function verificationGas(tx: SignedFrames): bigint {
-  return tx.signatures.reduce((sum, entry) => sum + SCHEMES.get(entry.scheme)!.verificationGas, 0n);
-}
-
 function verifyEntry(tx: SignedFrames, entry: SignatureEntry, i: number): void {
   const signer = entry.signer ?? tx.sender;
   const digest = entry.msg ?? bytesOfHex(tx.sigHash);

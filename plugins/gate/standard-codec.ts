@@ -28,6 +28,8 @@ export interface StandardTransaction {
   readonly signingHash: Uint8Array;
   /** The least gas the EL will accept (intrinsic gas, or the EIP-7623 calldata floor). */
   readonly minimumGas: bigint;
+  /** A contract creation's init code length (EIP-3860 caps it); undefined for a call. */
+  readonly initCodeBytes: number | undefined;
 }
 
 /** Intrinsic gas at Prague/Osaka (yellow paper, EIP-2028, EIP-2930, EIP-3860, EIP-7702) and the EIP-7623 floor. */
@@ -39,6 +41,8 @@ const FLOOR_COST_PER_TOKEN = 10n;
 const ACCESS_LIST_ADDRESS_COST = 2_400n;
 const ACCESS_LIST_KEY_COST = 1_900n;
 const PER_AUTHORIZATION_COST = 25_000n;
+
+const initCodeBytes = (to: Item, data: Item) => ((to as Uint8Array).length === 0 ? (data as Uint8Array).length : undefined);
 
 function minimumGas(to: Item, data: Item, accessList: Item, authorizations: Item | undefined): bigint {
   const bytes = data as Uint8Array;
@@ -95,6 +99,7 @@ export function decodeStandardTransaction(bytes: Uint8Array): StandardTransactio
     ...signature(integer(yParity!, 'y_parity', 1n), r!, s!),
     signingHash: digest(new Uint8Array([type]), p.slice(0, layout.arity - 3)),
     minimumGas: minimumGas(p[layout.to]!, p[layout.to + 2]!, p[layout.accessList]!, layout.authorizations === undefined ? undefined : p[layout.authorizations]),
+    initCodeBytes: initCodeBytes(p[layout.to]!, p[layout.to + 2]!),
   };
 }
 
@@ -118,6 +123,7 @@ function legacy(p: readonly Item[]): StandardTransaction {
     ...signature((v - 35n) % 2n, p[7]!, p[8]!),
     signingHash: digest(new Uint8Array(0), [...p.slice(0, 6), toBeArray(chainId), new Uint8Array(0), new Uint8Array(0)]),
     minimumGas: minimumGas(p[3]!, p[5]!, [], undefined),
+    initCodeBytes: initCodeBytes(p[3]!, p[5]!),
   };
 }
 

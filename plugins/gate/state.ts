@@ -76,6 +76,9 @@ export class HeadState {
     }
     let value = this.reads.get(key) as Promise<T> | undefined;
     if (value === undefined) {
+      // Keys are attacker-chosen (senders, targets, slots) and an idle chain keeps one head for
+      // minutes: past this many reads the cache starts again rather than grow.
+      if (this.reads.size >= MAX_READS_PER_HEAD) this.reads = new Map();
       value = load();
       this.reads.set(key, value);
       value.catch(() => this.reads.delete(key));
@@ -118,3 +121,4 @@ export class HeadState {
 }
 
 const blockTag = (head: Head) => '0x' + head.number.toString(16);
+const MAX_READS_PER_HEAD = 100_000;

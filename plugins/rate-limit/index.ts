@@ -7,8 +7,8 @@
  * Submissions (`eth_sendRawTransaction`) and reads have separate buckets; a read costs
  * `method_costs[method]` tokens (default 1), so one client cannot monopolise the EL with
  * `eth_getLogs` and `eth_call`. A submission costs 1 token here, and records `EXTRA_COST` so that
- * the gate can take more from the same buckets once it knows the work (signature verification
- * gas); so does a read priced by its size (`PRICED_BY_SIZE`: eth_feeHistory, charged by
+ * the gate can take more from the same buckets once it knows the work (a frame transaction's
+ * validation prefix gas); so does a read priced by its size (`PRICED_BY_SIZE`: eth_feeHistory, charged by
  * fee-rewrite). One charge never exceeds the bucket's burst. A class whose buckets are not configured is
  * not limited.
  *
@@ -56,15 +56,27 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
     const submissions = buckets('submissions', options.submissions);
     const reads = buckets('reads', options.reads);
     const inFlight = new Map<string, number>();
-    /** Holds one of the source's slots until the response closes (at once, if it already has). */
-    const hold = (source: string, facts: Facts) => {
-      if (facts.get(CLOSED)) return;
+    /**
+     * Takes one of the source's slots at once (before the buckets answer, which may take a round
+     * trip to Redis or the primary: concurrent requests must see each other's slots), and returns
+     * what gives it back.
+     */
+    const acquire = (source: string) => {
       inFlight.set(source, (inFlight.get(source) ?? 0) + 1);
-      facts.set(ON_CLOSE, () => {
+      let held = true;
+      return () => {
+        if (!held) return;
+        held = false;
         const left = inFlight.get(source)! - 1;
         if (left === 0) inFlight.delete(source);
         else inFlight.set(source, left);
-      });
+      };
+    };
+    /** Keeps the slot until the response closes; gives it back now if refused or already closed. */
+    const settle = (verdict: Verdict, release: () => void, facts: Facts): Verdict => {
+      if (verdict !== undefined || facts.get(CLOSED)) release();
+      else facts.set(ON_CLOSE, release);
+      return verdict;
     };
 
     // The source's own bucket first, then the host's; continuations rather than awaits, so a
@@ -106,12 +118,16 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         if (submission || PRICED_BY_SIZE.has(request.method)) {
           facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
         }
-        const passed = (verdict: Verdict): Verdict => {
-          if (verdict === undefined) hold(source, facts);
-          return verdict;
-        };
+        const release = acquire(source);
         const verdict = limit(limits, source, limits.costs.get(request.method) ?? 1);
-        return verdict instanceof Promise ? verdict.then(passed) : passed(verdict);
+        if (!(verdict instanceof Promise)) return settle(verdict, release, facts);
+        return verdict.then(
+          (answered) => settle(answered, release, facts),
+          (err: unknown) => {
+            release();
+            throw err;
+          },
+        );
       },
     };
   },

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROXIED_SVC_METHODS, READ_METHODS, SUBMISSION_METHOD } from '../../src/methods.js';
 import { DEV_KEYS } from '../helpers/el.js';
+import { secpAccount, selfTransfer, signed } from '../helpers/frames.js';
 import { call, post, receiptOf, rpc } from '../helpers/http.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
@@ -247,11 +248,10 @@ describe('e2e: transparency over the execution-apis request corpus', function ()
       expect(suite.tap.methods()).to.not.include('eth_gasPrice');
     });
 
-    it('a submission the gate admits and anvil refuses (init code over the EIP-3860 limit) gets anvil\'s own error', async () => {
-      const raw = await new Wallet(DEV_KEYS[1]).signTransaction({
-        type: 2, chainId: 8141, nonce: 0, data: '0x' + '00'.repeat(49_153), gasLimit: 600_000,
-        maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: 0n,
-      });
+    it('a submission the gate admits and anvil refuses (a frame transaction: stock anvil has no type 0x06) gets anvil\'s own error', async () => {
+      const account = secpAccount();
+      await call(suite.anvil.url, 'anvil_setBalance', [account.address, '0xde0b6b3a7640000']);
+      const raw = signed(selfTransfer(account.address, 0x01), [account.sign]);
       const request = { jsonrpc: '2.0', id: 9, method: 'eth_sendRawTransaction', params: [raw] };
       const reply = await throughIngress(JSON.stringify(request));
       expect(suite.tap.methods()).to.include('eth_sendRawTransaction');

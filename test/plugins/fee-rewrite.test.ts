@@ -48,7 +48,8 @@ describe('fee-rewrite', () => {
       // 4 blocks × 4 = 16 entries: one token.
       const cheap = await rpc(priced.url, 'eth_feeHistory', ['0x4', 'latest', [10, 50, 90]]);
       expect(JSON.parse(cheap.text)).to.have.property('result');
-      const again = JSON.parse((await rpc(priced.url, 'eth_feeHistory', ['0x400', 'latest', Array.from({ length: 100 }, (_, i) => i)])).text);
+      // The block count in decimal is the same count.
+      const again = JSON.parse((await rpc(priced.url, 'eth_feeHistory', ['1024', 'latest', Array.from({ length: 100 }, (_, i) => i)])).text);
       expect(again.error).to.include({ code: -32005 });
     } finally {
       await priced.shutdown();

@@ -62,6 +62,12 @@ describe('size-limit', () => {
       expect(suite.tap.bodies).to.deep.equal([]);
     });
 
+    it('reads the gas key in any case, as geth does', async () => {
+      const reply = await rpc(suite.ingress.url, 'eth_call', [{ to: '0x000000000000000000000000000000000000dEaD', GAS: huge }, 'latest'], 3);
+      expect(reply.text).to.equal(capped(3));
+      expect(suite.tap.bodies).to.deep.equal([]);
+    });
+
     it('passes a call at the cap, and one that names no gas, to the EL', async () => {
       await rpc(suite.ingress.url, 'eth_call', [{ to: '0x000000000000000000000000000000000000dEaD', gas: '0x2faf080' }, 'latest']);
       await rpc(suite.ingress.url, 'eth_estimateGas', [{ to: '0x000000000000000000000000000000000000dEaD' }]);

@@ -31,7 +31,7 @@ describe('gate: frame static checks', () => {
   it('computes V3\'s gas figures: max_gas 122 790, payer the sender', () => {
     const v3 = '0x06f89b821fcd80947e5f4552091a69125d5dfcb7b8c2659029395bdfeaca010380c482c350808080de0280940000000000000000000000000000000000001234c482c350800180f848f846018080b841017a3519e066ec20068a5d05b0e66a1e17b29b98ae20535c8241dc09aa3a60f44a06cc4a99b41141d0be281cc1a0573c2c4dad116c7e67d98c3fa38c141c48fea8cb843b9aca00847735940080c0';
     const facts = checkFrameTransaction(decodeFrameTransaction(v3), LIMITS);
-    expect(facts).to.deep.equal({ payer: SENDER, maxGas: 122_790n, maxCost: 122_790n * 2_000_000_000n, deadline: undefined, prefixEnd: 0 });
+    expect(facts).to.deep.equal({ payer: SENDER, maxGas: 122_790n, maxCost: 122_790n * 2_000_000_000n, deadline: undefined, prefixEnd: 0, prefixGas: 52_800n });
   });
 
   it('names the sponsor as payer for an [only, pay] prefix', () => {

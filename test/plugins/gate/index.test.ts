@@ -122,6 +122,16 @@ describe('gate', () => {
       );
     });
 
+    it('gas above the EIP-7825 transaction cap', async () => {
+      const raw = await signed(wallet(), { gasLimit: 16_777_217n });
+      expect(await submit(raw)).to.equal(rejected(1, 'gas-cap', 'gas limit 16777217 exceeds the transaction gas cap 16777216 (EIP-7825)'));
+    });
+
+    it('init code over the EIP-3860 limit', async () => {
+      const raw = await signed(wallet(), { to: null, value: 0n, data: '0x' + '00'.repeat(49_153), gasLimit: 600_000n });
+      expect(await submit(raw)).to.equal(rejected(1, 'initcode-size', 'init code of 49153 bytes exceeds 49152 (EIP-3860)'));
+    });
+
     it('gas above the block gas limit', async () => {
       const raw = await signed(wallet(), { gasLimit: 60_000_001n });
       expect(await submit(raw)).to.equal(rejected(1, 'gas-limit', 'gas limit 60000001 exceeds the block gas limit 60000000'));
@@ -207,10 +217,11 @@ describe('gate', () => {
   });
 
   it('passes a refusal by the submission target through with its reason', async () => {
-    // The gate does not check EIP-3860's init code size: anvil refuses it.
-    const raw = await signed(wallet(KEYS[2]), { to: null, value: 0n, data: '0x' + '00'.repeat(49_153), gasLimit: 600_000n });
-    const reply = JSON.parse(await submit(raw));
-    expect(reply.error.message).to.match(/initcode|init code/i);
+    // A valid frame transaction, admitted by the gate; stock anvil refuses type 0x06.
+    await call(anvil.current.url, 'anvil_setBalance', [VECTOR.sender, '0x8ac7230489e80000']);
+    const reply = JSON.parse(await submit(VECTOR.raw));
+    const direct = JSON.parse((await rpc(anvil.current.url, 'eth_sendRawTransaction', [VECTOR.raw])).text);
+    expect(reply.error).to.deep.equal(direct.error);
     expect(forwarded()).to.equal(true);
   });
 

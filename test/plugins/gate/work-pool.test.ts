@@ -37,19 +37,20 @@ describe('gate: signature entries priced by verification gas and checked in work
 
   const submit = async (raw: string) => JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [raw])).text);
 
-  it('takes one token per 10,000 gas of entries from the source, before verifying them', async () => {
-    // One P256 entry: 6,700 gas, one token (of 3); verified in a worker thread: r = 0 is out of range.
+  it('takes one token per 10,000 gas of validation prefix from the source, before verifying anything', async () => {
+    // A 10,000-gas VERIFY frame and one P256 entry (6,700): 16,700 gas, two tokens (of 3);
+    // verified in a worker thread: r = 0 is out of range.
     expect((await submit(p256Frames(1))).error).to.deep.equal({
       code: -32000,
       message: 'rejected: signature 0: r or s out of range (s must be low)',
       data: { reason: 'sig-invalid' },
     });
-    // A standard transfer: one token (1 left).
+    // A standard transfer: the last token.
     const transfer = await new Wallet(DEV_KEY).signTransaction({
       chainId: 8141, nonce: 0, to: SENDER, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
     });
     expect(await submit(transfer)).to.deep.equal({ jsonrpc: '2.0', id: 1, result: keccak256(transfer) });
-    // Two P256 entries: 13,400 gas, two tokens; the second is not there. Nothing verified, nothing cached.
+    // Two P256 entries (23,400 gas with the frame): the bucket is empty. Nothing verified, nothing cached.
     expect((await submit(p256Frames(2))).error).to.deep.include({
       code: -32005,
       message: 'rate limited: too many requests from this source; retry later',
