@@ -21,6 +21,7 @@ import type { StateDependencies } from './dependencies.js';
 import { Unavailable } from './state.js';
 
 const INLINE_SECP256K1_MAX = 4;
+const CONCURRENT_TASKS_PER_THREAD = 8;
 const INLINE_SCHEMES = new Set([0x00, 0x01]);
 
 // Byte fields are views of the raw transaction (or of a shared Buffer slab), and a structured
@@ -55,6 +56,9 @@ export function createWorkPool(threads: number, maxQueue: number, settings: Pool
       maxThreads: threads,
       maxQueue,
       idleTimeout: Number.MAX_SAFE_INTEGER,
+      // A simulation mostly waits on EL reads the first time a head is seen: a thread takes
+      // others meanwhile (signature checks are synchronous and run one at a time regardless).
+      concurrentTasksPerWorker: CONCURRENT_TASKS_PER_THREAD,
       workerData: settings,
     });
     if (pool.queueSize >= maxQueue) throw new PoolBusy('the gate pool is at capacity');
