@@ -24,7 +24,10 @@ async function main(): Promise<void> {
       `  EL: anvil at ${devnet.anvil.url}; consensus-node stand-in at ${devnet.node.url}\n` +
       `  metrics and probes: ${devnet.ingress.metricsUrl}/metrics, /livez, /readyz\n` +
       "  funded accounts: anvil's well-known development keys\n" +
-      (generatedToken ? '  svc_nodeHealth needs SVC_OPERATOR_TOKEN: set it before npm start to choose one\n' : '') +
+      (generatedToken
+        ? `  operator token (svc_nodeHealth, Authorization: Bearer): ${process.env.SVC_OPERATOR_TOKEN}\n` +
+          '    generated for this run; set SVC_OPERATOR_TOKEN before npm start to choose one\n'
+        : '') +
       '  Ctrl-C stops everything.\n',
   );
   devnet.anvil.child.once('exit', () => {

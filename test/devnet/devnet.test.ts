@@ -129,6 +129,8 @@ describe('devnet: node-local methods answered live through the ingress', () => {
     expect(reply.result).to.have.all.keys('latestHandledCommit', 'latestCertifiedCheckpoint', 'retention', 'observer', 'snapshotServing', 'freshness', 'dataDirDisk');
     expect(reply.result.latestHandledCommit).to.be.a('number').above(0);
     expect(reply.result.latestCertifiedCheckpoint).to.include.keys('sequence', 'commitIndex');
+    expect(reply.result.dataDirDisk).to.include.keys('totalBytes', 'freeBytes', 'usedBytes');
+    expect(reply.result.dataDirDisk.totalBytes).to.be.above(0);
   });
 
   it('answers svc_nodeHealth without the token byte for byte like an unknown method, and never logs the token', async () => {

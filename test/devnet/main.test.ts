@@ -7,8 +7,10 @@ import { rpc } from '../helpers/http.js';
 describe('npm start (devnet/main.js)', () => {
   it('prints the URL when ready, serves chain 8141 there, and stops everything on Ctrl-C', async function () {
     this.timeout(30_000);
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', METRICS_PORT: '0' };
+    delete env.SVC_OPERATOR_TOKEN;
     const child = spawn(process.execPath, ['dist/devnet/main.js'], {
-      env: { ...process.env, PORT: '0', METRICS_PORT: '0' },
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -23,6 +25,11 @@ describe('npm start (devnet/main.js)', () => {
     });
     const url = await ready;
     expect((await rpc(url, 'eth_chainId')).text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
+    // No token was given: the generated one is printed, and it opens svc_nodeHealth.
+    const token = /operator token \(svc_nodeHealth, Authorization: Bearer\): ([0-9a-f]{48})\n/.exec(out)?.[1];
+    expect(token, out).to.be.a('string');
+    const health = JSON.parse((await rpc(url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${token}` })).text);
+    expect(health.result.dataDirDisk.totalBytes).to.be.above(0);
     child.kill('SIGINT');
     const [code] = (await once(child, 'exit')) as [number | null];
     expect(code).to.equal(0);
