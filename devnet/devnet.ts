@@ -9,12 +9,17 @@ import { loadConfigFile, type IngressConfig } from '../src/config/load.js';
 import { startIngress, type Ingress } from '../src/ingress.js';
 import type { Logger } from '../src/log.js';
 import { startAnvil, type Anvil } from './anvil.js';
+import { startElFront, type ElFront } from './el-front.js';
 import { startNodeStandIn, type NodeStandIn, type StandInOptions } from './node.js';
+
+const DEFAULT_WITNESS_WINDOW_BLOCKS = 128;
 
 export const DEVNET_CONFIG = fileURLToPath(new URL('../../config/devnet.yaml', import.meta.url));
 
 export interface Devnet {
   readonly anvil: Anvil;
+  /** The ingress's EL: anvil behind the front that answers what the chain's own EL adds. */
+  readonly el: ElFront;
   readonly node: NodeStandIn;
   readonly ingress: Ingress;
   stop(): Promise<void>;
@@ -25,6 +30,8 @@ export interface DevnetOptions {
   /** Port of the operator listener; absent keeps the config's. */
   readonly metricsPort?: number;
   readonly node?: Omit<StandInOptions, 'elUrl'>;
+  /** Blocks with full bodies on the EL front (4444 below them); default 128. */
+  readonly witnessWindowBlocks?: number;
   /** Adjusts the loaded devnet config (tests). */
   readonly configure?: (config: IngressConfig) => IngressConfig;
 }
@@ -33,7 +40,9 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
   const base = loadConfigFile(DEVNET_CONFIG);
   const anvil = await startAnvil({ extraArgs: ['--no-mining'] });
   let node: NodeStandIn | undefined;
+  let el: ElFront | undefined;
   try {
+    el = await startElFront({ anvilUrl: anvil.url, witnessWindowBlocks: options.witnessWindowBlocks ?? DEFAULT_WITNESS_WINDOW_BLOCKS });
     node = await startNodeStandIn({ elUrl: anvil.url, ...options.node });
     const upstreams = base.upstreams;
     let config: IngressConfig = {
@@ -41,7 +50,7 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
       listen: { host: '127.0.0.1', port: options.port },
       metricsListen: base.metricsListen && { host: '127.0.0.1', port: options.metricsPort ?? base.metricsListen.port },
       upstreams: {
-        execution: { ...upstreams.execution, url: anvil.url },
+        execution: { ...upstreams.execution, url: el.url },
         submit: { ...upstreams.submit, url: node.url },
         node: upstreams.node && { ...upstreams.node, url: node.url },
       },
@@ -49,18 +58,22 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
     config = options.configure?.(config) ?? config;
     const ingress = await startIngress(config, log);
     const running = node;
+    const front = el;
     return {
       anvil,
+      el: front,
       node: running,
       ingress,
       async stop() {
         await ingress.shutdown();
         await running.stop();
+        await front.close();
         await anvil.stop();
       },
     };
   } catch (err) {
     await node?.stop();
+    await el?.close();
     await anvil.stop();
     throw err;
   }

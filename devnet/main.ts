@@ -12,16 +12,25 @@ function portFrom(name: string, fallback: number): number {
   return value;
 }
 
+function blocksFrom(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a number of blocks, not ${process.env[name]}`);
+  return value;
+}
+
 async function main(): Promise<void> {
   const port = portFrom('PORT', 8545);
   const metricsPort = portFrom('METRICS_PORT', 9100);
   const generatedToken = process.env.SVC_OPERATOR_TOKEN === undefined;
   if (generatedToken) process.env.SVC_OPERATOR_TOKEN = randomBytes(24).toString('hex');
   const log = createLogger('info');
-  const devnet = await startDevnet({ port, metricsPort }, log);
+  const witnessWindowBlocks = blocksFrom('WITNESS_WINDOW_BLOCKS', 128);
+  const devnet = await startDevnet({ port, metricsPort, witnessWindowBlocks }, log);
   process.stdout.write(
     `svc-ingress devnet (chain 8141) ready at ${devnet.ingress.url}\n` +
-      `  EL: anvil at ${devnet.anvil.url}; consensus-node stand-in at ${devnet.node.url}\n` +
+      `  EL: anvil at ${devnet.anvil.url}, behind the devnet's EL front at ${devnet.el.url}\n` +
+      `    (svc_historyStatus; 4444 for block-scoped reads more than ${witnessWindowBlocks} blocks back: WITNESS_WINDOW_BLOCKS)\n` +
+      `  consensus-node stand-in at ${devnet.node.url}\n` +
       `  metrics and probes: ${devnet.ingress.metricsUrl}/metrics, /livez, /readyz\n` +
       "  funded accounts: anvil's well-known development keys\n" +
       (generatedToken

@@ -124,6 +124,13 @@ describe('devnet: node-local methods answered live through the ingress', () => {
     expect(Object.keys(after.el)).to.have.members(['fee_cap_too_low', 'gas_overflow', 'insufficient_funds', 'nonce_too_high', 'nonce_too_low', 'other', 'size_overflow', 'total']);
   });
 
+  it('answers svc_historyStatus through the ingress from the devnet\'s EL front', async () => {
+    const status = await call<Record<string, string>>(url, 'svc_historyStatus');
+    expect(status).to.have.all.keys('tier', 'headBlock', 'earliestFullBody', 'historyCutoff', 'persistedState');
+    expect(status.tier).to.equal('tx-history');
+    expect(BigInt(status.headBlock!)).to.equal(BigInt(await call<string>(url, 'eth_blockNumber')));
+  });
+
   it('answers svc_nodeHealth with the operator token, every field included', async () => {
     const reply = JSON.parse((await rpc(url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` })).text);
     expect(reply.result).to.have.all.keys('latestHandledCommit', 'latestCertifiedCheckpoint', 'retention', 'observer', 'snapshotServing', 'freshness', 'dataDirDisk');

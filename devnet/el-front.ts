@@ -1,0 +1,137 @@
+/**
+ * The devnet's execution-layer front: a development stand-in in front of anvil that answers
+ * what the chain's own EL (a reth-based client) answers and anvil does not, and passes every
+ * other call to anvil unchanged. Never part of the ingress: the ingress sees it as its EL.
+ *
+ * - `svc_historyStatus` (spec 2.1): tier `tx-history`; `headBlock` anvil's head; a node keeps
+ *   full bodies for the last `witnessWindowBlocks` blocks (`earliestFullBody`); nothing has
+ *   expired (`historyCutoff` 0); anvil holds all state in memory, so `persistedState` is 0,
+ *   "unknown" in the spec's words (consumers then prune nothing).
+ * - Block-scoped reads of spec 4.1 for a block below `earliestFullBody` answer error 4444, as
+ *   the reth-based client does below its witness-sidecar window, so that clients can see and
+ *   handle it: eth_getBlockReceipts, eth_getBlockTransactionCountBy{Hash,Number},
+ *   eth_get{,Raw}TransactionByBlock{Hash,Number}AndIndex, eth_getLogs (by its fromBlock or
+ *   blockHash).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+
+export interface ElFrontOptions {
+  readonly anvilUrl: string;
+  /** Blocks whose full bodies the node keeps; below them, block-scoped reads answer 4444. */
+  readonly witnessWindowBlocks: number;
+}
+
+export interface ElFront {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+interface Call {
+  readonly id: unknown;
+  readonly method: string;
+  readonly params?: unknown;
+}
+
+/** The EIP-4444 convention the reth-based client follows. */
+const PRUNED = { code: 4444, message: 'pruned history unavailable' };
+
+/** Where each block-scoped read names its block: a number or tag, or a hash. */
+const BLOCK_SCOPED: Record<string, { readonly param: number; readonly byHash: boolean }> = {
+  eth_getBlockReceipts: { param: 0, byHash: false },
+  eth_getBlockTransactionCountByNumber: { param: 0, byHash: false },
+  eth_getBlockTransactionCountByHash: { param: 0, byHash: true },
+  eth_getTransactionByBlockNumberAndIndex: { param: 0, byHash: false },
+  eth_getTransactionByBlockHashAndIndex: { param: 0, byHash: true },
+  eth_getRawTransactionByBlockNumberAndIndex: { param: 0, byHash: false },
+  eth_getRawTransactionByBlockHashAndIndex: { param: 0, byHash: true },
+};
+
+export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
+  const anvil = async (method: string, params: unknown[]): Promise<unknown> => {
+    const reply = await request(options.anvilUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    return ((await reply.body.json()) as { result?: unknown }).result;
+  };
+  const head = async () => BigInt((await anvil('eth_blockNumber', [])) as string);
+  const earliestFullBody = async () => {
+    const latest = await head();
+    const window = BigInt(options.witnessWindowBlocks);
+    return latest > window ? latest - window : 0n;
+  };
+  /** The block number a block parameter names, or undefined for what anvil should judge itself. */
+  const blockNumberOf = async (param: unknown, byHash: boolean): Promise<bigint | undefined> => {
+    if (typeof param === 'string' && param === 'earliest') return 0n;
+    if (typeof param !== 'string' || !param.startsWith('0x')) return undefined;
+    if (!byHash) return BigInt(param);
+    const block = (await anvil('eth_getBlockByHash', [param, false])) as { number?: string } | null;
+    return block?.number === undefined ? undefined : BigInt(block.number);
+  };
+  const prunedBlock = async (call: Call): Promise<boolean> => {
+    const params = Array.isArray(call.params) ? call.params : [];
+    const scoped = BLOCK_SCOPED[call.method];
+    let block: bigint | undefined;
+    if (scoped !== undefined) block = await blockNumberOf(params[scoped.param], scoped.byHash);
+    else if (call.method === 'eth_getLogs') {
+      const filter = (params[0] ?? {}) as { fromBlock?: unknown; blockHash?: unknown };
+      block = filter.blockHash !== undefined ? await blockNumberOf(filter.blockHash, true) : await blockNumberOf(filter.fromBlock ?? 'latest', false);
+    } else return false;
+    return block !== undefined && block < (await earliestFullBody());
+  };
+
+  const answer = async (call: Call): Promise<object | undefined> => {
+    if (call.method === 'svc_historyStatus') {
+      const latest = await head();
+      return {
+        result: {
+          tier: 'tx-history',
+          headBlock: `0x${latest.toString(16)}`,
+          earliestFullBody: `0x${(await earliestFullBody()).toString(16)}`,
+          historyCutoff: '0x0',
+          persistedState: '0x0',
+        },
+      };
+    }
+    if (await prunedBlock(call)) return { error: PRUNED };
+    return undefined;
+  };
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      try {
+        const call = JSON.parse(body.toString()) as Call;
+        const own = call !== null && typeof call === 'object' && !Array.isArray(call) ? await answer(call) : undefined;
+        if (own !== undefined) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, ...own }));
+          return;
+        }
+      } catch {
+        // Not one call this front reads: anvil answers it, as it would have.
+      }
+      try {
+        const reply = await request(options.anvilUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        res.writeHead(reply.statusCode, { 'content-type': String(reply.headers['content-type'] ?? 'application/json') });
+        for await (const chunk of reply.body) res.write(chunk);
+        res.end();
+      } catch {
+        res.destroy();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
