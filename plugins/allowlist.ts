@@ -5,7 +5,9 @@
  * gate), the three proxied `svc_` methods, `extra_methods` from YAML, and any request for which
  * auth recorded the `operator` fact (an operator method called with a valid token). Refuses with -32601: the signing methods ("holds no
  * keys"), `svc_validateTransaction` ("not supported by the ingress"), everything else ("does not
- * exist", the same bytes as an unauthorised operator call).
+ * exist", the same bytes as an unauthorised operator call). `eth_accounts` is answered `[]` here:
+ * the endpoint holds no keys, and passed on it would list the EL's own (anvil's ten on the
+ * devnet), which wallets and tools would then try to sign with.
  *
  * Reads: fact `operator`. Order: after auth, which records that fact.
  */
@@ -17,6 +19,12 @@ import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
 const SIGNING_METHODS = ['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData',
   'eth_signTypedData_v1', 'eth_signTypedData_v3', 'eth_signTypedData_v4'];
 const INGRESS_REFUSED = ['svc_validateTransaction'];
+/** Submission paths (eth_sendRawTransactionSync, …Conditional, eth_sendBundle, mev_sendBundle, …): only the gated one may pass. */
+const SUBMISSION_LIKE = /^(?:eth|mev|flashbots)_send/i;
+/** Signing and key methods of any namespace: the endpoint holds no keys, and must not expose the EL's. */
+const KEY_LIKE = /^(?:personal_|wallet_|account_|eth_sign|eth_accounts$)/i;
+
+const NO_ACCOUNTS = Object.freeze({ result: Object.freeze([]) });
 
 interface AllowlistOptions {
   readonly extraMethods: readonly string[];
@@ -30,6 +38,10 @@ export const allowlist: PluginModule<AllowlistOptions> = {
       if (SIGNING_METHODS.includes(m) || INGRESS_REFUSED.includes(m)) {
         options.fail(`extra_methods[${i}]`, `${m} cannot be allowlisted`);
       }
+      if (SUBMISSION_LIKE.test(m) && m !== SUBMISSION_METHOD) {
+        options.fail(`extra_methods[${i}]`, `${m} would reach the EL around the submission gate: submissions go through eth_sendRawTransaction only`);
+      }
+      if (KEY_LIKE.test(m)) options.fail(`extra_methods[${i}]`, `${m} is a signing or key method: this endpoint holds no keys and exposes none`);
     });
     options.done();
     return { extraMethods };
@@ -47,6 +59,7 @@ export const allowlist: PluginModule<AllowlistOptions> = {
     return {
       name: 'allowlist',
       handle({ request: { method }, facts }: RequestContext): Verdict {
+        if (method === 'eth_accounts') return NO_ACCOUNTS;
         if (pass.has(method) || facts.get(OPERATOR) === true) return undefined;
         if (signing.has(method)) return { error: errors.signingRefused() };
         if (refused.has(method)) return { error: errors.notSupportedByIngress(method) };

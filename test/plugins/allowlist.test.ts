@@ -26,6 +26,12 @@ describe('allowlist', () => {
     });
   }
 
+  it('answers eth_accounts with [] itself: the endpoint holds no keys, and the EL\'s are not shown', async () => {
+    const reply = await rpc(suite.ingress.url, 'eth_accounts', [], 4);
+    expect(reply.text).to.equal('{"jsonrpc":"2.0","id":4,"result":[]}');
+    expect(suite.tap.bodies).to.deep.equal([]);
+  });
+
   it('refuses svc_validateTransaction with -32601 saying the ingress does not support it', async () => {
     const reply = await rpc(suite.ingress.url, 'svc_validateTransaction', ['0x00'], 3);
     expect(reply.text).to.equal(refusal(3, 'the method svc_validateTransaction is not supported by the ingress'));
