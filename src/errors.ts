@@ -33,7 +33,8 @@ export const SERVER_ERROR = -32000;
 export const LIMIT_EXCEEDED = -32005;
 
 const METHOD_NOT_FOUND_ERROR = rpcError(METHOD_NOT_FOUND, 'the method does not exist/is not available');
-const BATCH_MESSAGE = 'batch requests are not supported: send one JSON-RPC request per HTTP call';
+const BATCH_MESSAGE =
+  'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)';
 
 export const errors = {
   /** Body is not JSON. */

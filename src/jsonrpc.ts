@@ -22,7 +22,8 @@ export interface RpcRequest {
 
 export type Answer = { readonly result: unknown } | { readonly error: RpcError };
 
-const JSON_CONTENT_TYPE = /^application\/json\s*(?:;|$)/i;
+/** application/json, and the two older JSON-RPC types geth accepts too. */
+const JSON_CONTENT_TYPE = /^application\/(?:json|json-rpc|jsonrequest)\s*(?:;|$)/i;
 
 /** A JSON media type, parameters allowed (`application/json; charset=utf-8`): requests and EL answers alike. */
 export function isJsonContentType(value: string | undefined): boolean {
@@ -81,7 +82,8 @@ export function readRequest(message: unknown): EnvelopeResult {
   if (method.length > MAX_METHOD_LENGTH || !METHOD_NAME.test(method)) {
     return refuse(errors.invalidRequest('"method" is not a valid method name'));
   }
-  const params = m.params;
+  // "params": null is read as no params at all (geth and reth accept it), so the EL gets [].
+  const params = m.params === null ? [] : m.params;
   if (params !== undefined && (params === null || typeof params !== 'object')) {
     return refuse(errors.invalidRequest('"params" must be an array or an object'));
   }

@@ -210,7 +210,7 @@ describe('abuse: refusals are paid for by the source that causes them', () => {
     // Parsed once: a batch that large gets the single id-less refusal, not 170,000 of them.
     expect(first).to.deep.equal({
       status: 200,
-      text: '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch requests are not supported: send one JSON-RPC request per HTTP call"}}',
+      text: '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)"}}',
     });
     const second = await postFrom('127.0.0.1', flood);
     expect(second.status).to.equal(429);

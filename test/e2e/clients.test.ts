@@ -186,8 +186,8 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
       try {
         const outcomes = await Promise.allSettled([batching.getBlockNumber(), batching.getBalance(new Wallet(KEYS.ethers).address)]);
         expect(outcomes.map((o) => o.status === 'rejected' && (o.reason as { error?: unknown }).error)).to.deep.equal([
-          { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call' },
-          { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call' },
+          { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)' },
+          { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)' },
         ]);
       } finally {
         batching.destroy();

@@ -7,7 +7,7 @@ import { post, rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
-const BATCH_MESSAGE = 'batch requests are not supported: send one JSON-RPC request per HTTP call';
+const BATCH_MESSAGE = 'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)';
 const invalid = (id: unknown, why: string) =>
   JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: `invalid request: ${why}` } });
 

@@ -331,7 +331,7 @@ describe('upstream: streaming answers from the EL', () => {
         expect(reply.text).to.equal(UNAVAILABLE(id));
       }
       // Still running: what it answers itself is unaffected.
-      const refusal = { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call' };
+      const refusal = { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)' };
       expect((await post(ingress.url, '[]')).text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: null, error: refusal }));
 
       anvil = await startAnvil({ port });
