@@ -13,7 +13,7 @@
  */
 import { errors } from '../src/errors.js';
 import { OPERATOR } from '../src/facts.js';
-import { NODE_LOCAL_METHODS, PROXIED_SVC_METHODS, READ_METHODS, SUBMISSION_METHOD } from '../src/methods.js';
+import { NODE_LOCAL_METHODS, PROXIED_SVC_METHODS, READ_METHODS, SUBMISSION_ONLY } from '../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
 
 const SIGNING_METHODS = ['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData',
@@ -38,7 +38,7 @@ export const allowlist: PluginModule<AllowlistOptions> = {
       if (SIGNING_METHODS.includes(m) || INGRESS_REFUSED.includes(m)) {
         options.fail(`extra_methods[${i}]`, `${m} cannot be allowlisted`);
       }
-      if (SUBMISSION_LIKE.test(m) && m !== SUBMISSION_METHOD) {
+      if (SUBMISSION_LIKE.test(m) && !SUBMISSION_ONLY.has(m)) {
         options.fail(`extra_methods[${i}]`, `${m} would reach the EL around the submission gate: submissions go through eth_sendRawTransaction only`);
       }
       if (KEY_LIKE.test(m)) options.fail(`extra_methods[${i}]`, `${m} is a signing or key method: this endpoint holds no keys and exposes none`);
@@ -51,7 +51,7 @@ export const allowlist: PluginModule<AllowlistOptions> = {
     // Node-local methods pass to local-methods, which answers them; svc_nodeHealth passes only
     // with the operator fact, like every operator method.
     const pass = new Set<string>([
-      ...READ_METHODS, ...PROXIED_SVC_METHODS, SUBMISSION_METHOD, ...extraMethods,
+      ...READ_METHODS, ...PROXIED_SVC_METHODS, ...SUBMISSION_ONLY, ...extraMethods,
       ...NODE_LOCAL_METHODS.filter((m) => m !== 'svc_nodeHealth'),
     ]);
     const signing = new Set(SIGNING_METHODS);

@@ -80,7 +80,7 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
       maxBodyBytes,
       methods: new Set([...SUBMISSION_ONLY, ...CALL_METHODS, SIMULATE]),
       handle({ request }: RequestContext): Verdict {
-        if (request.method === 'eth_sendRawTransaction') {
+        if (SUBMISSION_ONLY.has(request.method)) {
           const raw: unknown = Array.isArray(request.params) ? request.params[0] : undefined;
           return typeof raw === 'string' && raw.length > maxHexLength ? { error: errors.oversizedTransaction() } : undefined;
         }

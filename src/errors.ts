@@ -109,6 +109,11 @@ export const errors = {
       httpStatus: 429,
       retryAfterMs: 1_000,
     }),
+  /** EIP-7966: forwarded, but no receipt within the timeout; `data` is the transaction hash. */
+  syncTimeout: (hash: string) => rpcError(4, 'the transaction was ordered but not included within the timeout; wait for its receipt', hash),
+  /** EIP-7966: a nonce ahead of the sender's next one is not accepted; `data` is the expected nonce. */
+  syncNonceGap: (expected: bigint) =>
+    rpcError(6, `nonce gap: the transaction was not accepted; the sender's next nonce is ${expected}`, `0x${expected.toString(16)}`),
   /** Spec 4.3: submissions must reach a validator; a follower without a relay refuses them. */
   followerRefusesSubmissions: () =>
     rpcError(SERVER_ERROR, 'submissions are not accepted by this node (a follower): send them to the public endpoint'),

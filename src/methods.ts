@@ -26,8 +26,10 @@ export const READ_METHODS = [
 /** The chain's own history methods, proxied to the EL (spec 4.1). */
 export const PROXIED_SVC_METHODS = ['svc_getSignatureSidecar', 'svc_getStrippedTransaction', 'svc_historyStatus'] as const;
 export const SUBMISSION_METHOD = 'eth_sendRawTransaction';
-/** The `methods` of a plugin that acts on submissions only (src/plugin.ts). */
-export const SUBMISSION_ONLY: ReadonlySet<string> = new Set([SUBMISSION_METHOD]);
+/** EIP-7966: the same submission, answered with its receipt (or a timeout). */
+export const SYNC_SUBMISSION_METHOD = 'eth_sendRawTransactionSync';
+/** The `methods` of a plugin that acts on submissions only (src/plugin.ts): every one is gated alike. */
+export const SUBMISSION_ONLY: ReadonlySet<string> = new Set([SUBMISSION_METHOD, SYNC_SUBMISSION_METHOD]);
 
 /**
  * Reads whose work grows with their params: rate-limit records EXTRA_COST for them, and the
@@ -41,5 +43,5 @@ export const NODE_LOCAL_METHODS = [
 ] as const;
 
 export const KNOWN_METHODS: ReadonlySet<string> = new Set<string>([
-  ...READ_METHODS, ...PROXIED_SVC_METHODS, SUBMISSION_METHOD, ...NODE_LOCAL_METHODS,
+  ...READ_METHODS, ...PROXIED_SVC_METHODS, ...SUBMISSION_ONLY, ...NODE_LOCAL_METHODS,
 ]);

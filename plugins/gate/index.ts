@@ -16,15 +16,15 @@
  * Fails closed: an EL that cannot be read gives -32603 and nothing is forwarded.
  * Order: after size-limit (sizes capped before decoding), allowlist and rate-limit.
  */
-import { errors, LIMIT_EXCEEDED } from '../../src/errors.js';
+import { errors, LIMIT_EXCEEDED, RpcFailure } from '../../src/errors.js';
 import { throttledWarning } from '../../src/log-throttle.js';
 import { CLOSED, EXTRA_COST, type Facts } from '../../src/facts.js';
 import type { Answer } from '../../src/jsonrpc.js';
-import { SUBMISSION_ONLY } from '../../src/methods.js';
+import { SUBMISSION_ONLY, SYNC_SUBMISSION_METHOD } from '../../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
 import { checkAdmission, type Release } from './admission.js';
-import { decodeSubmission } from './decode.js';
+import { decodeSubmission, type Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
 import { createElValidation, ExecutionLayerRefusal } from './el-validation.js';
 import { forwardSubmission } from './forward.js';
@@ -49,15 +49,23 @@ export const gate: PluginModule<GateOptions> = {
         name: 'gate',
         methods: SUBMISSION_ONLY,
         handle({ request, peer }: RequestContext): Verdict | Promise<Verdict> {
-          if (request.method !== 'eth_sendRawTransaction') return undefined;
-          const raw = readRawTransaction(request.params);
+          if (!SUBMISSION_ONLY.has(request.method)) return undefined;
+          const raw = readRawTransaction(rawParams(request.params, request.method));
           if (relay === undefined) return { error: errors.followerRefusesSubmissions() };
           // The validator sees this follower as the peer: it must learn whose submission it is,
           // or every user of the follower shares one bucket there (list the follower in the
           // validator's trusted_proxies).
           const earlier = peer.headers['x-forwarded-for'];
           const forwardedFor = typeof earlier === 'string' && earlier !== '' ? `${earlier}, ${peer.address}` : peer.address;
-          return forwardSubmission(relay, raw, { 'x-forwarded-for': forwardedFor }).then(relayed);
+          const headers = { 'x-forwarded-for': forwardedFor };
+          if (request.method === SYNC_SUBMISSION_METHOD) {
+            // The validator's gate judges it and waits for the receipt; its answer comes back as given.
+            return relay.call(SYNC_SUBMISSION_METHOD, request.params as unknown[], headers).then(relayed, (err: unknown) => {
+              if (err instanceof RpcFailure) return { error: errors.submissionUnavailable() };
+              throw err;
+            });
+          }
+          return forwardSubmission(relay, raw, headers).then(relayed);
         },
         close: () => relay?.close(),
       };
@@ -96,14 +104,17 @@ export const gate: PluginModule<GateOptions> = {
       return { error: wireError(cached, true) };
     };
 
-    const judge = async (raw: RawTransaction, facts: Facts): Promise<Answer> => {
+    /** `sync`: EIP-7966's variant, answered with the receipt (`timeoutMs` to wait for it). */
+    const judge = async (raw: RawTransaction, facts: Facts, sync: { timeoutMs: number } | undefined): Promise<Answer> => {
       const extraCost = facts.get(EXTRA_COST);
       const { hash } = raw;
       // Undefined while the verdict depends only on the bytes; the head number once state is read.
       let head: bigint | undefined;
       let release: Release | undefined;
+      let sub: Submission;
+      let judgedAt: Head;
       try {
-        const sub = decodeSubmission(raw, options);
+        sub = decodeSubmission(raw, options);
         if (sub.frame !== undefined) {
           const overQuota = await extraCost?.(validationTokens(sub.frame.facts.prefixGas) - 1);
           if (overQuota !== undefined) return overQuota;
@@ -112,6 +123,7 @@ export const gate: PluginModule<GateOptions> = {
         /** The verdict against one head; holds an in-flight slot when it admits. */
         const atHead = async (latest: Head): Promise<Release> => {
           head = latest.number;
+          judgedAt = latest;
           const held = await checkAdmission(sub, latest, state, ledger, options);
           try {
             if (sub.frame !== undefined) await judgePrefix(sub, latest, state, prefixJudge);
@@ -154,6 +166,14 @@ export const gate: PluginModule<GateOptions> = {
         metrics.gateVerdict('refused', err.reason);
         return { error: wireError(refusal, false) };
       }
+      // EIP-7966: a nonce ahead of the sender's next one is not accepted at all, with that nonce.
+      if (sync !== undefined) {
+        const next = (await state.account(sub.sender, judgedAt!)).nonce;
+        if (sub.nonce > next) {
+          await release();
+          return { error: errors.syncNonceGap(next) };
+        }
+      }
       // A client gone while the gate judged (closed, or half-closed: Node aborts the request then)
       // would never learn that its transaction was ordered: it is not forwarded.
       if (facts.get(CLOSED)) {
@@ -180,18 +200,41 @@ export const gate: PluginModule<GateOptions> = {
         return answer;
       }
       metrics.gateVerdict('admitted');
-      return answer;
+      return sync === undefined ? answer : receiptOf(hash, sync.timeoutMs, facts);
+    };
+
+    /**
+     * EIP-7966: the receipt once the EL has it, or error 4 at the timeout. The receipt is asked
+     * for once per new head (the head read is the one every submission shares), not polled.
+     */
+    const receiptOf = async (hash: string, timeoutMs: number, facts: Facts): Promise<Answer> => {
+      const deadline = Date.now() + timeoutMs;
+      let seen = -1n;
+      while (Date.now() < deadline && !facts.get(CLOSED)) {
+        const latest = await state.latest();
+        if (latest.number !== seen) {
+          seen = latest.number;
+          const answer = await stateReads.call('eth_getTransactionReceipt', [hash]);
+          if ('error' in answer || answer.result !== null) return answer;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RECEIPT_WAIT_STEP_MS, Math.max(0, deadline - Date.now()))));
+      }
+      return { error: errors.syncTimeout(hash) };
     };
 
     /** Judges the bytes once: the same bytes twice at once wait for the first verdict. */
-    const judgeOnce = (raw: RawTransaction, facts: Facts): Promise<Answer> => {
-      const running = judging.get(raw.hash);
+    const judgeOnce = (raw: RawTransaction, facts: Facts, sync: { timeoutMs: number } | undefined): Promise<Answer> => {
+      // The two variants answer differently: each is judged once on its own.
+      const key = sync === undefined ? raw.hash : `sync:${raw.hash}`;
+      const running = judging.get(key);
       if (running !== undefined) {
         // The same bytes from a client that is still there are judged afresh if the first one left.
-        return running.then((first) => (first === ABANDONED ? judgeOnce(raw, facts) : 'result' in first ? { error: errors.alreadyKnown() } : first));
+        return running.then((first) =>
+          first === ABANDONED ? judgeOnce(raw, facts, sync) : 'result' in first ? { error: errors.alreadyKnown() } : first,
+        );
       }
-      const verdict = judge(raw, facts).finally(() => judging.delete(raw.hash));
-      judging.set(raw.hash, verdict);
+      const verdict = judge(raw, facts, sync).finally(() => judging.delete(key));
+      judging.set(key, verdict);
       return verdict;
     };
 
@@ -199,11 +242,12 @@ export const gate: PluginModule<GateOptions> = {
       name: 'gate',
       methods: SUBMISSION_ONLY,
       handle({ request, facts }: RequestContext): Verdict | Promise<Verdict> {
-        if (request.method !== 'eth_sendRawTransaction') return undefined;
-        const raw = readRawTransaction(request.params);
-        if (judging.has(raw.hash)) return judgeOnce(raw, facts);
+        if (!SUBMISSION_ONLY.has(request.method)) return undefined;
+        const sync = request.method === SYNC_SUBMISSION_METHOD ? { timeoutMs: syncTimeoutOf(request.params, options) } : undefined;
+        const raw = readRawTransaction(rawParams(request.params, request.method));
+        if (judging.has(raw.hash)) return judgeOnce(raw, facts, sync);
         return replay(raw.hash).then(
-          (earlier) => earlier ?? judgeOnce(raw, facts),
+          (earlier) => earlier ?? judgeOnce(raw, facts, sync),
           (err) => {
             if (!(err instanceof Unavailable)) throw err;
             return { error: errors.validationUnavailable() };
@@ -214,6 +258,20 @@ export const gate: PluginModule<GateOptions> = {
     };
   },
 };
+
+/** The params that must be the raw transaction alone: eth_sendRawTransactionSync's second is its timeout. */
+function rawParams(params: unknown, method: string): unknown {
+  return method === SYNC_SUBMISSION_METHOD && Array.isArray(params) && params.length === 2 ? params.slice(0, 1) : params;
+}
+
+/** How often a waiting eth_sendRawTransactionSync looks for a new head (the head read itself is shared). */
+const RECEIPT_WAIT_STEP_MS = 50;
+
+/** EIP-7966: the timeout asked for, if it is a positive integer within the maximum; otherwise the default. */
+function syncTimeoutOf(params: unknown, options: GateOptions): number {
+  const asked = Array.isArray(params) ? params[1] : undefined;
+  return typeof asked === 'number' && Number.isInteger(asked) && asked > 0 && asked <= options.syncTimeoutMaxMs ? asked : options.syncTimeoutMs;
+}
 
 /** What a judgement whose client left before the forward ends with (nobody reads it). */
 const ABANDONED: Answer = { error: errors.submissionUnavailable() };

@@ -15,6 +15,9 @@ export interface GateOptions extends DecodeLimits, AdmissionLimits {
   readonly skipAfterBlocks: bigint;
   /** The EL's validation method, asked after the gate's own judgement; off when undefined. */
   readonly validationMethod: string | undefined;
+  /** EIP-7966 eth_sendRawTransactionSync: the default wait for the receipt, and the most a client may ask. */
+  readonly syncTimeoutMs: number;
+  readonly syncTimeoutMaxMs: number;
   /** Worker threads for signature entries and prefix simulation, and how many tasks may wait for them. */
   readonly threads: number;
   readonly queueMax: number;
@@ -43,6 +46,8 @@ export function parseGateOptions(options: OptionsReader): GateOptions {
     maxEntries: options.integer('cache_max_entries', 200_000),
     headCacheMs: options.integer('head_cache_ms', 100, { min: 0, max: 5_000 }),
     validationMethod: options.optionalString('validation_method'),
+    syncTimeoutMs: options.integer('sync_timeout_ms', 2_000, { min: 1 }),
+    syncTimeoutMaxMs: options.integer('sync_timeout_max_ms', 10_000, { min: 1 }),
     threads: options.integer('threads', defaultThreads(), { min: 1, max: 64 }),
     queueMax: options.integer('queue_max', 256),
     // frame-transactions.md section 6 item 8: configurable, never lower than the reference.

@@ -22,7 +22,7 @@
  */
 import { errors } from '../../src/errors.js';
 import { CLOSED, EXTRA_COST, ON_CLOSE, type Facts } from '../../src/facts.js';
-import { PRICED_BY_SIZE } from '../../src/methods.js';
+import { PRICED_BY_SIZE, SUBMISSION_ONLY } from '../../src/methods.js';
 import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
 import { Bucket, hostedBucket } from './bucket.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
@@ -107,7 +107,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         return limit(reads, sourceOf(peer.address, peer.headers['x-forwarded-for']), Math.min(extra, reads.burst));
       },
       handle({ request, peer, facts }: RequestContext): Verdict | Promise<Verdict> {
-        const submission = request.method === 'eth_sendRawTransaction';
+        const submission = SUBMISSION_ONLY.has(request.method);
         const limits = submission ? submissions : reads;
         if (limits === undefined) return undefined;
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);

@@ -298,6 +298,60 @@ describe('gate', () => {
   });
 });
 
+describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
+  const anvil = useAnvil();
+  let ingress: TestIngress;
+
+  before(async () => {
+    ingress = await startTestIngress(testConfig(anvil.current.url, gateYaml('      head_cache_ms: 0')));
+  });
+  after(() => ingress?.shutdown());
+
+  const transfer = async (key: string, nonce: number, value = 1n) =>
+    new Wallet(key).signTransaction({ chainId: 8141, nonce, to: RECIPIENT, value, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+  const sync = async (params: unknown[], id = 1) => JSON.parse((await rpc(ingress.url, 'eth_sendRawTransactionSync', params, id)).text);
+
+  it('answers with the receipt once the transaction is mined, judged by the same gate', async () => {
+    const raw = await transfer(DEV_KEYS[1], 0);
+    const reply = await sync([raw], 3);
+    expect(reply.id).to.equal(3);
+    expect(reply.result).to.include({ transactionHash: keccak256(raw), status: '0x1' });
+  });
+
+  it('refuses a nonce ahead of the sender\'s next with error 6 and that nonce, sending nothing', async () => {
+    const next = Number(await call<string>(anvil.current.url, 'eth_getTransactionCount', [new Wallet(DEV_KEYS[2]).address, 'latest']));
+    const reply = await sync([await transfer(DEV_KEYS[2], next + 1)]);
+    expect(reply.error).to.deep.equal({
+      code: 6,
+      message: `nonce gap: the transaction was not accepted; the sender's next nonce is ${next}`,
+      data: `0x${next.toString(16)}`,
+    });
+    expect(Number(await call<string>(anvil.current.url, 'eth_getTransactionCount', [new Wallet(DEV_KEYS[2]).address, 'pending']))).to.equal(next);
+  });
+
+  it('refuses what the gate refuses, as eth_sendRawTransaction would', async () => {
+    const raw = await Wallet.createRandom().signTransaction({ chainId: 1, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, type: 2 });
+    expect((await sync([raw])).error).to.deep.equal({ code: -32000, message: 'rejected: chain id 1 is not 8141', data: { reason: 'wrong-chain-id' } });
+  });
+
+  it('answers error 4 with the hash when no block includes it within the timeout asked for', async () => {
+    await call(anvil.current.url, 'evm_setAutomine', [false]);
+    try {
+      const raw = await transfer(DEV_KEYS[3], 0);
+      const started = Date.now();
+      const reply = await sync([raw, 300]);
+      expect(reply.error).to.deep.equal({
+        code: 4,
+        message: 'the transaction was ordered but not included within the timeout; wait for its receipt',
+        data: keccak256(raw),
+      });
+      expect(Date.now() - started).to.be.within(250, 2_000);
+    } finally {
+      await call(anvil.current.url, 'evm_setAutomine', [true]);
+    }
+  });
+});
+
 describe('gate: in-flight cap', () => {
   const anvil = useAnvil({ extraArgs: ['--no-mining'] });
   let ingress: TestIngress;
@@ -399,6 +453,25 @@ describe('gate: role follower', () => {
     } finally {
       await follower.shutdown();
       await limited.shutdown();
+    }
+  });
+
+  it('relays eth_sendRawTransactionSync too, answering the validator\'s receipt; without a relay, refuses it', async () => {
+    const follower = await startTestIngress(testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${validator.url}`)));
+    const lone = await startTestIngress(testConfig(anvil.current.url, gateYaml('      role: follower')));
+    try {
+      const sender = Wallet.createRandom();
+      await call(anvil.current.url, 'anvil_setBalance', [sender.address, '0xde0b6b3a7640000']);
+      const raw = await sender.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+      const reply = JSON.parse((await rpc(follower.url, 'eth_sendRawTransactionSync', [raw], 8)).text);
+      expect(reply.result).to.include({ transactionHash: keccak256(raw), status: '0x1' });
+      expect(JSON.parse((await rpc(lone.url, 'eth_sendRawTransactionSync', [raw], 9)).text).error).to.deep.equal({
+        code: -32000,
+        message: 'submissions are not accepted by this node (a follower): send them to the public endpoint',
+      });
+    } finally {
+      await follower.shutdown();
+      await lone.shutdown();
     }
   });
 
