@@ -39,11 +39,11 @@ export async function checkAdmission(
   if (sub.nonce > sender.nonce + limits.nonceGapMax) {
     refuse(
       'nonce-gap',
-      `nonce gap too large: nonce ${sub.nonce} is more than ${limits.nonceGapMax} ahead of the sender's state nonce ${sender.nonce}`,
+      `nonce too high: nonce ${sub.nonce} is more than ${limits.nonceGapMax} ahead of the sender's state nonce ${sender.nonce}`,
     );
   }
   if (sub.maxFeePerGas < head.baseFee) {
-    refuse('fee-too-low', `max fee per gas ${sub.maxFeePerGas} is below the current base fee ${head.baseFee}`);
+    refuse('fee-too-low', `max fee per gas less than block base fee: max fee per gas ${sub.maxFeePerGas} is below the current base fee ${head.baseFee}`);
   }
   const deadline = sub.frame?.facts.deadline;
   if (deadline !== undefined && deadline < head.timestamp) {
@@ -67,7 +67,7 @@ export async function checkAdmission(
       const others = reserved - sub.maxCost;
       refuse(
         'insufficient-funds',
-        `the payer ${sub.payer} cannot cover the maximum cost ${sub.maxCost} wei (balance ${payer.balance}` +
+        `insufficient funds for gas * price + value: the payer ${sub.payer} cannot cover the maximum cost ${sub.maxCost} wei (balance ${payer.balance}` +
           `${others > 0n ? `, ${others} reserved by its in-flight transactions` : ''})`,
       );
     }

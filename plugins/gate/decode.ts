@@ -60,7 +60,7 @@ function decodeStandard(raw: RawTransaction, limits: DecodeLimits): Submission {
   }
   // Below it the EL skips the transaction after consensus ordered it, and its nonce stays taken.
   if (tx.gasLimit < tx.minimumGas) {
-    refuse('intrinsic-gas', `gas limit ${tx.gasLimit} is below the transaction's intrinsic gas ${tx.minimumGas}`);
+    refuse('intrinsic-gas', `intrinsic gas too low: gas limit ${tx.gasLimit} is below the transaction's intrinsic gas ${tx.minimumGas}`);
   }
   if (tx.r === 0n || tx.r >= SECP256K1_N || tx.s === 0n || tx.s >= SECP256K1_N) refuse('sig-invalid', 'the signature is out of range');
   if (tx.s > SECP256K1_HALF_N) refuse('sig-invalid', 'the signature has a high s value');

@@ -89,12 +89,12 @@ describe('gate', () => {
 
     it('gas below the intrinsic 21,000 (the EL would skip it after ordering, holding the nonce)', async () => {
       const raw = await signed(wallet(), { gasLimit: 20_000n });
-      expect(await submit(raw)).to.equal(rejected(1, 'intrinsic-gas', "gas limit 20000 is below the transaction's intrinsic gas 21000"));
+      expect(await submit(raw)).to.equal(rejected(1, 'intrinsic-gas', "intrinsic gas too low: gas limit 20000 is below the transaction's intrinsic gas 21000"));
     });
 
     it('gas below the EIP-7623 calldata floor (1,000 non-zero bytes: 61,000)', async () => {
       const raw = await signed(wallet(), { data: '0x' + 'ab'.repeat(1_000), gasLimit: 50_000n });
-      expect(await submit(raw)).to.equal(rejected(1, 'intrinsic-gas', "gas limit 50000 is below the transaction's intrinsic gas 61000"));
+      expect(await submit(raw)).to.equal(rejected(1, 'intrinsic-gas', "intrinsic gas too low: gas limit 50000 is below the transaction's intrinsic gas 61000"));
     });
 
     it('a blob transaction (type 0x03)', async () => {
@@ -148,7 +148,7 @@ describe('gate', () => {
       const next = await nonceOf(w.address);
       const raw = await signed(w, { nonce: next + 65 });
       expect(await submit(raw)).to.equal(
-        rejected(1, 'nonce-gap', `nonce gap too large: nonce ${next + 65} is more than 64 ahead of the sender's state nonce ${next}`),
+        rejected(1, 'nonce-gap', `nonce too high: nonce ${next + 65} is more than 64 ahead of the sender's state nonce ${next}`),
       );
     });
 
@@ -156,7 +156,7 @@ describe('gate', () => {
       const w = Wallet.createRandom(provider);
       const raw = await w.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
       expect(await submit(raw)).to.equal(
-        rejected(1, 'insufficient-funds', `the payer ${w.address.toLowerCase()} cannot cover the maximum cost ${21_000n * 2_000_000_000n + 1n} wei (balance 0)`),
+        rejected(1, 'insufficient-funds', `insufficient funds for gas * price + value: the payer ${w.address.toLowerCase()} cannot cover the maximum cost ${21_000n * 2_000_000_000n + 1n} wei (balance 0)`),
       );
     });
 
@@ -164,7 +164,7 @@ describe('gate', () => {
       const { baseFeePerGas } = await call<{ baseFeePerGas: string }>(anvil.current.url, 'eth_getBlockByNumber', ['latest', false]);
       const raw = await signed(wallet(), { maxFeePerGas: 1n });
       expect(await submit(raw)).to.equal(
-        rejected(1, 'fee-too-low', `max fee per gas 1 is below the current base fee ${BigInt(baseFeePerGas)}`),
+        rejected(1, 'fee-too-low', `max fee per gas less than block base fee: max fee per gas 1 is below the current base fee ${BigInt(baseFeePerGas)}`),
       );
     });
 
