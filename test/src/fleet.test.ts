@@ -146,6 +146,13 @@ describe('fleet mode: a client that leaves while the shared store is slow', () =
       'body_timeout_ms: 2000\n  connections: 1',
     );
     ingress = await startTestIngress(yaml);
+    // Commands are never queued while the connection is not ready (they fall back at once, asking
+    // nothing of the relay): wait for it, bounded, before holding the relay. Under a loaded
+    // machine the connection can take longer than the first request.
+    for (const deadline = Date.now() + 5_000; !ingress.logs.some((line) => line.includes('redis ready: shared state in use')); ) {
+      expect(Date.now(), 'redis never ready').to.be.below(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(JSON.parse((await rpc(ingress.url, 'eth_chainId')).text)).to.have.property('result', '0x1fcd');
   });
   after(async () => {
