@@ -15,6 +15,7 @@
  * exist yet. The deadline itself is compared by admission.
  */
 import { Approvals, defaultCodeScope } from './approval.js';
+import { EXPIRY_VERIFIER } from './frame-checks.js';
 import { FrameMode, type FrameTransaction } from './frame-codec.js';
 import { refuseFrame } from './refusal.js';
 
@@ -22,8 +23,7 @@ import { refuseFrame } from './refusal.js';
 export const COLD_ACCOUNT_ACCESS_GAS = 2_600n;
 export const WARM_ACCOUNT_ACCESS_GAS = 100n;
 /** The canonical expiry verifier's execution on its passing path (EIP-8141 runtime code, 15 instructions). */
-const EXPIRY_VERIFIER_GAS = 51n;
-export const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+export const EXPIRY_VERIFIER_GAS = 51n;
 
 export interface DirectPrefix {
   readonly tx: FrameTransaction;

@@ -12,7 +12,8 @@
  *   worker thread (simulation/simulate.ts).
  */
 import type { Submission } from './decode.js';
-import { evaluateDirectly, EXPIRY_VERIFIER } from './direct-evaluation.js';
+import { evaluateDirectly } from './direct-evaluation.js';
+import { EXPIRY_VERIFIER } from './frame-checks.js';
 import { Refusal } from './refusal.js';
 import type { Head, HeadState } from './state.js';
 

@@ -15,8 +15,8 @@
 import { createEVM } from '@ethereumjs/evm';
 import { createAddressFromString } from '@ethereumjs/util';
 import { Approvals, defaultCodeScope, type ApprovalState } from '../approval.js';
-import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
-import type { FrameFacts } from '../frame-checks.js';
+import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
+import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
 import type { StateDependencies } from '../dependencies.js';
 import { Refusal, refuseFrame } from '../refusal.js';
@@ -27,8 +27,6 @@ import { HeadStateManager } from './head-state-manager.js';
 import { validationRules, type RuleContext } from './validation-rules.js';
 
 const ENTRY_POINT = createAddressFromString('0x00000000000000000000000000000000000000aa');
-/** The canonical expiry verifier's execution on its passing path; its deadline is admission's. */
-const EXPIRY_VERIFIER_GAS = 51n;
 
 /** Simulates, attaching what was read to a refusal (the verdict cache keeps it). */
 export async function simulatePrefix(tx: FrameTransaction, facts: FrameFacts, head: Head, state: HeadState): Promise<StateDependencies> {
