@@ -54,13 +54,13 @@ export function createWorkPool(threads: number, maxQueue: number, settings: Pool
       filename: new URL('./pool-worker.js', import.meta.url).href,
       minThreads: threads,
       maxThreads: threads,
-      maxQueue,
       idleTimeout: Number.MAX_SAFE_INTEGER,
       // A simulation mostly waits on EL reads the first time a head is seen: a thread takes
       // others meanwhile (signature checks are synchronous and run one at a time regardless).
       concurrentTasksPerWorker: CONCURRENT_TASKS_PER_THREAD,
       workerData: settings,
     });
+    // The one bound on waiting tasks (piscina's own maxQueue would reject with a plain Error).
     if (pool.queueSize >= maxQueue) throw new PoolBusy('the gate pool is at capacity');
     const answer = (await pool.run(task, { name })) as object | undefined;
     if (answer !== undefined && 'refusal' in answer) {

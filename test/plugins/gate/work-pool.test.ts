@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
 import { DEV_KEY, useAnvil } from '../../helpers/el.js';
-import { encodeFrameTx, selfTransfer } from '../../helpers/frames.js';
+import { encodeFrameTx, p256HeavyFrames, selfTransfer } from '../../helpers/frames.js';
 import { rpc } from '../../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 
@@ -55,5 +55,45 @@ describe('gate: signature entries priced by verification gas and checked in work
       code: -32005,
       message: 'rate limited: too many requests from this source; retry later',
     });
+  });
+});
+
+describe('gate: the worker pool refuses past queue_max waiting tasks', function () {
+  this.timeout(30_000);
+  const anvil = useAnvil();
+  let ingress: TestIngress;
+
+  before(async () => {
+    // One thread taking 8 tasks at a time, one waiting: the tenth concurrent submission finds
+    // the pool at capacity. No rate-limit plugin, so only the pool bound can refuse.
+    const plugins = `
+  - batch-refuse
+  - size-limit
+  - allowlist
+  - gate:
+      head_cache_ms: 0
+      threads: 1
+      queue_max: 1
+`;
+    ingress = await startTestIngress(testConfig(anvil.current.url, plugins));
+  });
+  after(() => ingress?.shutdown());
+
+  it('answers -32005 "at capacity" with HTTP 429 instead of queueing, and judges the rest', async () => {
+    const replies = await Promise.all(p256HeavyFrames(24).map((raw) => rpc(ingress.url, 'eth_sendRawTransaction', [raw])));
+    const busy = replies.filter((r) => r.status === 429);
+    const judged = replies.filter((r) => r.status === 200);
+    expect(busy.length + judged.length).to.equal(24);
+    expect(busy).to.not.be.empty;
+    expect(judged.length).to.be.at.least(9);
+    for (const reply of busy) {
+      expect(JSON.parse(reply.text)).to.deep.equal({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32005, message: 'rate limited: the endpoint is at capacity; retry later', data: { retry_after_ms: 1_000 } },
+      });
+    }
+    // Every entry verified in the pool: the senders do not exist, so the verdict is about funds.
+    for (const reply of judged) expect(JSON.parse(reply.text).error.data).to.deep.equal({ reason: 'insufficient-funds' });
   });
 });
