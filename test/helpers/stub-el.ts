@@ -12,8 +12,8 @@ export interface StubEl {
   close(): Promise<void>;
 }
 
-/** `answers[method](id)` returns the full response body to send. */
-export async function startStubEl(answers: Record<string, (id: unknown) => string>): Promise<StubEl> {
+/** `answers[method](id, params)` returns the full response body to send. */
+export async function startStubEl(answers: Record<string, (id: unknown, params: unknown) => string>): Promise<StubEl> {
   const received: StubEl['received'] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -22,7 +22,7 @@ export async function startStubEl(answers: Record<string, (id: unknown) => strin
       const request = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string; params: unknown };
       received.push(request);
       const answer = Object.hasOwn(answers, request.method)
-        ? answers[request.method]!(request.id)
+        ? answers[request.method]!(request.id, request.params)
         : JSON.stringify({ jsonrpc: '2.0', id: request.id, error: { code: -32601, message: 'stub: no such method' } });
       res.writeHead(200, { 'content-type': 'application/json', server: 'stub-el/1.0' }).end(answer);
     });

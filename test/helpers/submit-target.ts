@@ -4,11 +4,10 @@
  * 0x06, so frame tests point the gate here to see exactly what it forwarded. Speaks real HTTP.
  */
 import { keccak256 } from 'ethers';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Anvil } from '../../devnet/anvil.js';
 import { useAnvil } from './el.js';
 import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from './ingress.js';
+import { startStubEl } from './stub-el.js';
 
 export interface SubmitTarget {
   readonly url: string;
@@ -19,28 +18,14 @@ export interface SubmitTarget {
 
 export async function startSubmitTarget(): Promise<SubmitTarget> {
   const received: string[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const call = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string; params: string[] };
-      const answer =
-        call.method === 'eth_sendRawTransaction'
-          ? (received.push(call.params[0]!), { result: keccak256(call.params[0]!) })
-          : { error: { code: -32601, message: 'the submission target takes eth_sendRawTransaction only' } };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, ...answer }));
-    });
+  const stub = await startStubEl({
+    eth_sendRawTransaction: (id, params) => {
+      const raw = (params as string[])[0]!;
+      received.push(raw);
+      return JSON.stringify({ jsonrpc: '2.0', id, result: keccak256(raw) });
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: stub.url, received, close: () => stub.close() };
 }
 
 /**

@@ -20,6 +20,18 @@ const verifyRejected = (id: number, frame: number, cause: string, detail?: strin
     },
   });
 
+/** [only, pay, send]: an ML-DSA-65 sender approving execution, a SECP256K1 sponsor paying with `payStateGas`. */
+const sponsored = (sender: string, sponsor: string, payStateGas: bigint): FrameTxFields => ({
+  sender,
+  frames: [
+    { mode: 1, flags: 2, executionGas: 10_000n },
+    { mode: 1, flags: 1, target: sponsor, executionGas: 10_000n, stateGas: payStateGas },
+    { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n },
+  ],
+  signatures: [{ scheme: MLDSA65 }, { scheme: SECP256K1, signer: sponsor }],
+  fees: [0n, 2_000_000_000n, 0n],
+});
+
 describe('gate: frame transactions judged by the ingress (stock anvil, no validation method)', () => {
   const suite = useFrameIngress();
 
@@ -48,17 +60,7 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
       const sender = mldsaAccount();
       const sponsor = secpAccount();
       await fund(sponsor.address);
-      const fields: FrameTxFields = {
-        sender: sender.address,
-        frames: [
-          { mode: 1, flags: 2, executionGas: 10_000n },
-          { mode: 1, flags: 1, target: sponsor.address, executionGas: 10_000n, stateGas: 183_600n },
-          { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n },
-        ],
-        signatures: [{ scheme: MLDSA65 }, { scheme: SECP256K1, signer: sponsor.address }],
-        fees: [0n, 2_000_000_000n, 0n],
-      };
-      const raw = signed(fields, [sender.sign, sponsor.sign]);
+      const raw = signed(sponsored(sender.address, sponsor.address, 183_600n), [sender.sign, sponsor.sign]);
       expect(await submit(raw)).to.equal(admitted(raw));
       expect(suite.target.received).to.deep.equal([raw]);
     });
@@ -85,17 +87,7 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
         const sender = mldsaAccount();
         const sponsor = secpAccount();
         await fund(sponsor.address);
-        const fields: FrameTxFields = {
-          sender: sender.address,
-          frames: [
-            { mode: 1, flags: 2, executionGas: 10_000n },
-            { mode: 1, flags: 1, target: sponsor.address, executionGas: 10_000n },
-            { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n },
-          ],
-          signatures: [{ scheme: MLDSA65 }, { scheme: SECP256K1, signer: sponsor.address }],
-          fees: [0n, 2_000_000_000n, 0n],
-        };
-        const raw = signed(fields, [sender.sign, sponsor.sign]);
+        const raw = signed(sponsored(sender.address, sponsor.address, 0n), [sender.sign, sponsor.sign]);
         expect(await submit(raw, 4)).to.equal(
           verifyRejected(4, 1, 'out of state gas', "creating the sender needs 183600 state gas, the frame's limit is 0"),
         );
