@@ -77,9 +77,7 @@ export const gate: PluginModule<GateOptions> = {
     const pool = createWorkPool(options.threads, options.queueMax, { execution: stateReads.options });
     const prefixJudge: PrefixJudge = {
       isPrecompile,
-      simulate: async (sub, head) => {
-        await pool.simulate({ tx: sub.frame!.tx, facts: sub.frame!.facts, head });
-      },
+      simulate: (sub, head) => pool.simulate({ tx: sub.frame!.tx, facts: sub.frame!.facts, head }),
     };
     const judging = new Map<string, Promise<Answer>>();
     const unavailableWarning = throttledWarning(log, 'gate: execution layer unavailable, submissions refused (throttled: count since the last line)');

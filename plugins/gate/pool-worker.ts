@@ -58,10 +58,11 @@ export function verify(tx: SignedFrames): PoolRefusal | undefined {
 // fraction of the time (most frame transactions never need it).
 let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;
 
-export async function simulate({ tx, facts, head }: SimulateTask): Promise<StateDependencies | PoolRefusal | PoolUnavailable> {
+export async function simulate({ tx, facts, head }: SimulateTask): Promise<PoolRefusal | PoolUnavailable | undefined> {
   const { simulatePrefix } = await (simulator ??= import('./simulation/simulate.js'));
   try {
-    return await simulatePrefix(tx, facts, head, state!);
+    await simulatePrefix(tx, facts, head, state!);
+    return undefined;
   } catch (err) {
     if (err instanceof Unavailable) return { unavailable: err.message };
     return refusalOf(err);

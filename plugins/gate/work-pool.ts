@@ -17,7 +17,6 @@ import type { Frame, SignatureEntry } from './frame-codec.js';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateTask } from './pool-worker.js';
 import { Refusal } from './refusal.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
-import type { StateDependencies } from './dependencies.js';
 import { Unavailable } from './state.js';
 
 const INLINE_SECP256K1_MAX = 4;
@@ -39,7 +38,7 @@ export interface WorkPool {
   /** Throws a Refusal for a bad entry, PoolBusy when the queue is full. */
   verify(tx: SignedFrames): Promise<void>;
   /** Throws a Refusal when the prefix breaks a rule, Unavailable when the EL cannot be read, PoolBusy. */
-  simulate(task: SimulateTask): Promise<StateDependencies>;
+  simulate(task: SimulateTask): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -80,7 +79,7 @@ export function createWorkPool(threads: number, maxQueue: number, settings: Pool
     },
     async simulate(task) {
       const tx = { ...task.tx, frames: task.tx.frames.map(detachedFrame), signatures: task.tx.signatures.map(detachedEntry) };
-      return (await run({ ...task, tx }, 'simulate')) as StateDependencies;
+      await run({ ...task, tx }, 'simulate');
     },
     async close() {
       const running = pool;

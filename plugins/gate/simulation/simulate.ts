@@ -18,7 +18,6 @@ import { Approvals, defaultCodeScope, type ApprovalState } from '../approval.js'
 import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
 import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
-import type { StateDependencies } from '../dependencies.js';
 import { Refusal, refuseFrame } from '../refusal.js';
 import type { Head, HeadState } from '../state.js';
 import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
@@ -29,7 +28,7 @@ import { validationRules, type RuleContext } from './validation-rules.js';
 const ENTRY_POINT = createAddressFromString('0x00000000000000000000000000000000000000aa');
 
 /** Simulates, attaching what was read to a refusal (the verdict cache keeps it). */
-export async function simulatePrefix(tx: FrameTransaction, facts: FrameFacts, head: Head, state: HeadState): Promise<StateDependencies> {
+export async function simulatePrefix(tx: FrameTransaction, facts: FrameFacts, head: Head, state: HeadState): Promise<void> {
   const stateManager = new HeadStateManager(state, head, tx.sender);
   try {
     await run(tx, facts, head, stateManager);
@@ -37,7 +36,6 @@ export async function simulatePrefix(tx: FrameTransaction, facts: FrameFacts, he
     if (err instanceof Refusal) err.dependencies = stateManager.dependencies();
     throw err;
   }
-  return stateManager.dependencies();
 }
 
 async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateManager: HeadStateManager): Promise<void> {
