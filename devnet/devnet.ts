@@ -2,7 +2,8 @@
  * The embedded devnet: a real anvil as chain 8141 (60M gas blocks, FIFO ordering, mining off),
  * the consensus-node stand-in over it, and the ingress in front of both with the devnet config:
  * submissions go through the gate to the stand-in, which orders them into commits and closes
- * about one EL block per second while transactions wait. A development fixture, not a node.
+ * about one EL block per second while transactions wait; frame transactions run in the
+ * execution stand-in (frames/frame-chain.ts). A development fixture, not a node.
  */
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile, type IngressConfig } from '../src/config/load.js';
@@ -10,6 +11,8 @@ import { startIngress, type Ingress } from '../src/ingress.js';
 import type { Logger } from '../src/log.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import { startElFront, type ElFront } from './el-front.js';
+import { FrameChain } from './frames/frame-chain.js';
+import { rpcClient } from './rpc.js';
 import { startNodeStandIn, type NodeStandIn, type StandInOptions } from './node.js';
 
 const DEFAULT_WITNESS_WINDOW_BLOCKS = 128;
@@ -39,11 +42,12 @@ export interface DevnetOptions {
 export async function startDevnet(options: DevnetOptions, log: Logger): Promise<Devnet> {
   const base = loadConfigFile(DEVNET_CONFIG);
   const anvil = await startAnvil({ extraArgs: ['--no-mining'] });
+  const frames = new FrameChain(rpcClient(anvil.url), anvil.url);
   let node: NodeStandIn | undefined;
   let el: ElFront | undefined;
   try {
-    el = await startElFront({ anvilUrl: anvil.url, witnessWindowBlocks: options.witnessWindowBlocks ?? DEFAULT_WITNESS_WINDOW_BLOCKS });
-    node = await startNodeStandIn({ elUrl: anvil.url, ...options.node });
+    el = await startElFront({ anvilUrl: anvil.url, witnessWindowBlocks: options.witnessWindowBlocks ?? DEFAULT_WITNESS_WINDOW_BLOCKS, frames });
+    node = await startNodeStandIn({ elUrl: anvil.url, frames, ...options.node });
     const upstreams = base.upstreams;
     let config: IngressConfig = {
       ...base,
@@ -68,12 +72,14 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
         await ingress.shutdown();
         await running.stop();
         await front.close();
+        await frames.close();
         await anvil.stop();
       },
     };
   } catch (err) {
     await node?.stop();
     await el?.close();
+    await frames.close();
     await anvil.stop();
     throw err;
   }

@@ -12,15 +12,22 @@
  *   handle it: eth_getBlockReceipts, eth_getBlockTransactionCountBy{Hash,Number},
  *   eth_get{,Raw}TransactionByBlock{Hash,Number}AndIndex, eth_getLogs (by its fromBlock or
  *   blockHash).
+ * - Frame transactions, which anvil cannot hold, from the execution stand-in
+ *   (frames/frame-chain.ts): eth_getTransactionReceipt, eth_getTransactionByHash and
+ *   eth_getRawTransactionByHash (frames/rpc-shapes.ts).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import type { FrameChain } from './frames/frame-chain.js';
+import { frameReceiptRpc, frameTransactionRpc } from './frames/rpc-shapes.js';
 
 export interface ElFrontOptions {
   readonly anvilUrl: string;
   /** Blocks whose full bodies the node keeps; below them, block-scoped reads answer 4444. */
   readonly witnessWindowBlocks: number;
+  /** The frame transactions the devnet executed, if it executes them. */
+  readonly frames?: FrameChain;
 }
 
 export interface ElFront {
@@ -83,7 +90,19 @@ export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
     return block !== undefined && block < (await earliestFullBody());
   };
 
+  const frameAnswers: Record<string, (record: NonNullable<ReturnType<FrameChain['record']>>) => unknown> = {
+    eth_getTransactionReceipt: frameReceiptRpc,
+    eth_getTransactionByHash: frameTransactionRpc,
+    eth_getRawTransactionByHash: (record) => record.raw,
+  };
+  const frameRecord = (call: Call) => {
+    const hash = Array.isArray(call.params) ? call.params[0] : undefined;
+    return Object.hasOwn(frameAnswers, call.method) && typeof hash === 'string' ? options.frames?.record(hash) : undefined;
+  };
+
   const answer = async (call: Call): Promise<object | undefined> => {
+    const record = frameRecord(call);
+    if (record !== undefined) return { result: frameAnswers[call.method]!(record) };
     if (call.method === 'svc_historyStatus') {
       const latest = await head();
       return {

@@ -7,8 +7,12 @@
  *   first-in-first-out and hands it to anvil's pool; the call answers once its commit exists.
  * - An EL block closes (one `evm_mine`) once per `blockIntervalMs` of consensus time while
  *   transactions wait, and one empty heartbeat block follows `heartbeatCommits` blockless commits.
+ * - Frame transactions (type 0x06), which anvil cannot run, go to the execution stand-in
+ *   (frames/frame-chain.ts) instead of anvil's pool: they run when their block closes, after
+ *   the block's own transactions.
  * - Transactions the EL skips are counted by reason: refused by anvil's pool, or left out of the
- *   block they were due in (a nonce gap: `nonce_too_high`), then dropped from anvil's pool.
+ *   block they were due in (a nonce gap: `nonce_too_high`), then dropped from anvil's pool;
+ *   frame transactions the execution stand-in finds invalid by its reason.
  * - A checkpoint is certified every `checkpointEvery` commits; a journal keeps recent commits.
  */
 import { statfs } from 'node:fs/promises';
@@ -17,6 +21,7 @@ import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { keccak256, toUtf8Bytes, Transaction } from 'ethers';
 import { request } from 'undici';
+import type { FrameChain } from './frames/frame-chain.js';
 
 export interface StandInOptions {
   readonly elUrl: string;
@@ -25,6 +30,8 @@ export interface StandInOptions {
   readonly blockIntervalMs?: number;
   readonly heartbeatCommits?: number;
   readonly checkpointEvery?: number;
+  /** Where frame transactions run; without it they go to anvil, which refuses them (`other`). */
+  readonly frames?: FrameChain;
 }
 
 export interface CommitRecord {
@@ -77,6 +84,7 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
   const checkpoints: Array<{ sequence: number; commitIndex: number; digest: string; timestampMs: number }> = [];
   let queue: Array<{ raw: string; ordered: (commit: number) => void }> = [];
   let inPool: Array<{ hash: string; sender: string; nonce: number }> = [];
+  let framesDue: string[] = [];
   let lastBlockAt = 0;
   let blockless = 0;
   let digest = keccak256(toUtf8Bytes('svc-ingress devnet genesis'));
@@ -108,8 +116,11 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
     const ordered = queue;
     queue = [];
     const elBlocks: string[] = [];
-    if (inPool.length > 0 && now - lastBlockAt >= blockIntervalMs) {
+    if ((inPool.length > 0 || framesDue.length > 0) && now - lastBlockAt >= blockIntervalMs) {
       const number = await mine();
+      const frameSkips = options.frames === undefined ? [] : await options.frames.closeBlock(framesDue);
+      for (const { reason } of frameSkips) drop(reason);
+      framesDue = [];
       const included = new Set(((await el('eth_getBlockByNumber', [number, false])).result as { transactions: string[] }).transactions);
       const left = inPool.filter((p) => !included.has(p.hash));
       // What the block left out was skipped: behind a gap, its nonce is too high.
@@ -117,12 +128,12 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
         drop('nonce_too_high');
         await el('anvil_dropTransaction', [tx.hash]);
       }
-      if (left.length > 0) driver.blocks_with_drops_total++;
+      if (left.length > 0 || frameSkips.length > 0) driver.blocks_with_drops_total++;
       inPool = [];
       elBlocks.push(number);
       lastBlockAt = now;
       blockless = 0;
-    } else if (inPool.length === 0 && ++blockless >= heartbeatCommits) {
+    } else if (inPool.length === 0 && framesDue.length === 0 && ++blockless >= heartbeatCommits) {
       elBlocks.push(await mine());
       driver.idle_heartbeat_blocks_total++;
       blockless = 0;
@@ -130,6 +141,10 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
     driver.forced_txs_total += ordered.length;
     const hashes = ordered.map(({ raw }) => keccak256(raw));
     for (const { raw } of ordered) {
+      if (options.frames !== undefined && raw.slice(0, 4).toLowerCase() === '0x06') {
+        framesDue.push(raw);
+        continue;
+      }
       const answer = await el('eth_sendRawTransaction', [raw]);
       if (answer.error) {
         drop(EL_REASONS.find(([pattern]) => pattern.test(answer.error!.message))?.[1] ?? 'other');

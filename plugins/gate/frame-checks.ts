@@ -56,7 +56,7 @@ export function checkFrameTransaction(tx: FrameTransaction, limits: FrameLimits)
   checkFrames(tx);
   const deadline = checkExpiry(tx.frames);
   tx.signatures.forEach(checkEntryShape);
-  const gas = gasFigures(tx);
+  const gas = frameGas(tx);
   if (gas.capped > TRANSACTION_EXECUTION_CAP) {
     refuse('gas-cap', `intrinsic plus execution gas ${gas.capped} exceeds ${TRANSACTION_EXECUTION_CAP}`);
   }
@@ -126,8 +126,17 @@ function checkEntryShape(entry: SignatureEntry, i: number): void {
   }
 }
 
+/** A frame transaction's gas as section 9 defines it, from its fields alone. */
+export interface FrameGas {
+  readonly intrinsic: bigint;
+  readonly calldataFloor: bigint;
+  readonly maxGas: bigint;
+  /** Intrinsic plus execution gas, or the floor: what EIP-7825's cap applies to. */
+  readonly capped: bigint;
+}
+
 /** Section 9: intrinsic gas, calldata floor, max gas. */
-function gasFigures(tx: FrameTransaction): { capped: bigint; maxGas: bigint } {
+export function frameGas(tx: FrameTransaction): FrameGas {
   const frames = BigInt(tx.frames.length);
   // Numbers, not bigints, per byte: a 5 KB signature entry is 5,000 additions.
   let zeroBytes = 0;
@@ -162,7 +171,7 @@ function gasFigures(tx: FrameTransaction): { capped: bigint; maxGas: bigint } {
   const floor = fixed + CALLDATA_FLOOR_PER_BYTE * bytes;
   const maxGas = intrinsic + execution + state > floor + state ? intrinsic + execution + state : floor + state;
   const capped = intrinsic + execution > floor ? intrinsic + execution : floor;
-  return { capped, maxGas };
+  return { intrinsic, calldataFloor: floor, capped, maxGas };
 }
 
 /** Item 7: the validation prefix is [self], [deploy, self], [only, pay] or [deploy, only, pay]. */

@@ -7,24 +7,36 @@
  * Gas: APPROVE charges RETURN's memory expansion and nothing else; the two copies are priced
  * exactly as CALLDATACOPY, whose gas handler they reuse (its operands sit in the same places).
  */
-import type { Approvals } from '../approval.js';
+import type { EVM } from '@ethereumjs/evm';
+import type { Approvals, ApprovalState } from '../approval.js';
 import { FRAME_TX_TYPE, type FrameTransaction } from '../frame-codec.js';
 import { addressWord, FORK_OPCODES, halt, word, type AddOpcode, type GasFunction, type RunState } from './evm-types.js';
 
-/** What the instructions read: the transaction, where the prefix is, and its approval context. */
+/** A completed frame as FRAMEPARAM reports it: status 0 failed, 1 succeeded, 2 skipped. */
+export interface CompletedFrame {
+  readonly status: number;
+  readonly executionGas: bigint;
+  readonly stateGas: bigint;
+}
+
+/** What the instructions read: the transaction, where execution is, and its approval context. */
 export interface FrameContext {
   readonly tx: FrameTransaction;
   readonly maxCost: bigint;
   readonly approvals: Approvals;
   /** The frame running now. */
   frameIndex: number;
-  /** Execution gas used by each completed frame. */
-  readonly gasUsed: bigint[];
+  /** Each completed frame, in order. */
+  readonly completed: CompletedFrame[];
+  /** State gas left in the frame running now (TXPARAM 0x0C). */
+  stateGasLeft: bigint;
   /** Scopes granted by APPROVE in the current frame, in order. */
   granted: bigint[];
   /** Why the last refused APPROVE did not grant, for the refusal's detail. */
   approveRefused: string | undefined;
   balanceOf(address: string): Promise<bigint>;
+  /** What a granted APPROVE does beyond the context (full execution: nonce, max cost, state gas). */
+  onApproved?(scope: bigint, address: string): Promise<void>;
 }
 
 const RETURN_GAS = FORK_OPCODES.dynamicGasHandlers.get(0xf3) as GasFunction;
@@ -57,6 +69,25 @@ function copyToMemory(runState: RunState, source: Uint8Array, memOffset: bigint,
   runState.memory.write(Number(memOffset), Number(length), slice(source, dataOffset, Number(length)));
 }
 
+/**
+ * APPROVE's effects go with the call frame that made them: one that fails (reverts or halts),
+ * however deep, takes its approvals with it. `failed` hears each failing call frame's error.
+ */
+export function journalApprovals(evm: EVM, ctx: FrameContext, failed?: (error: string) => void): void {
+  const marks: Array<{ granted: number; state: ApprovalState }> = [];
+  evm.events.on('beforeMessage', () => {
+    marks.push({ granted: ctx.granted.length, state: ctx.approvals.snapshot() });
+  });
+  evm.events.on('afterMessage', (result) => {
+    const mark = marks.pop()!;
+    const error = result.execResult.exceptionError?.error;
+    if (error === undefined) return;
+    failed?.(error);
+    ctx.granted.length = mark.granted;
+    ctx.approvals.restore(mark.state);
+  });
+}
+
 export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
   const { tx } = ctx;
   const frameAt = (index: bigint) => {
@@ -67,7 +98,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
     if (index >= BigInt(tx.signatures.length)) halt('signature index out of bounds');
     return tx.signatures[Number(index)]!;
   };
-  const completed = (index: bigint) => {
+  const completedAt = (index: bigint) => {
     if (index >= BigInt(ctx.frameIndex)) halt('frame not completed');
     return Number(index);
   };
@@ -89,6 +120,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
         const outcome = await ctx.approvals.approve(frame, address, scope, ctx.maxCost, () => ctx.balanceOf(address));
         if (outcome.ok) {
           ctx.granted.push(scope);
+          await ctx.onApproved?.(scope, address);
           runState.interpreter.finish(data);
           return;
         }
@@ -117,8 +149,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
             () => BigInt(tx.frames.length),
             () => BigInt(ctx.frameIndex),
             () => BigInt(tx.signatures.length),
-            // Nothing in a VERIFY frame draws state gas before APPROVE ends it.
-            () => tx.frames[ctx.frameIndex]!.stateGas,
+            () => ctx.stateGasLeft,
           ]),
         );
       },
@@ -156,14 +187,13 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
             () => BigInt(frame.mode),
             () => BigInt(frame.flags),
             () => BigInt(frame.data.length),
-            // Every completed prefix frame succeeded: the simulation stops at the first failure.
-            () => (completed(index), 1n),
+            () => BigInt(ctx.completed[completedAt(index)]!.status),
             () => BigInt(frame.flags & 3),
             () => BigInt((frame.flags >> 2) & 1),
             () => frame.value,
             () => frame.stateGas,
-            () => ctx.gasUsed[completed(index)]!,
-            () => (completed(index), 0n),
+            () => ctx.completed[completedAt(index)]!.executionGas,
+            () => ctx.completed[completedAt(index)]!.stateGas,
           ]),
         );
       },

@@ -17,6 +17,12 @@ import { codeHashOf, type StateDependencies } from '../dependencies.js';
 import type { Head, HeadState } from '../state.js';
 import { COMMON } from './fork.js';
 
+export interface StateWrites {
+  readonly accounts: ReadonlyArray<readonly [string, Account | undefined]>;
+  readonly codes: ReadonlyArray<readonly [string, Uint8Array]>;
+  readonly storage: ReadonlyArray<readonly [string, string, Uint8Array]>;
+}
+
 /** Marks, in the storage overlay, an account whose stored slots were wiped (no fall-through to the EL). */
 const CLEARED = '_cleared';
 
@@ -89,6 +95,21 @@ export class HeadStateManager extends SimpleStateManager {
       codes: [...this.codes].map(([address, code]) => [address, codeHashOf(code)] as const),
       slots: [...this.senderSlots].map(([slot, word]) => [this.sender, slot, word] as const),
     };
+  }
+
+  /**
+   * Everything written so far, committed or not: accounts (undefined: deleted), code, and
+   * storage slots as 32-byte 0x keys. A wiped account's storage is not listed (EIP-6780 wipes
+   * only accounts created in the same transaction, which had none at the head).
+   */
+  writes(): StateWrites {
+    const storage: Array<readonly [string, string, Uint8Array]> = [];
+    for (const [key, value] of this.topStorageStack()) {
+      if (key.endsWith(CLEARED)) continue;
+      const [owner, slot] = key.split('_') as [string, string];
+      storage.push([owner, '0x' + slot.slice(2).padStart(64, '0'), value]);
+    }
+    return { accounts: [...this.topAccountStack()], codes: [...this.topCodeStack()], storage };
   }
 
   /** Addresses whose code the prefix wrote (a deploy frame's CREATE*). */

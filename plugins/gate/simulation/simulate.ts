@@ -14,14 +14,14 @@
  */
 import { createEVM } from '@ethereumjs/evm';
 import { createAddressFromString } from '@ethereumjs/util';
-import { Approvals, defaultCodeScope, type ApprovalState } from '../approval.js';
+import { Approvals, defaultCodeScope } from '../approval.js';
 import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
 import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
 import { Refusal, refuseFrame } from '../refusal.js';
 import type { Head, HeadState } from '../state.js';
 import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
-import { frameOpcodes, type FrameContext } from './frame-opcodes.js';
+import { frameOpcodes, journalApprovals, type FrameContext } from './frame-opcodes.js';
 import { HeadStateManager } from './head-state-manager.js';
 import { validationRules, type RuleContext } from './validation-rules.js';
 
@@ -44,8 +44,11 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
   const approvals = new Approvals(tx, senderAccount !== undefined);
   const balanceOf = async (address: string) => (await stateManager.getAccount(createAddressFromString(address)))?.balance ?? 0n;
   const frames: FrameContext = {
-    tx, maxCost: facts.maxCost, approvals, frameIndex: 0, gasUsed: [], granted: [], approveRefused: undefined, balanceOf,
+    tx, maxCost: facts.maxCost, approvals, frameIndex: 0, completed: [], stateGasLeft: 0n, granted: [], approveRefused: undefined, balanceOf,
   };
+  // Every completed prefix frame succeeded (the simulation stops at the first failure) and drew
+  // no state gas that FRAMEPARAM could see: APPROVE, the only charge, ends the frame.
+  const completed = (executionGas: bigint) => frames.completed.push({ status: 1, executionGas, stateGas: 0n });
   const rules: RuleContext = {
     sender: tx.sender,
     senderHasCode: senderCode.length > 0,
@@ -55,20 +58,9 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
   };
   const evm = await createEVM({ common: COMMON, stateManager, customOpcodes: [...frameOpcodes(frames), ...validationRules(rules)] });
   for (const address of [tx.sender, head.coinbase, ...PRECOMPILES]) evm.journal.addAlwaysWarmAddress(address.slice(2));
-  // APPROVE's effects go with the call frame that made them: one that fails (reverts or halts),
-  // however deep, takes its approvals with it. 0xFE runs natively in the EVM, past the rules'
-  // opcode table: a nested call that executes it is caught here.
-  const marks: Array<{ granted: number; state: ApprovalState }> = [];
-  evm.events.on('beforeMessage', () => {
-    marks.push({ granted: frames.granted.length, state: approvals.snapshot() });
-  });
-  evm.events.on('afterMessage', (result) => {
-    const mark = marks.pop()!;
-    const error = result.execResult.exceptionError?.error;
-    if (error === undefined) return;
+  // 0xFE runs natively in the EVM, past the rules' opcode table: a nested call that executes it is caught here.
+  journalApprovals(evm, frames, (error) => {
     if (error === 'invalid opcode') rules.violation ??= 'banned opcode INVALID';
-    frames.granted.length = mark.granted;
-    approvals.restore(mark.state);
   });
 
   for (let i = 0; i <= facts.prefixEnd; i++) {
@@ -77,6 +69,7 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
     const species = frame.mode === FrameMode.Verify ? 'VERIFY' : 'deploy';
     const fail: (cause: string, detail?: string) => never = (cause, detail) => refuseFrame(i, species, cause, detail);
     frames.frameIndex = i;
+    frames.stateGasLeft = frame.stateGas;
     frames.granted = [];
     frames.approveRefused = undefined;
     rules.inDeployFrame = frame.mode === FrameMode.Default;
@@ -89,7 +82,7 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
     const needed = entry + (isExpiry ? EXPIRY_VERIFIER_GAS : 0n);
     if (needed > frame.executionGas) fail('out of gas', `the frame needs ${needed}, its limit is ${frame.executionGas}`);
     if (isExpiry) {
-      frames.gasUsed.push(needed);
+      completed(needed);
       continue;
     }
 
@@ -103,7 +96,7 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
         if (!outcome.ok) fail(outcome.halt ? 'out of state gas' : 'reverted', outcome.why);
         frames.granted.push(scope.scope);
       }
-      frames.gasUsed.push(entry);
+      completed(entry);
     } else {
       // Each frame runs on its own execution limit and nothing more. (Without EIP-8037's second
       // dimension in this EVM a deploy frame also pays its state growth from it: conservative,
@@ -124,7 +117,7 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
       // The EVM runs 0xFE itself, whatever the opcode table says; every other undefined byte is named by the rules.
       if (error === 'invalid opcode') fail('banned opcode INVALID');
       if (error !== undefined) fail(error === 'out of gas' ? 'out of gas' : `halted: ${error}`, frames.approveRefused);
-      frames.gasUsed.push(entry + result.execResult.executionGasUsed);
+      completed(entry + result.execResult.executionGasUsed);
     }
 
     if (frame.mode === FrameMode.Default) {
