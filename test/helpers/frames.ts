@@ -1,81 +1,17 @@
 /**
- * Builds type 0x06 frame transactions for tests and benchmarks, field by field, with ethers'
- * RLP (frame-transactions.md section 3). Signing follows section 5: every signer signs the
- * signature hash, the payload with empty-msg signatures blanked.
+ * Builds type 0x06 frame transactions for tests and benchmarks on the client-side encoder the
+ * examples use (examples/frame-transaction.ts). Signing follows frame-transactions.md section 5:
+ * every signer signs the signature hash, the payload with empty-msg signatures blanked.
  */
 import { p256 } from '@noble/curves/nist.js';
-import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
-import { concat, encodeRlp, getBytes, hexlify, keccak256, SigningKey, toBeHex, Wallet, type RlpStructuredData } from 'ethers';
+import { concat, getBytes, hexlify, keccak256, SigningKey, Wallet } from 'ethers';
+import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields } from '../../examples/frame-transaction.js';
 
-export interface FrameFields {
-  mode: number;
-  flags: number;
-  target?: string;
-  executionGas: bigint;
-  stateGas?: bigint;
-  value?: bigint;
-  data?: string;
-}
-
-export interface EntryFields {
-  scheme: number;
-  signer?: string;
-  msg?: string;
-  signature?: string;
-}
-
-export interface FrameTxFields {
-  chainId?: bigint;
-  nonce?: bigint;
-  sender: string;
-  frames: FrameFields[];
-  signatures: EntryFields[];
-  fees?: [bigint, bigint, bigint];
-  blobHashes?: string[];
-}
-
-const int = (v: bigint | number) => (BigInt(v) === 0n ? '0x' : toBeHex(BigInt(v)));
-
-function payload(tx: FrameTxFields, blankEmptyMsg: boolean): RlpStructuredData[] {
-  const fees = tx.fees ?? [0n, 2_000_000_000n, 0n];
-  return [
-    int(tx.chainId ?? 8141n),
-    int(tx.nonce ?? 0n),
-    tx.sender,
-    tx.frames.map((f) => [int(f.mode), int(f.flags), f.target ?? '0x', [int(f.executionGas), int(f.stateGas ?? 0n)], int(f.value ?? 0n), f.data ?? '0x']),
-    tx.signatures.map((s) => [
-      int(s.scheme),
-      s.signer ?? '0x',
-      s.msg ?? '0x',
-      blankEmptyMsg && s.msg === undefined ? '0x' : (s.signature ?? '0x'),
-    ]),
-    fees.map(int),
-    tx.blobHashes ?? [],
-  ];
-}
-
-export function encodeFrameTx(tx: FrameTxFields): string {
-  return concat(['0x06', encodeRlp(payload(tx, false))]);
-}
-
-export function frameSigHash(tx: FrameTxFields): string {
-  return keccak256(concat(['0x06', encodeRlp(payload(tx, true))]));
-}
+export { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields };
 
 export function secp256k1Entry(key: string, digest: string): string {
   const sig = new SigningKey(key).sign(digest);
   return concat([new Uint8Array([sig.yParity]), sig.r, sig.s]);
-}
-
-export function mldsaKeys(seed: Uint8Array): { publicKey: Uint8Array; secretKey: Uint8Array; address: string } {
-  const { publicKey, secretKey } = ml_dsa65.keygen(seed);
-  return { publicKey, secretKey, address: '0x' + keccak256(publicKey).slice(26) };
-}
-
-/** `public_key ‖ signature`, signed deterministically (no extra entropy). */
-export function mldsaEntry(keys: { publicKey: Uint8Array; secretKey: Uint8Array }, digest: string): string {
-  const signature = ml_dsa65.sign(getBytes(digest), keys.secretKey, { extraEntropy: false });
-  return hexlify(concat([keys.publicKey, signature]));
 }
 
 /** A signed transfer: [self VERIFY to the sender, SENDER frame sending `value` to `to`]. */

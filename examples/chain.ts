@@ -1,0 +1,69 @@
+/**
+ * What both examples do against the endpoint: connect with ethers (one call per request: the
+ * endpoint refuses batches), fund an address from a development key and wait until the
+ * funding is mined (an account's first frame transaction is judged against mined state), read
+ * fees, and send a raw frame transaction and wait for its receipt.
+ */
+import { JsonRpcProvider, Wallet } from 'ethers';
+
+/** npm start's endpoint; RPC_URL for another. */
+export const RPC_URL = process.env.RPC_URL ?? 'http://127.0.0.1:8545';
+/** anvil's first well-known development key, funded on the devnet; DEV_KEY for another. */
+export const DEV_KEY = process.env.DEV_KEY ?? '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const RECEIPT_TIMEOUT_MS = 60_000;
+
+export interface FrameReceipt {
+  status: string;
+  gasUsed: string;
+  effectiveGasPrice: string;
+  blockNumber: string;
+  payer: string;
+  frameReceipts: Array<{ status: string; executionGasUsed: string; stateGasUsed: string }>;
+}
+
+export function connect(): { provider: JsonRpcProvider; dev: Wallet } {
+  const provider = new JsonRpcProvider(RPC_URL, 8141, { staticNetwork: true, batchMaxCount: 1, pollingInterval: 250 });
+  return { provider, dev: new Wallet(DEV_KEY, provider) };
+}
+
+/** Sends `value` from the development key to `to` and waits for its receipt. */
+export async function fund(dev: Wallet, to: string, value: bigint): Promise<void> {
+  const tx = await dev.sendTransaction({ to, value });
+  const receipt = await tx.wait(1, RECEIPT_TIMEOUT_MS);
+  if (receipt?.status !== 1) throw new Error(`funding ${to} failed`);
+}
+
+/** The chain is fee-blind: no tip; a max fee of twice the base fee rides out a rising block or two. */
+export async function fees(provider: JsonRpcProvider): Promise<[bigint, bigint, bigint]> {
+  const block = await provider.getBlock('latest');
+  return [0n, 2n * (block?.baseFeePerGas ?? 1_000_000_000n), 0n];
+}
+
+/** Whether the address has a nonce, a balance or code (EIP-161): sending value to one that does not costs state gas. */
+export async function exists(provider: JsonRpcProvider, address: string): Promise<boolean> {
+  const [nonce, balance, code] = await Promise.all([provider.getTransactionCount(address), provider.getBalance(address), provider.getCode(address)]);
+  return nonce > 0 || balance > 0n || code !== '0x';
+}
+
+/** Sends a raw frame transaction and polls for its receipt. */
+export async function sendFrameTx(provider: JsonRpcProvider, raw: string): Promise<{ hash: string; receipt: FrameReceipt }> {
+  const hash = (await provider.send('eth_sendRawTransaction', [raw])) as string;
+  const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
+  for (;;) {
+    const receipt = (await provider.send('eth_getTransactionReceipt', [hash])) as FrameReceipt | null;
+    if (receipt !== null) return { hash, receipt };
+    if (Date.now() > deadline) throw new Error(`no receipt for ${hash} within ${RECEIPT_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** The receipt in a few lines. */
+export function describe(receipt: FrameReceipt): string {
+  const frames = receipt.frameReceipts.map((f, i) => `    frame ${i}: status ${Number(f.status)}, execution gas ${BigInt(f.executionGasUsed)}, state gas ${BigInt(f.stateGasUsed)}`);
+  return [
+    `  status ${Number(receipt.status)} in block ${BigInt(receipt.blockNumber)}`,
+    `  payer ${receipt.payer}`,
+    `  gas used ${BigInt(receipt.gasUsed)} at ${BigInt(receipt.effectiveGasPrice)} wei per gas`,
+    ...frames,
+  ].join('\n');
+}

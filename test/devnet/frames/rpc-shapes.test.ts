@@ -1,0 +1,62 @@
+/** Frame transactions read back through the ingress as ox reads them: ox is the oracle. */
+import { expect } from 'chai';
+import { id, Wallet } from 'ethers';
+import { Transaction, TransactionReceipt, TxEnvelopeEip8141 } from 'ox';
+import { startDevnet, type Devnet } from '../../../devnet/devnet.js';
+import { createLogger } from '../../../src/log.js';
+import { DEV_KEY } from '../../helpers/el.js';
+import { call, receiptOf } from '../../helpers/http.js';
+import { OPERATOR_TOKEN } from '../../helpers/ingress.js';
+import { secp256k1Entry, signed } from '../../helpers/frames.js';
+
+describe('devnet: executed frame transactions through the ingress, as ox reads them (frames/rpc-shapes.ts)', () => {
+  let devnet: Devnet;
+  let url: string;
+  const sender = new Wallet(id('rpc-shapes sender'));
+  const recipient = '0x00000000000000000000000000000000000f2a21';
+  let raw: string;
+  let hash: string;
+
+  before(async function () {
+    this.timeout(30_000);
+    process.env.SVC_OPERATOR_TOKEN = OPERATOR_TOKEN;
+    devnet = await startDevnet({ port: 0, metricsPort: 0, node: { commitIntervalMs: 40, blockIntervalMs: 200 } }, createLogger('error'));
+    url = devnet.ingress.url;
+    const funding = await new Wallet(DEV_KEY).signTransaction({
+      chainId: 8141, nonce: 0, to: sender.address, value: 10n ** 18n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+    });
+    await receiptOf(url, await call<string>(url, 'eth_sendRawTransaction', [funding]));
+    raw = signed({
+      sender: sender.address.toLowerCase(), fees: [0n, 3_000_000_000n, 0n], signatures: [{ scheme: 1 }],
+      frames: [
+        { mode: 1, flags: 3, executionGas: 10_000n },
+        { mode: 2, flags: 0, target: recipient, executionGas: 30_000n, value: 7n, stateGas: 183_600n, data: '0x1234' },
+      ],
+    }, [(digest) => secp256k1Entry(sender.privateKey, digest)]);
+    hash = await call<string>(url, 'eth_sendRawTransaction', [raw]);
+  });
+  after(() => devnet?.stop());
+
+  it('answers the receipt: derived status, payer, one receipt per frame', async () => {
+    const receipt = TransactionReceipt.fromRpc(await receiptOf<TransactionReceipt.Rpc>(url, hash));
+    expect(receipt).to.include({ status: 'success', type: 'eip8141', transactionHash: hash, payer: sender.address.toLowerCase(), to: null });
+    expect(receipt.frameReceipts!.map((f) => [f.status, f.stateGasUsed])).to.deep.equal([['success', 0n], ['success', 183_600n]]);
+    // What the payer paid is exactly what the receipt says, plus the value.
+    expect(BigInt(await call<string>(url, 'eth_getBalance', [sender.address, 'latest']))).to.equal(10n ** 18n - receipt.gasUsed * receipt.effectiveGasPrice - 7n);
+    expect(await call(url, 'eth_getBalance', [recipient, 'latest'])).to.equal('0x7');
+  });
+
+  it('answers the transaction, which ox re-encodes to the very bytes sent and hashes to its hash', async () => {
+    await receiptOf(url, hash);
+    const rpcTx = await call<TxEnvelopeEip8141.Rpc & Transaction.Rpc>(url, 'eth_getTransactionByHash', [hash]);
+    const envelope = TxEnvelopeEip8141.fromRpc(rpcTx);
+    expect(TxEnvelopeEip8141.serialize(envelope)).to.equal(raw);
+    expect(TxEnvelopeEip8141.hash(envelope)).to.equal(hash);
+    expect(Transaction.fromRpc(rpcTx as Transaction.Rpc)).to.include({ type: 'eip8141', hash, from: sender.address.toLowerCase(), transactionIndex: 0 });
+    expect(await call(url, 'eth_getRawTransactionByHash', [hash])).to.equal(raw);
+  });
+
+  it('still passes an unknown hash to the EL (null)', async () => {
+    expect(await call(url, 'eth_getTransactionReceipt', ['0x' + '11'.repeat(32)])).to.equal(null);
+  });
+});
