@@ -12,6 +12,8 @@
  *   handle it: eth_getBlockReceipts, eth_getBlockTransactionCountBy{Hash,Number},
  *   eth_get{,Raw}TransactionByBlock{Hash,Number}AndIndex, eth_getLogs (by its fromBlock or
  *   blockHash).
+ * - The stripped store (stripped/methods.ts): `svc_getStrippedTransaction`,
+ *   `svc_getSignatureSidecar`, and `strippedTransactionsRoot` on block objects.
  * - Frame transactions, which anvil cannot hold, from the execution stand-in
  *   (frames/frame-chain.ts): eth_getTransactionReceipt, eth_getTransactionByHash and
  *   eth_getRawTransactionByHash (frames/rpc-shapes.ts).
@@ -20,6 +22,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { FrameChain } from './frames/frame-chain.js';
+import { rpcClient } from './rpc.js';
+import { InvalidParams, strippedMethods } from './stripped/methods.js';
+import { StrippedBlocks } from './stripped/stripped-blocks.js';
 import { frameReceiptRpc, frameTransactionRpc } from './frames/rpc-shapes.js';
 
 export interface ElFrontOptions {
@@ -56,14 +61,7 @@ const BLOCK_SCOPED: Record<string, { readonly param: number; readonly byHash: bo
 };
 
 export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
-  const anvil = async (method: string, params: unknown[]): Promise<unknown> => {
-    const reply = await request(options.anvilUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
-    return ((await reply.body.json()) as { result?: unknown }).result;
-  };
+  const anvil = rpcClient(options.anvilUrl);
   const head = async () => BigInt((await anvil('eth_blockNumber', [])) as string);
   const earliestFullBody = async () => {
     const latest = await head();
@@ -90,6 +88,7 @@ export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
     return block !== undefined && block < (await earliestFullBody());
   };
 
+  const stripped = strippedMethods(anvil, new StrippedBlocks(anvil, options.frames), options.frames, earliestFullBody);
   const frameAnswers: Record<string, (record: NonNullable<ReturnType<FrameChain['record']>>) => unknown> = {
     eth_getTransactionReceipt: frameReceiptRpc,
     eth_getTransactionByHash: frameTransactionRpc,
@@ -114,6 +113,15 @@ export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
           persistedState: '0x0',
         },
       };
+    }
+    const params = Array.isArray(call.params) ? call.params : [];
+    if (Object.hasOwn(stripped, call.method)) {
+      try {
+        return { result: await stripped[call.method]!(params) };
+      } catch (err) {
+        if (err instanceof InvalidParams) return { error: { code: -32602, message: `invalid params: ${err.message}` } };
+        throw err;
+      }
     }
     if (await prunedBlock(call)) return { error: PRUNED };
     return undefined;

@@ -84,8 +84,18 @@ export function decodeFrameTransaction(raw: string | Pick<RawTransaction, 'bytes
   return { ...tx, hash: typeof raw === 'string' ? keccakHex(bytes) : raw.hash, sigHash: signatureHash(p) };
 }
 
-/** Section 5: blank `signature` in every entry whose `msg` is empty, then hash. */
-function signatureHash(payload: readonly Item[]): string {
+/**
+ * Section 5's preimage of a raw frame transaction: its encoding with `signature` blanked in
+ * every entry whose `msg` is empty (what those entries sign; the devnet keeps it as the
+ * signature-stripped record).
+ */
+export function blankedEncoding(raw: string): Uint8Array {
+  return blanked(list(decodeCanonical(bytesOfHex(raw).subarray(1)), 7, 'payload'));
+}
+
+const signatureHash = (payload: readonly Item[]): string => keccakHex(blanked(payload));
+
+function blanked(payload: readonly Item[]): Uint8Array {
   const signatures = (payload[4] as Item[]).map((entry) => {
     const [scheme, signer, msg] = entry as Item[];
     return (msg as Uint8Array).length === 0 ? [scheme!, signer!, msg!, new Uint8Array(0)] : entry;
@@ -94,7 +104,7 @@ function signatureHash(payload: readonly Item[]): string {
   const message = new Uint8Array(1 + encoded.length);
   message[0] = FRAME_TX_TYPE;
   message.set(encoded, 1);
-  return keccakHex(message);
+  return message;
 }
 
 function frame(item: Item, index: number): Frame {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { keccak256, Wallet } from 'ethers';
+import { keccak256, Transaction, Wallet } from 'ethers';
 import { request } from 'undici';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
 import { startNodeStandIn, type CommitRecord as Commit } from '../../devnet/node.js';
@@ -129,6 +129,17 @@ describe('devnet: node-local methods answered live through the ingress', () => {
     expect(status).to.have.all.keys('tier', 'headBlock', 'earliestFullBody', 'historyCutoff', 'persistedState');
     expect(status.tier).to.equal('tx-history');
     expect(BigInt(status.headBlock!)).to.equal(BigInt(await call<string>(url, 'eth_blockNumber')));
+  });
+
+  it('answers svc_getStrippedTransaction and svc_getSignatureSidecar through the ingress with live data', async () => {
+    const raw = await transfer(DEV_KEYS[3], 0);
+    const hash = await call<string>(url, 'eth_sendRawTransaction', [raw]);
+    const receipt = await receiptOf(url, hash);
+    const stripped = await call<{ blockNumber: string; strippedTransaction: string; proof: string[] }>(url, 'svc_getStrippedTransaction', [hash]);
+    expect(stripped.blockNumber).to.equal(receipt.blockNumber);
+    expect(stripped.strippedTransaction).to.equal(Transaction.from(raw).unsignedSerialized);
+    const sidecar = await call<{ transactions: Array<{ transactionHash: string; witness: string[] }> }>(url, 'svc_getSignatureSidecar', [receipt.blockNumber]);
+    expect(sidecar.transactions).to.deep.include({ transactionHash: hash, witness: [Transaction.from(raw).signature!.serialized] });
   });
 
   it('answers svc_nodeHealth with the operator token, every field included', async () => {
