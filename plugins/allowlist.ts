@@ -4,7 +4,8 @@
  * Passes the `eth_`/`net_`/`web3_` read surface, `eth_sendRawTransaction` (answered later by the
  * gate), the three proxied `svc_` methods, `extra_methods` from YAML, and any request for which
  * auth recorded the `operator` fact (an operator method called with a valid token). Refuses with -32601: the signing methods ("holds no
- * keys"), `svc_validateTransaction` ("not supported by the ingress"), everything else ("does not
+ * keys"), `eth_subscribe`/`eth_unsubscribe` ("HTTP-only", with how to poll),
+ * `svc_validateTransaction` ("not supported by the ingress"), everything else ("does not
  * exist", the same bytes as an unauthorised operator call). `eth_accounts` is answered `[]` here:
  * the endpoint holds no keys, and passed on it would list the EL's own (anvil's ten on the
  * devnet), which wallets and tools would then try to sign with.
@@ -19,6 +20,7 @@ import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
 const SIGNING_METHODS = ['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData',
   'eth_signTypedData_v1', 'eth_signTypedData_v3', 'eth_signTypedData_v4'];
 const INGRESS_REFUSED = ['svc_validateTransaction'];
+const SUBSCRIPTIONS = new Set(['eth_subscribe', 'eth_unsubscribe']);
 /** Submission paths (eth_sendRawTransactionSync, …Conditional, eth_sendBundle, mev_sendBundle, …): only the gated one may pass. */
 const SUBMISSION_LIKE = /^(?:eth|mev|flashbots)_send/i;
 /** Signing and key methods of any namespace: the endpoint holds no keys, and must not expose the EL's. */
@@ -62,6 +64,7 @@ export const allowlist: PluginModule<AllowlistOptions> = {
         if (method === 'eth_accounts') return NO_ACCOUNTS;
         if (pass.has(method) || facts.get(OPERATOR) === true) return undefined;
         if (signing.has(method)) return { error: errors.signingRefused() };
+        if (SUBSCRIPTIONS.has(method)) return { error: errors.subscriptionsRefused() };
         if (refused.has(method)) return { error: errors.notSupportedByIngress(method) };
         return { error: errors.methodNotFound() };
       },

@@ -33,6 +33,7 @@ export const SERVER_ERROR = -32000;
 export const LIMIT_EXCEEDED = -32005;
 
 const METHOD_NOT_FOUND_ERROR = rpcError(METHOD_NOT_FOUND, 'the method does not exist/is not available');
+const POLL_INSTEAD = 'poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs';
 const BATCH_MESSAGE =
   'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)';
 
@@ -54,6 +55,9 @@ export const errors = {
       METHOD_NOT_FOUND,
       'the method is not supported: this endpoint holds no keys; sign in the client and use eth_sendRawTransaction',
     ),
+  /** eth_subscribe, eth_unsubscribe: there is no connection to push on. */
+  subscriptionsRefused: () =>
+    rpcError(METHOD_NOT_FOUND, `subscriptions are not supported: this endpoint is HTTP-only; ${POLL_INSTEAD}`),
   /** svc_validateTransaction: spec 4.5 and 7. */
   notSupportedByIngress: (method: string) =>
     rpcError(METHOD_NOT_FOUND, `the method ${method} is not supported by the ingress`),
@@ -138,6 +142,8 @@ export class RpcFailure extends Error {
 /** Transport refusals: answered with an HTTP status because no JSON-RPC answer can be formed. */
 export const transport = {
   methodNotAllowed: { status: 405, message: 'only POST is accepted' },
+  /** A WebSocket handshake: before the 405 a GET would get, so a client learns why and what to do. */
+  webSocketRefused: { status: 400, message: `WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; ${POLL_INSTEAD}` },
   unsupportedMediaType: { status: 415, message: 'the body must be JSON sent as Content-Type: application/json' },
   unsupportedEncoding: { status: 415, message: 'compressed request bodies are not supported' },
   payloadTooLarge: { status: 413, message: 'request body too large' },

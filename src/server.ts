@@ -69,6 +69,7 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       if (declaresBody) res.shouldKeepAlive = false;
       return runtime.cors.preflight(req, res);
     }
+    if (req.headers.upgrade?.toLowerCase() === 'websocket') return refuseTransport(res, transport.webSocketRefused);
     if (req.method !== 'POST') return refuseTransport(res, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
     if (!isJsonContentType(req.headers['content-type'])) {
       return refuseTransport(res, transport.unsupportedMediaType);

@@ -41,6 +41,8 @@ export class StrippedBlocks {
     const byHash = id.length === 66;
     const header = (await this.anvil(byHash ? 'eth_getBlockByHash' : 'eth_getBlockByNumber', [id, false])) as { hash: string; number: string; transactions: string[] } | null;
     if (header === null) return undefined;
+    const known = this.kept.get(header.hash);
+    if (known !== undefined) return known;
     const raws: Array<{ hash: string; raw: string }> = [];
     for (const hash of header.transactions) raws.push({ hash, raw: (await this.anvil('eth_getRawTransactionByHash', [hash])) as string });
     for (const record of this.frames?.inBlock(header.hash) ?? []) raws.push({ hash: record.tx.hash, raw: record.raw });

@@ -32,6 +32,14 @@ describe('allowlist', () => {
     expect(suite.tap.bodies).to.deep.equal([]);
   });
 
+  for (const method of ['eth_subscribe', 'eth_unsubscribe']) {
+    it(`refuses ${method} with -32601, pointing to polling`, async () => {
+      const reply = await rpc(suite.ingress.url, method, ['newHeads'], 5);
+      expect(reply.text).to.equal(refusal(5, 'subscriptions are not supported: this endpoint is HTTP-only; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs'));
+      expect(suite.tap.bodies).to.deep.equal([]);
+    });
+  }
+
   it('refuses svc_validateTransaction with -32601 saying the ingress does not support it', async () => {
     const reply = await rpc(suite.ingress.url, 'svc_validateTransaction', ['0x00'], 3);
     expect(reply.text).to.equal(refusal(3, 'the method svc_validateTransaction is not supported by the ingress'));
@@ -40,7 +48,7 @@ describe('allowlist', () => {
 
   for (const method of [
     'debug_traceTransaction', 'admin_peers', 'txpool_content', 'engine_newPayloadV3', 'personal_unlockAccount',
-    'miner_start', 'eth_subscribe', 'anvil_setBalance', 'evm_mine', 'eth_chainid', 'ETH_CHAINID',
+    'miner_start', 'anvil_setBalance', 'evm_mine', 'eth_chainid', 'ETH_CHAINID',
     'constructor', '__proto__', 'hasOwnProperty', 'toString', 'valueOf',
   ]) {
     it(`refuses ${method} with -32601 method not found, never reaching the EL`, async () => {

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { request } from 'undici';
+import { request, WebSocket } from 'undici';
 import { post, rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
@@ -143,6 +144,24 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
       expect(reply.statusCode).to.equal(405);
       expect(reply.headers.allow).to.equal('POST, OPTIONS');
       await reply.body.dump();
+    });
+
+    it('answers a WebSocket handshake with a JSON-RPC error that says the endpoint is HTTP-only and how to poll', async () => {
+      const response = await new Promise<IncomingMessage>((resolve, reject) => {
+        const handshake = httpRequest(suite.ingress.url, {
+          headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+        });
+        handshake.once('response', resolve).once('upgrade', () => reject(new Error('upgraded'))).once('error', reject).end();
+      });
+      let body = '';
+      for await (const chunk of response) body += chunk;
+      expect(response.statusCode).to.equal(400);
+      expect(body).to.equal(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message:
+        'WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs' } }));
+      // A WebSocket client is told at once (an error), not left waiting.
+      const socket = new WebSocket(suite.ingress.url.replace('http:', 'ws:'));
+      await once(socket, 'error');
+      expect(suite.tap.bodies).to.deep.equal([]);
     });
 
     it('answers a non-JSON content type with 415', async () => {
