@@ -12,7 +12,6 @@ import type { Logger } from '../src/log.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import { startElFront, type ElFront } from './el-front.js';
 import { FrameChain } from './frames/frame-chain.js';
-import { rpcClient } from './rpc.js';
 import { startNodeStandIn, type NodeStandIn, type StandInOptions } from './node.js';
 
 const DEFAULT_WITNESS_WINDOW_BLOCKS = 128;
@@ -42,7 +41,7 @@ export interface DevnetOptions {
 export async function startDevnet(options: DevnetOptions, log: Logger): Promise<Devnet> {
   const base = loadConfigFile(DEVNET_CONFIG);
   const anvil = await startAnvil({ extraArgs: ['--no-mining'] });
-  const frames = new FrameChain(rpcClient(anvil.url), anvil.url);
+  const frames = new FrameChain(anvil.url);
   let node: NodeStandIn | undefined;
   let el: ElFront | undefined;
   try {

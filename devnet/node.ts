@@ -20,8 +20,8 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { keccak256, toUtf8Bytes, Transaction } from 'ethers';
-import { request } from 'undici';
 import type { FrameChain } from './frames/frame-chain.js';
+import { RpcError, rpcClient } from './rpc.js';
 
 export interface StandInOptions {
   readonly elUrl: string;
@@ -70,14 +70,7 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
   const heartbeatCommits = options.heartbeatCommits ?? 1_200;
   const checkpointEvery = options.checkpointEvery ?? 10;
 
-  const el = async (method: string, params: unknown[] = []): Promise<{ result?: any; error?: { message: string } }> => {
-    const reply = await request(options.elUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
-    return (await reply.body.json()) as { result?: any; error?: { message: string } };
-  };
+  const el = rpcClient(options.elUrl);
 
   const commits: CommitRecord[] = [];
   const journal: Array<{ index: number; digest: string; transactions: string[] }> = [];
@@ -103,7 +96,7 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
 
   const mine = async (): Promise<string> => {
     await el('evm_mine');
-    const block = (await el('eth_getBlockByNumber', ['latest', false])).result as { number: string; transactions: string[] };
+    const block = (await el('eth_getBlockByNumber', ['latest', false])) as { number: string };
     return block.number;
   };
 
@@ -121,7 +114,7 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
       const frameSkips = options.frames === undefined ? [] : await options.frames.closeBlock(framesDue);
       for (const { reason } of frameSkips) drop(reason);
       framesDue = [];
-      const included = new Set(((await el('eth_getBlockByNumber', [number, false])).result as { transactions: string[] }).transactions);
+      const included = new Set(((await el('eth_getBlockByNumber', [number, false])) as { transactions: string[] }).transactions);
       const left = inPool.filter((p) => !included.has(p.hash));
       // What the block left out was skipped: behind a gap, its nonce is too high.
       for (const tx of left) {
@@ -145,9 +138,11 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
         framesDue.push(raw);
         continue;
       }
-      const answer = await el('eth_sendRawTransaction', [raw]);
-      if (answer.error) {
-        drop(EL_REASONS.find(([pattern]) => pattern.test(answer.error!.message))?.[1] ?? 'other');
+      try {
+        await el('eth_sendRawTransaction', [raw]);
+      } catch (err) {
+        if (!(err instanceof RpcError)) throw err;
+        drop(EL_REASONS.find(([pattern]) => pattern.test(err.message))?.[1] ?? 'other');
         continue;
       }
       const tx = Transaction.from(raw);

@@ -12,7 +12,7 @@ import { decodeFrameTransaction, type FrameTransaction } from '../../plugins/gat
 import { HeadState } from '../../plugins/gate/state.js';
 import { HeadStateManager } from '../../plugins/gate/simulation/head-state-manager.js';
 import { Upstream } from '../../src/upstream.js';
-import type { Rpc } from '../rpc.js';
+import { rpcClient, type Rpc } from '../rpc.js';
 import { executeFrameTransaction, InvalidFrameTransaction, type ExecutedFrameTransaction, type SkipReason } from './execute.js';
 
 /** An executed frame transaction where the chain put it. */
@@ -53,13 +53,12 @@ interface Block {
 export class FrameChain {
   private readonly records = new Map<string, FrameRecord>();
   private readonly byBlock = new Map<string, FrameRecord[]>();
+  private readonly anvil: Rpc;
   private readonly state: HeadState;
   private readonly reads: Upstream;
 
-  constructor(
-    private readonly anvil: Rpc,
-    anvilUrl: string,
-  ) {
+  constructor(anvilUrl: string) {
+    this.anvil = rpcClient(anvilUrl);
     this.reads = new Upstream({ url: anvilUrl, connections: 4, headersTimeoutMs: 10_000, bodyTimeoutMs: 10_000 });
     this.state = new HeadState(this.reads, 0);
   }

@@ -46,7 +46,7 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
 
   before(async () => {
     el = rpcClient(anvil.current.url);
-    chain = new FrameChain(el, anvil.current.url);
+    chain = new FrameChain(anvil.current.url);
     await el('anvil_setCode', [LOGGER, LOGS]);
     await el('anvil_setCode', [REVERTER, REVERTS]);
     await el('anvil_setCode', [STORER, STORES_VALUE]);

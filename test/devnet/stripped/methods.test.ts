@@ -37,7 +37,7 @@ describe('devnet: the stripped store on the EL front (svc_getStrippedTransaction
 
   before(async () => {
     const el = rpcClient(anvil.current.url);
-    chain = new FrameChain(el, anvil.current.url);
+    chain = new FrameChain(anvil.current.url);
     front = await startElFront({ anvilUrl: anvil.current.url, witnessWindowBlocks: 3, frames: chain });
     const to = '0x00000000000000000000000000000000000f2a41';
     const common = { to, value: 1n, gasLimit: 21_000, chainId: 8141 };
