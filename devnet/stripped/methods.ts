@@ -14,7 +14,7 @@
  */
 import type { FrameChain } from '../frames/frame-chain.js';
 import type { Rpc } from '../rpc.js';
-import type { StrippedBlocks } from './stripped-blocks.js';
+import type { BlockHeader, StrippedBlocks } from './stripped-blocks.js';
 
 export class InvalidParams extends Error {}
 
@@ -37,9 +37,9 @@ export function strippedMethods(anvil: Rpc, blocks: StrippedBlocks, frames: Fram
     return id;
   };
   const withStrippedRoot = (method: string): Method => async (params) => {
-    const block = (await anvil(method, params)) as Record<string, unknown> | null;
-    if (block === null || typeof block.hash !== 'string') return block;
-    return { ...block, strippedTransactionsRoot: (await blocks.block(block.hash))!.root };
+    const block = (await anvil(method, params)) as (BlockHeader & Record<string, unknown>) | null;
+    if (block === null) return block;
+    return { ...block, strippedTransactionsRoot: (await blocks.of(block)).root };
   };
 
   return {

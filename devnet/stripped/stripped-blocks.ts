@@ -21,13 +21,20 @@ export interface StrippedBlock {
   proof(index: number): Promise<string[]>;
 }
 
-/** Blocks kept computed; a block at the head is never kept (its frame transactions may still come). */
+/** Blocks kept computed, each with the number of frame transactions it had then. */
 const BLOCKS_KEPT = 256;
 
 export const indexKey = (index: number): Uint8Array => hexToBytes(encodeRlp(index === 0 ? '0x' : toBeHex(index)) as `0x${string}`);
 
+/** A block object as the EL answers it, with transaction hashes or objects. */
+export interface BlockHeader {
+  readonly hash: string;
+  readonly number: string;
+  readonly transactions: ReadonlyArray<string | { readonly hash: string }>;
+}
+
 export class StrippedBlocks {
-  private readonly kept = new Map<string, StrippedBlock>();
+  private readonly kept = new Map<string, { readonly block: StrippedBlock; readonly frames: number }>();
 
   constructor(
     private readonly anvil: Rpc,
@@ -36,31 +43,42 @@ export class StrippedBlocks {
 
   /** By block hash or number (0x quantity or tag); undefined for a block the EL does not have. */
   async block(id: string): Promise<StrippedBlock | undefined> {
-    const cached = this.kept.get(id.toLowerCase());
-    if (cached !== undefined) return cached;
-    const byHash = id.length === 66;
-    const header = (await this.anvil(byHash ? 'eth_getBlockByHash' : 'eth_getBlockByNumber', [id, false])) as { hash: string; number: string; transactions: string[] } | null;
-    if (header === null) return undefined;
-    const known = this.kept.get(header.hash);
-    if (known !== undefined) return known;
+    const kept = this.fresh(id.toLowerCase());
+    if (kept !== undefined) return kept;
+    const header = (await this.anvil(id.length === 66 ? 'eth_getBlockByHash' : 'eth_getBlockByNumber', [id, false])) as BlockHeader | null;
+    return header === null ? undefined : this.of(header);
+  }
+
+  /** The stripped block of a block object the caller already read. */
+  async of(header: BlockHeader): Promise<StrippedBlock> {
+    const hash = header.hash.toLowerCase();
+    const kept = this.fresh(hash);
+    if (kept !== undefined) return kept;
+    const framed = this.frames?.inBlock(hash) ?? [];
     const raws: Array<{ hash: string; raw: string }> = [];
-    for (const hash of header.transactions) raws.push({ hash, raw: (await this.anvil('eth_getRawTransactionByHash', [hash])) as string });
-    for (const record of this.frames?.inBlock(header.hash) ?? []) raws.push({ hash: record.tx.hash, raw: record.raw });
-    const transactions = raws.map(({ hash, raw }) => ({ hash, stripped: strip(raw) }));
+    for (const tx of header.transactions) {
+      const txHash = typeof tx === 'string' ? tx : tx.hash;
+      raws.push({ hash: txHash, raw: (await this.anvil('eth_getRawTransactionByHash', [txHash])) as string });
+    }
+    for (const record of framed) raws.push({ hash: record.tx.hash, raw: record.raw });
+    const transactions = raws.map(({ hash: txHash, raw }) => ({ hash: txHash, stripped: strip(raw) }));
     const trie: MerklePatriciaTrie = await createMPT();
     for (const [index, { stripped }] of transactions.entries()) await trie.put(indexKey(index), hexToBytes(stripped.record as `0x${string}`));
     const block: StrippedBlock = {
-      hash: header.hash,
+      hash,
       number: BigInt(header.number),
       root: bytesToHex(trie.root()),
       transactions,
       proof: async (index) => (await createMerkleProof(trie, indexKey(index))).map((node) => bytesToHex(node)),
     };
-    const head = BigInt((await this.anvil('eth_blockNumber')) as string);
-    if (block.number < head) {
-      if (this.kept.size >= BLOCKS_KEPT) this.kept.clear();
-      this.kept.set(block.hash, block);
-    }
+    if (this.kept.size >= BLOCKS_KEPT) this.kept.clear();
+    this.kept.set(hash, { block, frames: framed.length });
     return block;
+  }
+
+  /** A kept block, unless the execution stand-in has added frame transactions to it since (it does just after a block closes). */
+  private fresh(hash: string): StrippedBlock | undefined {
+    const kept = this.kept.get(hash);
+    return kept !== undefined && kept.frames === (this.frames?.inBlock(hash).length ?? 0) ? kept.block : undefined;
   }
 }
