@@ -98,10 +98,12 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
     if (index >= BigInt(tx.signatures.length)) halt('signature index out of bounds');
     return tx.signatures[Number(index)]!;
   };
-  const completedAt = (index: bigint) => {
+  /** A frame's receipt so far: only a completed frame has one. */
+  const completedFrame = (index: bigint) => {
     if (index >= BigInt(ctx.frameIndex)) halt('frame not completed');
-    return Number(index);
+    return ctx.completed[Number(index)]!;
   };
+
 
   return [
     {
@@ -187,13 +189,13 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
             () => BigInt(frame.mode),
             () => BigInt(frame.flags),
             () => BigInt(frame.data.length),
-            () => BigInt(ctx.completed[completedAt(index)]!.status),
+            () => BigInt(completedFrame(index).status),
             () => BigInt(frame.flags & 3),
             () => BigInt((frame.flags >> 2) & 1),
             () => frame.value,
             () => frame.stateGas,
-            () => ctx.completed[completedAt(index)]!.executionGas,
-            () => ctx.completed[completedAt(index)]!.stateGas,
+            () => completedFrame(index).executionGas,
+            () => completedFrame(index).stateGas,
           ]),
         );
       },
