@@ -5,6 +5,7 @@ import { startDevnet, type Devnet } from '../../devnet/devnet.js';
 import { startNodeStandIn, type CommitRecord as Commit } from '../../devnet/node.js';
 import { createLogger } from '../../src/log.js';
 import { DEV_KEYS } from '../helpers/el.js';
+import { secp256k1Entry, selfTransfer, signed } from '../helpers/frames.js';
 import { call, receiptOf, rpc } from '../helpers/http.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
 
@@ -122,6 +123,23 @@ describe('devnet: node-local methods answered live through the ingress', () => {
     expect(Object.keys(after.driver)).to.have.members(['forced_txs_total', 'forced_txs_dropped_total', 'blocks_with_drops_total', 'skip_all_dropped_total', 'finalizer_rejected_skips_total', 'idle_heartbeat_blocks_total']);
     expect(Object.keys(after.ingress)).to.have.members(['txs_sequenced_total', 'own_blocks_gc_total', 'txs_gc_dropped_total', 'status_lost_total', 'status_watchers']);
     expect(Object.keys(after.el)).to.have.members(['fee_cap_too_low', 'gas_overflow', 'insufficient_funds', 'nonce_too_high', 'nonce_too_low', 'other', 'size_overflow', 'total']);
+  });
+
+  it('counts a frame transaction the execution stand-in leaves out by its reason', async () => {
+    const before = await call<{ driver: Record<string, number>; el: Record<string, number> }>(url, 'svc_dropStats');
+    // Straight to the node stand-in, as if ordered: the gate would refuse a nonce the sender does not have.
+    const sender = new Wallet(DEV_KEYS[4]);
+    const raw = signed({ ...selfTransfer(sender.address.toLowerCase(), 0x01), nonce: 5n }, [(digest) => secp256k1Entry(sender.privateKey, digest)]);
+    expect(await call(devnet.node.url, 'eth_sendRawTransaction', [raw])).to.equal(keccak256(raw));
+    const after = await until(
+      () => call<typeof before>(url, 'svc_dropStats'),
+      (s) => s.el.nonce_too_high! > before.el.nonce_too_high!,
+      'the skip to be counted',
+    );
+    expect([after.el.total, after.driver.forced_txs_dropped_total, after.driver.blocks_with_drops_total]).to.deep.equal([
+      before.el.total! + 1, before.driver.forced_txs_dropped_total! + 1, before.driver.blocks_with_drops_total! + 1,
+    ]);
+    expect(await call(url, 'eth_getTransactionReceipt', [keccak256(raw)])).to.equal(null);
   });
 
   it('answers svc_historyStatus through the ingress from the devnet\'s EL front', async () => {

@@ -8,12 +8,14 @@ import { DEV_KEY } from '../../helpers/el.js';
 import { call, receiptOf } from '../../helpers/http.js';
 import { OPERATOR_TOKEN } from '../../helpers/ingress.js';
 import { secp256k1Entry, signed } from '../../helpers/frames.js';
+import { LOGS } from '../../fixtures/verify-code.js';
 
 describe('devnet: executed frame transactions through the ingress, as ox reads them (frames/rpc-shapes.ts)', () => {
   let devnet: Devnet;
   let url: string;
   const sender = new Wallet(id('rpc-shapes sender'));
   const recipient = '0x00000000000000000000000000000000000f2a21';
+  const LOGGER = '0x00000000000000000000000000000000000f2a22';
   let raw: string;
   let hash: string;
 
@@ -22,6 +24,7 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
     process.env.SVC_OPERATOR_TOKEN = OPERATOR_TOKEN;
     devnet = await startDevnet({ port: 0, metricsPort: 0, node: { commitIntervalMs: 40, blockIntervalMs: 200 } }, createLogger('error'));
     url = devnet.ingress.url;
+    await call(devnet.anvil.url, 'anvil_setCode', [LOGGER, LOGS]);
     const funding = await new Wallet(DEV_KEY).signTransaction({
       chainId: 8141, nonce: 0, to: sender.address, value: 10n ** 18n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
     });
@@ -31,6 +34,7 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
       frames: [
         { mode: 1, flags: 3, executionGas: 10_000n },
         { mode: 2, flags: 0, target: recipient, executionGas: 30_000n, value: 7n, stateGas: 183_600n, data: '0x1234' },
+        { mode: 2, flags: 0, target: LOGGER, executionGas: 30_000n },
       ],
     }, [(digest) => secp256k1Entry(sender.privateKey, digest)]);
     hash = await call<string>(url, 'eth_sendRawTransaction', [raw]);
@@ -40,7 +44,14 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
   it('answers the receipt: derived status, payer, one receipt per frame', async () => {
     const receipt = TransactionReceipt.fromRpc(await receiptOf<TransactionReceipt.Rpc>(url, hash));
     expect(receipt).to.include({ status: 'success', type: 'eip8141', transactionHash: hash, payer: sender.address.toLowerCase(), to: null });
-    expect(receipt.frameReceipts!.map((f) => [f.status, f.stateGasUsed])).to.deep.equal([['success', 0n], ['success', 183_600n]]);
+    expect(receipt.frameReceipts!.map((f) => [f.status, f.stateGasUsed])).to.deep.equal([['success', 0n], ['success', 183_600n], ['success', 0n]]);
+    // The frames' logs, placed in the block as any transaction's are.
+    const topic = '0x' + '2a'.padStart(64, '0');
+    expect(receipt.frameReceipts![2]!.logs).to.deep.equal([{ address: LOGGER, topics: [topic], data: '0x' }]);
+    expect(receipt.logs).to.deep.equal([{
+      address: LOGGER, topics: [topic], data: '0x', blockHash: receipt.blockHash, blockNumber: receipt.blockNumber,
+      transactionHash: hash, transactionIndex: receipt.transactionIndex, logIndex: 0, removed: false,
+    }]);
     // What the payer paid is exactly what the receipt says, plus the value.
     expect(BigInt(await call<string>(url, 'eth_getBalance', [sender.address, 'latest']))).to.equal(10n ** 18n - receipt.gasUsed * receipt.effectiveGasPrice - 7n);
     expect(await call(url, 'eth_getBalance', [recipient, 'latest'])).to.equal('0x7');

@@ -15,12 +15,19 @@ const p256Frames = (count: number) => {
   return encodeFrameTx(fields);
 };
 
-describe('gate: signature entries priced by verification gas and checked in worker threads', () => {
+/** An ingress with `plugins` in front of its own anvil, for the suite. */
+function useIngress(plugins: string): { readonly current: TestIngress } {
   const anvil = useAnvil();
-  let ingress: TestIngress;
-
+  const holder = {} as { current: TestIngress };
   before(async () => {
-    const plugins = `
+    holder.current = await startTestIngress(testConfig(anvil.current.url, plugins));
+  });
+  after(() => holder.current?.shutdown());
+  return holder;
+}
+
+describe('gate: signature entries priced by verification gas and checked in worker threads', () => {
+  const ingress = useIngress(`
   - batch-refuse
   - size-limit
   - allowlist
@@ -30,12 +37,9 @@ describe('gate: signature entries priced by verification gas and checked in work
   - gate:
       head_cache_ms: 0
       threads: 1
-`;
-    ingress = await startTestIngress(testConfig(anvil.current.url, plugins));
-  });
-  after(() => ingress?.shutdown());
+`);
 
-  const submit = async (raw: string) => JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [raw])).text);
+  const submit = async (raw: string) => JSON.parse((await rpc(ingress.current.url, 'eth_sendRawTransaction', [raw])).text);
 
   it('takes one token per 10,000 gas of validation prefix from the source, before verifying anything', async () => {
     // A 10,000-gas VERIFY frame and one P256 entry (6,700): 16,700 gas, two tokens (of 3);
@@ -60,13 +64,9 @@ describe('gate: signature entries priced by verification gas and checked in work
 
 describe('gate: the worker pool refuses past queue_max waiting tasks', function () {
   this.timeout(30_000);
-  const anvil = useAnvil();
-  let ingress: TestIngress;
-
-  before(async () => {
-    // One thread taking 8 tasks at a time, one waiting: the tenth concurrent submission finds
-    // the pool at capacity. No rate-limit plugin, so only the pool bound can refuse.
-    const plugins = `
+  // One thread taking 8 tasks at a time, one waiting: the tenth concurrent submission finds
+  // the pool at capacity. No rate-limit plugin, so only the pool bound can refuse.
+  const ingress = useIngress(`
   - batch-refuse
   - size-limit
   - allowlist
@@ -74,13 +74,10 @@ describe('gate: the worker pool refuses past queue_max waiting tasks', function 
       head_cache_ms: 0
       threads: 1
       queue_max: 1
-`;
-    ingress = await startTestIngress(testConfig(anvil.current.url, plugins));
-  });
-  after(() => ingress?.shutdown());
+`);
 
   it('answers -32005 "at capacity" with HTTP 429 instead of queueing, and judges the rest', async () => {
-    const replies = await Promise.all(p256HeavyFrames(24).map((raw) => rpc(ingress.url, 'eth_sendRawTransaction', [raw])));
+    const replies = await Promise.all(p256HeavyFrames(24).map((raw) => rpc(ingress.current.url, 'eth_sendRawTransaction', [raw])));
     const busy = replies.filter((r) => r.status === 429);
     const judged = replies.filter((r) => r.status === 200);
     expect(busy.length + judged.length).to.equal(24);

@@ -22,6 +22,14 @@ const selfFrames = (sender: string, verifyGas = 50_000n): FrameTxFields => ({
   fees: [0n, 2_000_000_000n, 0n],
 });
 
+/** [only → sender, pay → sponsor (creating the sender: 183,600 state gas), a call without value]. */
+const sponsoredFrames = (sender: string, sponsor: string, signatures: FrameTxFields['signatures'] = []): FrameTxFields => ({
+  sender,
+  frames: [{ mode: 1, flags: 2, executionGas: 20_000n }, { mode: 1, flags: 1, target: sponsor, executionGas: 20_000n, stateGas: 183_600n }, { ...transfer, value: 0n }],
+  signatures,
+  fees: [0n, 2_000_000_000n, 0n],
+});
+
 describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', () => {
   const suite = useFrameIngress();
 
@@ -62,12 +70,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     it('[only, pay] with a contract sender and a contract sponsor', async () => {
       const sender = await account(APPROVE_2, { funded: false });
       const sponsor = await account(APPROVE_1);
-      const fields: FrameTxFields = {
-        sender,
-        frames: [{ mode: 1, flags: 2, executionGas: 20_000n }, { mode: 1, flags: 1, target: sponsor, executionGas: 20_000n, stateGas: 183_600n }, { ...transfer, value: 0n }],
-        signatures: [],
-        fees: [0n, 2_000_000_000n, 0n],
-      };
+      const fields = sponsoredFrames(sender, sponsor);
       const raw = encodeFrameTx(fields);
       expect(await submit(raw)).to.equal(admitted(raw));
     });
@@ -77,12 +80,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
       const sponsor = secpAccount();
       await el('anvil_setBalance', [sponsor.address, ONE_ETH]);
       await el('evm_mine', []);
-      const fields: FrameTxFields = {
-        sender,
-        frames: [{ mode: 1, flags: 2, executionGas: 20_000n }, { mode: 1, flags: 1, target: sponsor.address, executionGas: 20_000n, stateGas: 183_600n }, { ...transfer, value: 0n }],
-        signatures: [{ scheme: 0x00, signature: '0x' }, { scheme: 0x01, signer: sponsor.address }],
-        fees: [0n, 2_000_000_000n, 0n],
-      };
+      const fields = sponsoredFrames(sender, sponsor.address, [{ scheme: 0x00, signature: '0x' }, { scheme: 0x01, signer: sponsor.address }]);
       const raw = signed(fields, [() => '0x', sponsor.sign]);
       expect(await submit(raw)).to.equal(admitted(raw));
     });
@@ -229,12 +227,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     it('a pay frame whose code approves a scope its flags do not allow', async () => {
       const sender = await account(APPROVE_2, { funded: false });
       const sponsor = await account(APPROVE_3);
-      const fields: FrameTxFields = {
-        sender,
-        frames: [{ mode: 1, flags: 2, executionGas: 20_000n }, { mode: 1, flags: 1, target: sponsor, executionGas: 20_000n, stateGas: 183_600n }, { ...transfer, value: 0n }],
-        signatures: [],
-        fees: [0n, 2_000_000_000n, 0n],
-      };
+      const fields = sponsoredFrames(sender, sponsor);
       expect(await refusalOf(encodeFrameTx(fields))).to.deep.equal(rejected(1, 'reverted', "APPROVE(3) beyond the frame's allowed scope 1"));
     });
 
