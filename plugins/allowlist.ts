@@ -8,7 +8,9 @@
  * `svc_validateTransaction` ("not supported by the ingress"), everything else ("does not
  * exist", the same bytes as an unauthorised operator call). `eth_accounts` is answered `[]` here:
  * the endpoint holds no keys, and passed on it would list the EL's own (anvil's ten on the
- * devnet), which wallets and tools would then try to sign with.
+ * devnet), which wallets and tools would then try to sign with. `web3_clientVersion` is answered
+ * with `client_version` ("svc-ingress" by default): the EL's name, version and platform would tell
+ * an attacker which of its bugs to try; `pass_client_version: true` lets the EL answer instead.
  *
  * Reads: fact `operator`. Order: after auth, which records that fact.
  */
@@ -30,6 +32,8 @@ const NO_ACCOUNTS = Object.freeze({ result: Object.freeze([]) });
 
 interface AllowlistOptions {
   readonly extraMethods: readonly string[];
+  /** The answer to web3_clientVersion, or undefined to pass it to the EL. */
+  readonly clientVersion: string | undefined;
 }
 
 export const allowlist: PluginModule<AllowlistOptions> = {
@@ -45,10 +49,15 @@ export const allowlist: PluginModule<AllowlistOptions> = {
       }
       if (KEY_LIKE.test(m)) options.fail(`extra_methods[${i}]`, `${m} is a signing or key method: this endpoint holds no keys and exposes none`);
     });
+    const passClientVersion = options.boolean('pass_client_version', false);
+    const clientVersion = options.optionalString('client_version');
+    if (passClientVersion && clientVersion !== undefined) {
+      options.fail('client_version', 'cannot be set with pass_client_version: true (the EL answers web3_clientVersion then)');
+    }
     options.done();
-    return { extraMethods };
+    return { extraMethods, clientVersion: passClientVersion ? undefined : (clientVersion ?? 'svc-ingress') };
   },
-  create({ extraMethods }) {
+  create({ extraMethods, clientVersion }) {
     // A Set, not an object: `constructor` or `__proto__` must be as unknown as any other name.
     // Node-local methods pass to local-methods, which answers them; svc_nodeHealth passes only
     // with the operator fact, like every operator method.
@@ -58,10 +67,12 @@ export const allowlist: PluginModule<AllowlistOptions> = {
     ]);
     const signing = new Set(SIGNING_METHODS);
     const refused = new Set(INGRESS_REFUSED);
+    const ownVersion = clientVersion === undefined ? undefined : Object.freeze({ result: clientVersion });
     return {
       name: 'allowlist',
       handle({ request: { method }, facts }: RequestContext): Verdict {
         if (method === 'eth_accounts') return NO_ACCOUNTS;
+        if (method === 'web3_clientVersion' && ownVersion !== undefined) return ownVersion;
         if (pass.has(method) || facts.get(OPERATOR) === true) return undefined;
         if (signing.has(method)) return { error: errors.signingRefused() };
         if (SUBSCRIPTIONS.has(method)) return { error: errors.subscriptionsRefused() };

@@ -10,7 +10,7 @@ const NO_KEYS = 'the method is not supported: this endpoint holds no keys; sign 
 describe('allowlist', () => {
   const suite = useTappedIngress();
 
-  for (const method of ['eth_chainId', 'eth_blockNumber', 'net_version', 'web3_clientVersion', 'svc_historyStatus']) {
+  for (const method of ['eth_chainId', 'eth_blockNumber', 'net_version', 'svc_historyStatus']) {
     it(`passes ${method} to the EL`, async () => {
       await rpc(suite.ingress.url, method);
       expect(suite.tap.methods()).to.deep.equal([method]);
@@ -30,6 +30,26 @@ describe('allowlist', () => {
     const reply = await rpc(suite.ingress.url, 'eth_accounts', [], 4);
     expect(reply.text).to.equal('{"jsonrpc":"2.0","id":4,"result":[]}');
     expect(suite.tap.bodies).to.deep.equal([]);
+  });
+
+  it('answers web3_clientVersion with "svc-ingress" itself: the EL\'s name and version stay private', async () => {
+    const reply = await rpc(suite.ingress.url, 'web3_clientVersion', [], 6);
+    expect(reply.text).to.equal('{"jsonrpc":"2.0","id":6,"result":"svc-ingress"}');
+    expect(suite.tap.bodies).to.deep.equal([]);
+  });
+
+  it('answers web3_clientVersion with client_version, or lets the EL answer with pass_client_version: true', async () => {
+    const named = await startTestIngress(testConfig(suite.tap.url, '\n  - allowlist:\n      client_version: rpc.example.org'));
+    const passing = await startTestIngress(testConfig(suite.tap.url, '\n  - allowlist:\n      pass_client_version: true'));
+    try {
+      expect((await rpc(named.url, 'web3_clientVersion', [], 1)).text).to.equal('{"jsonrpc":"2.0","id":1,"result":"rpc.example.org"}');
+      expect(suite.tap.bodies).to.deep.equal([]);
+      const passed = await rpc(passing.url, 'web3_clientVersion', [], 2);
+      expect(JSON.parse(passed.text).result).to.match(/^anvil\//);
+      expect(suite.tap.methods()).to.deep.equal(['web3_clientVersion']);
+    } finally {
+      await Promise.all([named.shutdown(), passing.shutdown()]);
+    }
   });
 
   for (const method of ['eth_subscribe', 'eth_unsubscribe']) {

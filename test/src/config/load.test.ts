@@ -99,6 +99,7 @@ describe('config', () => {
     ['store: redis without a URL', base('\n  - gate', 'store: redis'), 'redis_url: is required with store: redis'],
     ['a Redis URL with inline credentials', base('\n  - gate', 'store: redis\nredis_url: redis://user:secret@127.0.0.1:6379'), 'redis_url: carries credentials: put it in redis_url_file or redis_url_env'],
     ['local-methods before allowlist', base('\n  - local-methods\n  - allowlist'), 'plugins: allowlist must come before local-methods (list order is execution order)'],
+    ['client_version beside pass_client_version', base('\n  - allowlist:\n      pass_client_version: true\n      client_version: x'), 'plugins[0].allowlist.client_version: cannot be set with pass_client_version: true (the EL answers web3_clientVersion then)'],
     ['an allowlisted signing method', base('\n  - allowlist:\n      extra_methods: [eth_sign]'), 'plugins[0].allowlist.extra_methods[0]: eth_sign cannot be allowlisted'],
   ] as const) {
     it(`refuses ${label}, naming the YAML path`, () => {
