@@ -75,6 +75,7 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
   create({ maxRawTransactionBytes, maxBodyBytes, rpcGasCap }) {
     // A hex string of n bytes is "0x" plus 2n digits.
     const maxHexLength = 2 + 2 * maxRawTransactionBytes;
+    const oversized = { error: errors.oversizedTransaction(maxRawTransactionBytes) };
     return {
       name: 'size-limit',
       maxBodyBytes,
@@ -82,7 +83,7 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
       handle({ request }: RequestContext): Verdict {
         if (SUBMISSION_ONLY.has(request.method)) {
           const raw: unknown = Array.isArray(request.params) ? request.params[0] : undefined;
-          return typeof raw === 'string' && raw.length > maxHexLength ? { error: errors.oversizedTransaction() } : undefined;
+          return typeof raw === 'string' && raw.length > maxHexLength ? oversized : undefined;
         }
         for (const call of callsOf(request.method, request.params)) {
           const gas = gasOf(call);

@@ -6,6 +6,7 @@
  * condition also keeps "same condition, same bytes" true, e.g. an unauthorised `svc_nodeHealth`
  * and an unknown method both come from `methodNotFound()`.
  */
+import { maxHeaderSize } from 'node:http';
 
 /** A JSON-RPC error object as it goes on the wire, plus the HTTP status it travels with. */
 export interface RpcError {
@@ -62,8 +63,8 @@ export const errors = {
   notSupportedByIngress: (method: string) =>
     rpcError(METHOD_NOT_FOUND, `the method ${method} is not supported by the ingress`),
   invalidParams: (why: string) => rpcError(INVALID_PARAMS, `invalid params: ${why}`),
-  /** Raw transaction over the size limit: spec 4.3, message fixed by the spec. */
-  oversizedTransaction: () => rpcError(INVALID_PARAMS, 'oversized transaction'),
+  /** Raw transaction over the size limit: spec 4.3, message fixed by the spec; `data` states the limit. */
+  oversizedTransaction: (maxBytes: number) => rpcError(INVALID_PARAMS, 'oversized transaction', { max_bytes: maxBytes }),
   /** The execution layer could not be reached, or it did not answer in time. */
   upstreamUnavailable: () => rpcError(INTERNAL_ERROR, 'upstream unavailable: the execution layer did not answer'),
   /** The execution layer answered something that is not a JSON-RPC response. */
@@ -139,22 +140,35 @@ export class RpcFailure extends Error {
   }
 }
 
+/** A refusal answered with an HTTP status because no JSON-RPC answer can be formed; `reason` labels it on /metrics. */
+export interface TransportRefusal {
+  readonly status: number;
+  readonly reason: string;
+  readonly message: string;
+}
+
 /** Transport refusals: answered with an HTTP status because no JSON-RPC answer can be formed. */
 export const transport = {
-  methodNotAllowed: { status: 405, message: 'only POST is accepted' },
+  methodNotAllowed: { status: 405, reason: 'method_not_allowed', message: 'only POST is accepted' },
   /** A WebSocket handshake: before the 405 a GET would get, so a client learns why and what to do. */
-  webSocketRefused: { status: 400, message: `WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; ${POLL_INSTEAD}` },
-  unsupportedMediaType: { status: 415, message: 'the body must be JSON sent as Content-Type: application/json' },
-  unsupportedEncoding: { status: 415, message: 'compressed request bodies are not supported' },
-  payloadTooLarge: { status: 413, message: 'request body too large' },
+  webSocketRefused: { status: 400, reason: 'websocket', message: `WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; ${POLL_INSTEAD}` },
+  unsupportedMediaType: { status: 415, reason: 'unsupported_media_type', message: 'the body must be JSON sent as Content-Type: application/json' },
+  unsupportedEncoding: { status: 415, reason: 'unsupported_encoding', message: 'compressed request bodies are not supported' },
   /** A chunked body is counted only as it arrives, one buffer per chunk: refused before any is read. */
-  lengthRequired: { status: 411, message: 'send the body with a Content-Length header (chunked request bodies are not accepted)' },
+  lengthRequired: { status: 411, reason: 'length_required', message: 'send the body with a Content-Length header (chunked request bodies are not accepted)' },
   /** Malformed HTTP, headers over the limit, or a client too slow to send its request (Node's own checks). */
-  badRequest: { status: 400, message: 'malformed HTTP request' },
-  headersTooLarge: { status: 431, message: 'request headers too large' },
+  badRequest: { status: 400, reason: 'bad_request', message: 'malformed HTTP request' },
+  headersTooLarge: { status: 431, reason: 'headers_too_large', message: `request headers too large (at most ${maxHeaderSize} bytes)` },
   /** Node keeps only the first headers it is told to: past them a proxy's X-Forwarded-For would be lost. */
-  tooManyHeaders: { status: 431, message: 'too many request headers (at most 100)' },
-  requestTimeout: { status: 408, message: 'the request was not received in time' },
+  tooManyHeaders: { status: 431, reason: 'too_many_headers', message: 'too many request headers (at most 100)' },
+  requestTimeout: { status: 408, reason: 'request_timeout', message: 'the request was not received in time' },
   /** An `Expect` header other than 100-continue. */
-  expectationFailed: { status: 417, message: 'only "Expect: 100-continue" is understood' },
-} as const;
+  expectationFailed: { status: 417, reason: 'expectation_failed', message: 'only "Expect: 100-continue" is understood' },
+} as const satisfies Record<string, TransportRefusal>;
+
+/** A body over the configured cap (size-limit's `max_body_bytes`): the limit is stated. */
+export const bodyTooLarge = (maxBytes: number): TransportRefusal => ({
+  status: 413,
+  reason: 'payload_too_large',
+  message: `request body too large (at most ${maxBytes} bytes)`,
+});

@@ -15,7 +15,7 @@ import { Metrics } from './metrics.js';
 import { headOf, startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
 import { transport } from './errors.js';
-import { createContinueListener, createRequestListener, MAX_HEADERS, onCheckExpectation, transportBody } from './server.js';
+import { createContinueListener, createRequestListener, MAX_HEADERS, createExpectationListener, transportBody } from './server.js';
 
 export interface Ingress {
   /** The JSON-RPC endpoint, e.g. http://127.0.0.1:8545. */
@@ -60,7 +60,7 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
   );
   server.maxHeadersCount = MAX_HEADERS + 1;
   server.on('checkContinue', createContinueListener(() => runtime, (req, res) => server.emit('request', req, res)));
-  server.on('checkExpectation', onCheckExpectation);
+  server.on('checkExpectation', createExpectationListener(metrics));
   // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
   server.maxConnections = config.maxConnections;
   // Malformed HTTP, oversized headers and slow clients: a status with a JSON body, then the
@@ -69,6 +69,7 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     const refusal =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? transport.requestTimeout : err.code === 'HPE_HEADER_OVERFLOW' ? transport.headersTooLarge : transport.badRequest;
+    metrics.transportRefused(refusal.reason);
     if (!socket.writable) return void socket.destroy();
     const body = transportBody(refusal);
     socket.end(

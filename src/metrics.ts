@@ -34,6 +34,18 @@ export class Metrics {
     ['plugin', 'code'],
     this.registry,
   );
+  private readonly transportRefusals = new Counter({
+    name: 'svc_ingress_transport_refusals_total',
+    help: 'Requests refused at the HTTP level before any JSON-RPC method was read, by reason (405 method_not_allowed, 413 payload_too_large, websocket, ...).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly bodyRefusals = new Counter({
+    name: 'svc_ingress_body_refusals_total',
+    help: 'POST bodies refused before a method was known: batch (a JSON array), parse_error (not JSON), invalid_request (not a JSON-RPC request).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   private readonly upstreamErrors = new Counter({
     name: 'svc_ingress_upstream_errors_total',
     help: 'Upstream calls that failed: unavailable (unreachable, timed out) or invalid (not a JSON-RPC answer).',
@@ -92,6 +104,14 @@ export class Metrics {
 
   refused(plugin: string, code: number): void {
     this.refusals.inc(plugin, String(code));
+  }
+
+  transportRefused(reason: string): void {
+    this.transportRefusals.inc({ reason });
+  }
+
+  bodyRefused(reason: 'batch' | 'parse_error' | 'invalid_request'): void {
+    this.bodyRefusals.inc({ reason });
   }
 
   upstreamError(kind: 'unavailable' | 'invalid'): void {

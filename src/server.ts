@@ -10,15 +10,13 @@
  * answer has started streaming, a cut connection).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errors, INVALID_REQUEST, RpcFailure, transport, type RpcError } from './errors.js';
+import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { CLOSED, Facts, ON_CLOSE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
 import type { Metrics, Outcome } from './metrics.js';
 import type { RequestContext, Verdict } from './plugin.js';
 import type { Runtime } from './runtime.js';
-
-type TransportRefusal = (typeof transport)[keyof typeof transport];
 
 /** Request headers a client may send; the server keeps one more so that a longer list shows. */
 export const MAX_HEADERS = 100;
@@ -60,7 +58,7 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
     });
     // Node keeps MAX_HEADERS + 1 and drops the rest unseen: with a trusted proxy appending
     // X-Forwarded-For last, a client's own copy sent first would win. Refused outright.
-    if (req.rawHeaders.length > 2 * MAX_HEADERS) return refuseTransport(res, transport.tooManyHeaders);
+    if (req.rawHeaders.length > 2 * MAX_HEADERS) return refuseTransport(res, metrics, transport.tooManyHeaders);
     runtime.cors.decorate(req, res);
     // Bodies are read only for POST, and only with a declared length: one that is not read is
     // never drained either, its connection closes with the answer.
@@ -69,21 +67,21 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       if (declaresBody) res.shouldKeepAlive = false;
       return runtime.cors.preflight(req, res);
     }
-    if (req.headers.upgrade?.toLowerCase() === 'websocket') return refuseTransport(res, transport.webSocketRefused);
-    if (req.method !== 'POST') return refuseTransport(res, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
+    if (req.headers.upgrade?.toLowerCase() === 'websocket') return refuseTransport(res, metrics, transport.webSocketRefused);
+    if (req.method !== 'POST') return refuseTransport(res, metrics, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
     if (!isJsonContentType(req.headers['content-type'])) {
-      return refuseTransport(res, transport.unsupportedMediaType);
+      return refuseTransport(res, metrics, transport.unsupportedMediaType);
     }
     const encoding = req.headers['content-encoding'];
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
-      return refuseTransport(res, transport.unsupportedEncoding);
+      return refuseTransport(res, metrics, transport.unsupportedEncoding);
     }
-    if (req.headers['transfer-encoding'] !== undefined) return refuseTransport(res, transport.lengthRequired);
+    if (req.headers['transfer-encoding'] !== undefined) return refuseTransport(res, metrics, transport.lengthRequired);
     const cap = runtime.maxBodyBytes;
-    if (Number(req.headers['content-length']) > cap) return refuseTransport(res, transport.payloadTooLarge);
+    if (Number(req.headers['content-length']) > cap) return refuseTransport(res, metrics, bodyTooLarge(cap));
 
     readBody(req, cap, (body) => {
-      if (body === undefined) return refuseTransport(res, transport.payloadTooLarge);
+      if (body === undefined) return refuseTransport(res, metrics, bodyTooLarge(cap));
       const peer = peerOf(req);
       const admitted = runtime.chain.admitBody(peer, body.length);
       if (admitted === undefined) return handleBody(runtime, peer, res, body, log, metrics, trace);
@@ -117,8 +115,10 @@ export function createContinueListener(current: () => Runtime, onRequest: (req: 
 }
 
 /** An `Expect` other than 100-continue: 417 with a JSON body, like every transport refusal (Node's own has none). */
-export function onCheckExpectation(_req: IncomingMessage, res: ServerResponse): void {
-  refuseTransport(res, transport.expectationFailed);
+export function createExpectationListener(metrics: Metrics) {
+  return function onCheckExpectation(_req: IncomingMessage, res: ServerResponse): void {
+    refuseTransport(res, metrics, transport.expectationFailed);
+  };
 }
 
 function handleBody(
@@ -134,11 +134,18 @@ function handleBody(
   try {
     message = parseBody(body);
   } catch {
+    metrics.bodyRefused('parse_error');
     return send(res, formatResponse(null, { error: errors.parseError() }));
   }
-  if (Array.isArray(message)) return refuseBatch(runtime, res, message);
+  if (Array.isArray(message)) {
+    metrics.bodyRefused('batch');
+    return refuseBatch(runtime, res, message);
+  }
   const envelope = readRequest(message);
-  if (!envelope.ok) return send(res, formatResponse(envelope.id, { error: envelope.error }));
+  if (!envelope.ok) {
+    metrics.bodyRefused('invalid_request');
+    return send(res, formatResponse(envelope.id, { error: envelope.error }));
+  }
 
   const { request } = envelope;
   trace.method = request.method;
@@ -229,8 +236,9 @@ export function transportBody(refusal: TransportRefusal): string {
   return formatResponse(null, { error: { code: INVALID_REQUEST, message: refusal.message } });
 }
 
-/** Transport refusals carry a JSON-RPC error body too, and close the connection. */
-function refuseTransport(res: ServerResponse, refusal: TransportRefusal, headers: Record<string, string> = {}): void {
+/** Transport refusals carry a JSON-RPC error body too, are counted by reason, and close the connection. */
+function refuseTransport(res: ServerResponse, metrics: Metrics, refusal: TransportRefusal, headers: Record<string, string> = {}): void {
+  metrics.transportRefused(refusal.reason);
   const body = transportBody(refusal);
   // The rest of the body (if any) is not read: the connection cannot be reused.
   res.shouldKeepAlive = false;

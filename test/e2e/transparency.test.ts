@@ -213,7 +213,7 @@ describe('e2e: transparency over the execution-apis request corpus', function ()
       expect(JSON.parse(own), 'anvil refuses it directly too').to.have.property('error');
       expect(text).to.equal(own);
     } else if ((raw.length - 2) / 2 > 128 * 1024) {
-      expect(reply.error).to.deep.equal({ code: -32602, message: 'oversized transaction' });
+      expect(reply.error).to.deep.equal({ code: -32602, message: 'oversized transaction', data: { max_bytes: 131072 } });
     } else {
       expect(reply.error!.code).to.equal(-32000);
       expect(reply.error!.message).to.match(/^rejected: /);

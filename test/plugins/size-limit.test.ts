@@ -7,10 +7,10 @@ import { useTappedIngress } from '../helpers/tap.js';
 describe('size-limit', () => {
   const suite = useTappedIngress();
 
-  it('refuses a 128 KiB + 1 byte raw transaction with -32602 "oversized transaction"', async () => {
+  it('refuses a 128 KiB + 1 byte raw transaction with -32602 "oversized transaction", stating the limit', async () => {
     const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', ['0x02' + 'ab'.repeat(128 * 1024)], 5);
     expect(reply.status).to.equal(200);
-    expect(reply.text).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"oversized transaction"}}');
+    expect(reply.text).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"oversized transaction","data":{"max_bytes":131072}}}');
     expect(suite.tap.bodies).to.deep.equal([]);
   });
 
@@ -30,7 +30,7 @@ describe('size-limit', () => {
     );
     try {
       const reply = await rpc(small.url, 'eth_sendRawTransaction', ['0x' + '00'.repeat(101)]);
-      expect(JSON.parse(reply.text).error).to.deep.equal({ code: -32602, message: 'oversized transaction' });
+      expect(JSON.parse(reply.text).error).to.deep.equal({ code: -32602, message: 'oversized transaction', data: { max_bytes: 100 } });
     } finally {
       await small.shutdown();
     }

@@ -1,10 +1,21 @@
 import { expect } from 'chai';
+import { connect } from 'node:net';
 import { request } from 'undici';
 import { parseConfig } from '../../src/config/load.js';
 import { useAnvil } from '../helpers/el.js';
-import { call, rpc } from '../helpers/http.js';
+import { call, post, rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 import { startStubEl, type StubEl } from '../helpers/stub-el.js';
+
+/** Writes `text` on a fresh connection and returns everything read until the ingress closes it. */
+async function exchange(url: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  socket.end(text);
+  let reply = '';
+  for await (const chunk of socket) reply += chunk;
+  return reply;
+}
 
 async function get(url: string): Promise<{ status: number; type: string; text: string }> {
   const reply = await request(url);
@@ -74,6 +85,38 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
     expect(text).to.include(`svc_ingress_streamed_bytes_total ${Buffer.byteLength(proxied.text)}\n`);
     expect(text).to.not.include('no_suchMethod');
     expect(text).to.include('svc_ingress_process_resident_memory_bytes');
+  });
+
+  it('counts every refusal given before a method is read: transport ones by reason, and batch, unparsable and invalid bodies', async () => {
+    const json = 'content-type: application/json\r\n';
+    const requests = [
+      'GET / HTTP/1.1\r\nhost: x\r\n\r\n',
+      'GET / HTTP/1.1\r\nhost: x\r\nconnection: Upgrade\r\nupgrade: websocket\r\n\r\n',
+      'POST / HTTP/1.1\r\nhost: x\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\n{}',
+      `POST / HTTP/1.1\r\nhost: x\r\n${json}content-encoding: gzip\r\ncontent-length: 2\r\n\r\n{}`,
+      `POST / HTTP/1.1\r\nhost: x\r\n${json}content-length: 9999999\r\n\r\n`,
+      `POST / HTTP/1.1\r\nhost: x\r\n${json}transfer-encoding: chunked\r\n\r\n0\r\n\r\n`,
+      `POST / HTTP/1.1\r\nhost: x\r\n${json}expect: 200-ok\r\ncontent-length: 2\r\n\r\n{}`,
+      `POST / HTTP/1.1\r\nhost: x\r\n${'x-a: 1\r\n'.repeat(101)}\r\n`,
+      `POST / HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      'NOT HTTP\r\n\r\n',
+    ];
+    const statuses = await Promise.all(requests.map(async (text) => (await exchange(ingress.url, text)).split(' ')[1]));
+    expect(statuses).to.deep.equal(['405', '400', '415', '415', '413', '411', '417', '431', '431', '400']);
+    await post(ingress.url, '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}]');
+    await post(ingress.url, '[]');
+    await post(ingress.url, '{"jsonrpc":"2.0","id":1,');
+    await post(ingress.url, '{"jsonrpc":"2.0","id":1}');
+    const { text } = await get(`${ingress.metricsUrl}/metrics`);
+    for (const [reason, count] of Object.entries({
+      method_not_allowed: 1, websocket: 1, unsupported_media_type: 1, unsupported_encoding: 1, payload_too_large: 1,
+      length_required: 1, expectation_failed: 1, too_many_headers: 1, headers_too_large: 1, bad_request: 1,
+    })) {
+      expect(text).to.include(`svc_ingress_transport_refusals_total{reason="${reason}"} ${count}\n`);
+    }
+    expect(text).to.include('svc_ingress_body_refusals_total{reason="batch"} 2\n');
+    expect(text).to.include('svc_ingress_body_refusals_total{reason="parse_error"} 1\n');
+    expect(text).to.include('svc_ingress_body_refusals_total{reason="invalid_request"} 1\n');
   });
 
   it('exports the node\'s gauges it reports, and leaves out those it does not', async () => {
