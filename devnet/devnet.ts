@@ -3,7 +3,8 @@
  * the consensus-node stand-in over it, and the ingress in front of both with the devnet config:
  * submissions go through the gate to the stand-in, which orders them into commits and closes
  * about one EL block per second while transactions wait; frame transactions run in the
- * execution stand-in (frames/frame-chain.ts). A development fixture, not a node.
+ * execution stand-in (frames/frame-chain.ts). Multicall3 is at its canonical address, as a
+ * predeploy (multicall3.ts). A development fixture, not a node.
  */
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile, type IngressConfig } from '../src/config/load.js';
@@ -12,6 +13,7 @@ import type { Logger } from '../src/log.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import { startElFront, type ElFront } from './el-front.js';
 import { FrameChain } from './frames/frame-chain.js';
+import { placeMulticall3 } from './multicall3.js';
 import { startNodeStandIn, type NodeStandIn, type StandInOptions } from './node.js';
 
 const DEFAULT_WITNESS_WINDOW_BLOCKS = 128;
@@ -45,6 +47,7 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
   let node: NodeStandIn | undefined;
   let el: ElFront | undefined;
   try {
+    await placeMulticall3(anvil.url);
     el = await startElFront({ anvilUrl: anvil.url, witnessWindowBlocks: options.witnessWindowBlocks ?? DEFAULT_WITNESS_WINDOW_BLOCKS, frames });
     node = await startNodeStandIn({ elUrl: anvil.url, frames, ...options.node });
     const upstreams = base.upstreams;
