@@ -1,0 +1,113 @@
+/** README's client recipes (examples/clients/), run as a newcomer runs them against a devnet. */
+import { expect } from 'chai';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { createPublicClient, http } from 'viem';
+import { startDevnet, type Devnet } from '../../devnet/devnet.js';
+import { MULTICALL3_ADDRESS } from '../../devnet/multicall3.js';
+import { ingressProvider } from '../../examples/clients/ethers.js';
+import { chain8141 } from '../../examples/clients/viem.js';
+import { createLogger } from '../../src/log.js';
+import { DEV_KEYS, useAnvil } from '../helpers/el.js';
+import { call } from '../helpers/http.js';
+import { OPERATOR_TOKEN, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+
+const CAST = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
+const ONE_MILLI_ETH = '0x38d7ea4c68000';
+
+async function runExample(script: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [`dist/examples/clients/${script}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, out };
+}
+
+describe('examples/clients: each recipe reads, sends and gets its receipt on the devnet on the first try', function () {
+  this.timeout(60_000);
+  let devnet: Devnet;
+  let url: string;
+
+  before(async () => {
+    process.env.SVC_OPERATOR_TOKEN = OPERATOR_TOKEN;
+    devnet = await startDevnet({ port: 0, metricsPort: 0, node: { commitIntervalMs: 40, blockIntervalMs: 200 } }, createLogger('error'));
+    url = devnet.ingress.url;
+  });
+  after(() => devnet?.stop());
+
+  it('ethers.ts: batchMaxCount 1, the network given, and a transfer mined', async () => {
+    const { code, out } = await runExample('ethers.js', { RPC_URL: url, DEV_KEY: DEV_KEYS[1]! });
+    expect(code, out).to.equal(0);
+    expect(out).to.match(/^chain 8141, block \d+, 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 holds [\d.]+ ETH\n/);
+    expect(out).to.match(/\nreceipt: status 1 in block \d+, gas used 21000\n/);
+    const recipient = /recipient (0x[0-9a-fA-F]{40}) holds 0\.001 ETH/.exec(out)?.[1];
+    expect(await call(url, 'eth_getBalance', [recipient, 'latest'])).to.equal(ONE_MILLI_ETH);
+  });
+
+  it('viem.ts: sendTransactionSync answers with the receipt, and multicall reads through Multicall3', async () => {
+    const { code, out } = await runExample('viem.js', { RPC_URL: url, DEV_KEY: DEV_KEYS[2]! });
+    expect(code, out).to.equal(0);
+    const hash = /\nsent (0x[0-9a-f]{64}): status success in block \d+\n/.exec(out)?.[1];
+    expect(hash, out).to.be.a('string');
+    expect((await call<{ status: string }>(url, 'eth_getTransactionReceipt', [hash])).status).to.equal('0x1');
+    const recipient = /recipient (0x[0-9a-fA-F]{40}) holds 0\.001 ETH/.exec(out)?.[1];
+    expect(await call(url, 'eth_getBalance', [recipient, 'latest'])).to.equal(ONE_MILLI_ETH);
+  });
+
+  it('cast: chain-id, send --sync (EIP-7966) with its receipt, and a read through Multicall3', async () => {
+    const cast = async (...args: string[]) => (await promisify(execFile)(CAST, [...args, '--rpc-url', url], { timeout: 20_000 })).stdout.trim();
+    expect(await cast('chain-id')).to.equal('8141');
+    const recipient = '0x000000000000000000000000000000000000c0DE';
+    const receipt = JSON.parse(await cast('send', '--sync', '--json', '--private-key', DEV_KEYS[3]!, recipient, '--value', '0.001ether'));
+    expect(receipt.status).to.equal('0x1');
+    expect(await call(url, 'eth_getTransactionByHash', [receipt.transactionHash])).to.include({ to: recipient.toLowerCase() });
+    expect(await cast('call', MULTICALL3_ADDRESS, 'getEthBalance(address)(uint256)', recipient)).to.equal('1000000000000000 [1e15]');
+  });
+
+  it('indexer.ts: walks every block\'s logs by range up to the head, as eth_getLogs answers them', async () => {
+    const head = BigInt(await call<string>(url, 'eth_blockNumber'));
+    const { code, out } = await runExample('indexer.js', { RPC_URL: url, STOP_AT_BLOCK: String(head) });
+    expect(code, out).to.equal(0);
+    const ranges = [...out.matchAll(/^blocks (\d+)-(\d+): (\d+) logs$/gm)].map(([, first, last]) => [BigInt(first!), BigInt(last!)]);
+    expect(ranges[0]![0]).to.equal(0n);
+    ranges.slice(1).forEach(([first], i) => expect(first).to.equal(ranges[i]![1]! + 1n));
+    expect(ranges.at(-1)![1]! >= head).to.equal(true);
+  });
+});
+
+describe('examples/clients under a rate limit: the recipes wait Retry-After seconds and go on', function () {
+  this.timeout(30_000);
+  const anvil = useAnvil();
+  let ingress: TestIngress;
+  before(async () => {
+    ingress = await startTestIngress(
+      testConfig(anvil.current.url, '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 1}'),
+    );
+  });
+  after(() => ingress?.shutdown());
+
+  it('ethers with the recipe\'s retryFunc: three reads at one a second all answered, about a second apart', async () => {
+    const provider = ingressProvider(ingress.url);
+    const started = performance.now();
+    // provider.send: getBlockNumber() would answer the second and third from ethers' own cache.
+    const read = () => provider.send('eth_blockNumber', []) as Promise<string>;
+    const heads = [await read(), await read(), await read()];
+    expect(heads.every((head) => /^0x[0-9a-f]+$/.test(head))).to.equal(true);
+    // The source's one token a second: the second and third read each waited out a 429.
+    expect(performance.now() - started).to.be.at.least(1_800);
+    provider.destroy();
+  });
+
+  it('viem\'s default transport: the same three reads answered', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const client = createPublicClient({ chain: chain8141(ingress.url), transport: http() });
+    const started = performance.now();
+    const heads = [await client.getBlockNumber({ cacheTime: 0 }), await client.getBlockNumber({ cacheTime: 0 }), await client.getBlockNumber({ cacheTime: 0 })];
+    expect(heads.every((head) => typeof head === 'bigint')).to.equal(true);
+    expect(performance.now() - started).to.be.at.least(1_800);
+  });
+});
