@@ -119,7 +119,7 @@ export function formatResponse(id: RpcId, answer: Answer): string {
 }
 
 function printable(key: string): string {
-  return key.length > 32 || /[^\x20-\x7e]/.test(key) ? JSON.stringify(key).slice(1, 33) : key;
+  return key.length > 32 || /[^\x20-\x7e]/.test(key) ? JSON.stringify(key).slice(1, -1).slice(0, 32) : key;
 }
 
 type ParamsProblem = 'deep' | 'inexact' | 'unicode';
