@@ -30,6 +30,26 @@ describe('auth', () => {
     });
   }
 
+  // The whole header must be `Bearer <token>`: one that merely contains it carries no token.
+  for (const [label, header] of [
+    ['behind another scheme', `Basic Bearer ${OPERATOR_TOKEN}`],
+    ['glued to a word before the scheme', `XBearer ${OPERATOR_TOKEN}`],
+    ['followed by another word', `Bearer ${OPERATOR_TOKEN} x`],
+    ['followed by itself', `Bearer ${OPERATOR_TOKEN} ${OPERATOR_TOKEN}`],
+  ] as const) {
+    it(`authorises the exact header but not the token ${label}, answered like an unknown method`, async () => {
+      // Control: the exact header reaches the EL, so a refusal below is the header's doing.
+      await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
+      expect(suite.tap.methods()).to.deep.equal(['svc_nodeHealth']);
+      suite.tap.bodies.length = 0;
+      const reply = await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: header });
+      expect({ status: reply.status, type: reply.headers['content-type'], text: reply.text }).to.deep.equal(
+        await unknownMethodAnswer(1),
+      );
+      expect(suite.tap.bodies).to.deep.equal([]);
+    });
+  }
+
   it('logs token guessing at the default level, once per window with a count, never the token', async () => {
     for (let i = 0; i < 20; i++) await rpc(suite.ingress.url, 'svc_nodeHealth', [], i, { authorization: `Bearer guess-${i}-0123456789abcdef` });
     // This suite's refusals all fall within one 10-second window: one line for all of them.
