@@ -1,7 +1,9 @@
 import { expect } from 'chai';
-import { hexlify } from 'ethers';
-import { decodeFrameTransaction, type Frame } from '../../../plugins/gate/frame-codec.js';
-import { Refusal } from '../../../plugins/gate/refusal.js';
+import { concat, encodeRlp, hexlify, type RlpStructuredData } from 'ethers';
+import { FrameSignature, TxEnvelopeEip8141 } from 'ox';
+import { decodeFrameTransaction, type Frame, type FrameTransaction } from '../../../plugins/gate/frame-codec.js';
+import { verdictOf } from '../../helpers/refusals.js';
+import { encodeFrameTx, type EntryFields, type FrameFields, type FrameTxFields } from '../../helpers/frames.js';
 
 /** frame-transactions.md section 10. */
 const V1 = '0x06e70180941111111111111111111111111111111111111111c9c8808080c280808080c0c3808080c0';
@@ -10,15 +12,18 @@ const V3 =
 const V4 =
   '0x06f8550180941111111111111111111111111111111111111111c9c8808080c280808080eec680808082aabbe68080a0abababababababababababababababababababababababababababababababab82ccddc3808080c0';
 
-export function refusalOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof Refusal) return err.reason;
-    throw err;
-  }
-  return 'accepted';
-}
+/** V1's payload, for malformed variants built by the encoder rather than by hand. */
+const v1Payload = (): RlpStructuredData[] => [
+  '0x01',
+  '0x',
+  '0x' + '11'.repeat(20),
+  [['0x', '0x', '0x', ['0x', '0x'], '0x', '0x']],
+  [],
+  ['0x', '0x', '0x'],
+  [],
+];
+const v1With = (edits: Record<number, RlpStructuredData>) => v1Payload().map((item, i) => edits[i] ?? item);
+const raw6 = (payload: RlpStructuredData) => concat(['0x06', encodeRlp(payload)]);
 
 /** A frame with its data as hex, to compare with the vectors. */
 const hexData = (frame: Frame) => ({ ...frame, data: hexlify(frame.data) });
@@ -62,25 +67,224 @@ describe('gate: frame transaction decoder', () => {
     expect(tx.sigHash).to.equal('0x85ec4544ddb227c5425add4b606f71ddfc0852100d14066d0061a1b092bad6d3');
   });
 
-  const cases: Array<[string, string, string]> = [
-    ['the bare type byte', '0x06', 'rlp-invalid'],
-    ['an empty payload list', '0x06c0', 'rlp-invalid'],
-    ['a truncated string', '0x06a0', 'rlp-invalid'],
-    ['a one-item payload', '0x06c180', 'rlp-invalid'],
-    ['a one-byte frame target (V2)', V1.replace('c9c8808080c280808080', 'c9c8808001c280808080'), 'rlp-invalid'],
-    ['bytes after the payload', V1 + '00', 'rlp-invalid'],
+  it('rebuilds V1 from its payload (the base of the malformed vectors below)', () => {
+    expect(raw6(v1Payload())).to.equal(V1);
+  });
+
+  const cases: Array<[string, string, string, string]> = [
+    ['the bare type byte', '0x06', 'rlp-invalid', 'the payload is not valid RLP'],
+    ['an empty payload list', '0x06c0', 'rlp-invalid', 'payload must have 7 items, not 0'],
+    ['a truncated string', '0x06a0', 'rlp-invalid', 'the payload is not valid RLP'],
+    ['a one-item payload', '0x06c180', 'rlp-invalid', 'payload must have 7 items, not 1'],
+    ['a one-byte frame target (V2)', V1.replace('c9c8808080c280808080', 'c9c8808001c280808080'), 'rlp-invalid', 'frames[0].target must be empty or 20 bytes'],
+    ['bytes after the payload', V1 + '00', 'rlp-invalid', 'the payload is not valid RLP'],
     // 0x01 wrapped as 0x81 0x01: the chain id is re-framed with a one-byte length prefix.
-    ['a single byte wrapped as a string', '0x06e8' + '8101' + V1.slice(8), 'rlp-noncanonical'],
-    ['a long-form length under 56 bytes', '0x06f827' + V1.slice(6), 'rlp-noncanonical'],
-    ['an integer with a leading zero byte', '0x06e9' + '820001' + V1.slice(8), 'rlp-noncanonical'],
-    ['a 19-byte sender', '0x06e601809311111111111111111111111111111111111111c9c8808080c280808080c0c3808080c0', 'rlp-invalid'],
-    ['a string where the frame list belongs', '0x06df0180941111111111111111111111111111111111111180c0c3808080c0', 'rlp-invalid'],
-    ['flat fees of an older draft', '0x06e30180941111111111111111111111111111111111111111c9c8808080c280808080c08080', 'rlp-invalid'],
-    ['a blob network wrapper', '0x06c5c0c0c0c0c0', 'blob-not-supported'],
+    ['a single byte wrapped as a string', '0x06e8' + '8101' + V1.slice(8), 'rlp-noncanonical', 'the payload is not canonically encoded'],
+    ['a long-form length under 56 bytes', '0x06f827' + V1.slice(6), 'rlp-noncanonical', 'the payload is not canonically encoded'],
+    ['an integer with a leading zero byte', '0x06e9' + '820001' + V1.slice(8), 'rlp-noncanonical', 'chain_id has leading zero bytes'],
+    ['a 19-byte sender', '0x06e601809311111111111111111111111111111111111111c9c8808080c280808080c0c3808080c0', 'rlp-invalid', 'sender must be 20 bytes'],
+    ['a string where the frame list belongs', raw6(v1With({ 3: '0x' })), 'rlp-invalid', 'frames must be a list'],
+    // Fee integers where the fees list and the blob hashes belong.
+    ['flat fees of an older draft', raw6(v1With({ 5: '0x', 6: '0x' })), 'rlp-invalid', 'fees must be a list'],
+    ['a blob network wrapper', '0x06c5c0c0c0c0c0', 'blob-not-supported', 'blob network wrappers are not accepted'],
   ];
-  for (const [label, raw, reason] of cases) {
+  for (const [label, raw, reason, detail] of cases) {
     it(`refuses ${label} with ${reason}`, () => {
-      expect(refusalOf(() => decodeFrameTransaction(raw))).to.equal(reason);
+      expect(verdictOf(() => decodeFrameTransaction(raw))).to.equal(`${reason}: ${detail}`);
     });
   }
+});
+
+/** mulberry32: a small fixed-seed generator, so every run checks the same transactions. */
+function prng(seed: number): (below: number) => number {
+  let state = seed >>> 0;
+  return (below) => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * below);
+  };
+}
+
+const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+
+/**
+ * Frame transactions that ox's structural rules accept (it deserialises only those): schemes
+ * 0-2, canonical integers, signature scalars in range with low s, atomic batches well formed.
+ */
+function generatedFrameTxs(seed: number, count: number): FrameTxFields[] {
+  const int = prng(seed);
+  const bytes = (n: number) => '0x' + Array.from({ length: n }, () => int(256).toString(16).padStart(2, '0')).join('');
+  // Minimal big-endian: 0 to maxBytes bytes, the first one non-zero.
+  const uint = (maxBytes: number) => {
+    const n = int(maxBytes + 1);
+    return n === 0 ? 0n : BigInt('0x' + (1 + int(255)).toString(16).padStart(2, '0') + bytes(n - 1).slice(2));
+  };
+  // Below both curve orders' halves: the top byte stays under 0x7f.
+  const scalar = () => '0x' + (1 + int(0x7e)).toString(16).padStart(2, '0') + bytes(31).slice(2);
+  const address = () => bytes(20);
+  const digest = () => bytes(31) + (1 + int(255)).toString(16).padStart(2, '0');
+  return Array.from({ length: count }, (_, n) => {
+    const sender = address();
+    const frameCount = n === 0 ? 1 : n === 1 ? 64 : 1 + int(int(4) === 0 ? 64 : 6);
+    const expiry = frameCount > 1 && int(6) === 0;
+    const modes = Array.from({ length: frameCount }, (_, i) => (expiry && i === 0 ? 1 : int(3)));
+    // Lengths either side of RLP's length-prefix boundaries (55/56 bytes, 255/256 bytes).
+    let dataBudget = 8_000;
+    const dataLength = () => {
+      const pick = int(14);
+      const length = [0, 1, 1, 55, 56, 57, 255, 256][pick] ?? (pick === 13 ? 1_000 + int(3_000) : int(200));
+      if (length > dataBudget) return 0;
+      dataBudget -= length;
+      return length;
+    };
+    let previousAtomic = false;
+    const frames = modes.map((mode, i): FrameFields => {
+      if (expiry && i === 0) return { mode, flags: 0, target: EXPIRY_VERIFIER, executionGas: uint(2), data: bytes(8) };
+      let flags = int(8);
+      if (mode === 1 || i === frameCount - 1 || modes[i + 1] === 1) flags &= 3;
+      if ((flags & 4) !== 0 || previousAtomic) flags &= 4;
+      previousAtomic = (flags & 4) !== 0;
+      const targets = (flags & 2) !== 0 ? [undefined, sender] : [undefined, sender, address()];
+      return {
+        mode,
+        flags,
+        target: targets[int(targets.length)],
+        executionGas: uint(2),
+        stateGas: uint(7),
+        value: mode === 2 && int(2) === 0 ? uint(32) : 0n,
+        data: bytes(dataLength()),
+      };
+    });
+    const signatures = Array.from({ length: int(5) }, (): EntryFields => {
+      const scheme = int(3);
+      const msg = int(3) === 0 ? digest() : undefined;
+      if (scheme === 0) return { scheme, msg, signature: bytes(int(4) === 0 ? 0 : int(150)) };
+      const signer = int(2) === 0 ? address() : undefined;
+      if (int(4) === 0) return { scheme, signer, msg };
+      const signature = scheme === 1 ? concat([`0x0${int(2)}`, scalar(), scalar()]) : concat([scalar(), scalar(), bytes(64)]);
+      return { scheme, signer, msg, signature };
+    });
+    const maxFee = uint(32);
+    const tip = uint(32);
+    const blobHashes = int(8) === 0 ? Array.from({ length: 1 + int(2) }, () => '0x01' + bytes(31).slice(2)) : [];
+    return {
+      chainId: [8141n, 1n, uint(32)][int(3)],
+      nonce: uint(8),
+      sender,
+      frames,
+      signatures,
+      fees: [tip > maxFee ? maxFee : tip, maxFee, blobHashes.length > 0 ? uint(8) : 0n],
+      blobHashes,
+    };
+  });
+}
+
+const hexOrUndefined = (value: string) => (value === '0x' ? undefined : value);
+
+/** Our decoding, with byte fields as hex. */
+const ourFields = (tx: FrameTransaction) => ({
+  chainId: tx.chainId,
+  nonce: tx.nonce,
+  sender: tx.sender,
+  frames: tx.frames.map(hexData),
+  signatures: tx.signatures.map((s) => ({
+    scheme: s.scheme,
+    signer: s.signer,
+    msg: s.msg === undefined ? undefined : hexlify(s.msg),
+    signature: hexlify(s.signature),
+  })),
+  fees: [tx.maxPriorityFeePerGas, tx.maxFeePerGas, tx.maxFeePerBlobGas],
+  blobVersionedHashes: tx.blobVersionedHashes,
+});
+
+/** ox's decoding in the same shape; an entry's signature bytes as ox itself lays them out. */
+const oxFields = (env: TxEnvelopeEip8141.TxEnvelopeEip8141) => ({
+  chainId: BigInt(env.chainId),
+  nonce: env.nonce,
+  sender: env.sender,
+  frames: env.frames.map((f) => ({
+    mode: f.mode,
+    flags: f.flags,
+    target: f.to,
+    executionGas: f.executionGas,
+    stateGas: f.stateGas,
+    value: f.value,
+    data: f.data,
+  })),
+  signatures: (env.signatures ?? []).map((entry) => {
+    const [scheme, signer, msg, signature] = FrameSignature.toTuple(entry);
+    return { scheme: scheme === '0x' ? 0 : Number(scheme), signer: hexOrUndefined(signer), msg: hexOrUndefined(msg), signature };
+  }),
+  fees: [env.maxPriorityFeePerGas, env.maxFeePerGas, env.maxFeePerBlobGas],
+  blobVersionedHashes: env.blobVersionedHashes,
+});
+
+type Hex = `0x${string}`;
+const hex = (bytes: Uint8Array) => hexlify(bytes) as Hex;
+
+/** Our decoding handed to ox: signature entries through ox's own wire-tuple reader. */
+const asOxEnvelope = (tx: FrameTransaction): TxEnvelopeEip8141.TxEnvelopeEip8141 => ({
+  type: 'eip8141',
+  chainId: tx.chainId,
+  nonce: tx.nonce,
+  sender: tx.sender as Hex,
+  frames: tx.frames.map((f) => ({
+    mode: f.mode,
+    flags: f.flags,
+    ...(f.target === undefined ? {} : { to: f.target as Hex }),
+    executionGas: f.executionGas,
+    stateGas: f.stateGas,
+    value: f.value,
+    data: hex(f.data),
+  })),
+  signatures: tx.signatures.map((s) =>
+    FrameSignature.fromTuple([
+      s.scheme === 0 ? '0x' : hex(new Uint8Array([s.scheme])),
+      (s.signer ?? '0x') as Hex,
+      s.msg === undefined ? '0x' : hex(s.msg),
+      hex(s.signature),
+    ]),
+  ),
+  maxPriorityFeePerGas: tx.maxPriorityFeePerGas,
+  maxFeePerGas: tx.maxFeePerGas,
+  maxFeePerBlobGas: tx.maxFeePerBlobGas,
+  blobVersionedHashes: tx.blobVersionedHashes as Hex[],
+});
+
+describe('gate: frame transaction decoder against ox (TxEnvelopeEip8141)', () => {
+  const generated = generatedFrameTxs(8141, 200);
+  let raws: string[];
+  before(() => {
+    raws = generated.map(encodeFrameTx);
+  });
+
+  it('generates a varied set: 1 to 64 frames, modes 0-2, flags 0-4, schemes 0-2, expiry frames, explicit msgs and signers, data across RLP prefix sizes', () => {
+    const frames = generated.flatMap((tx) => tx.frames);
+    expect(new Set(generated.map((tx) => tx.frames.length))).to.include.members([1, 2, 64]);
+    expect([...new Set(frames.map((f) => f.mode))].sort()).to.deep.equal([0, 1, 2]);
+    expect([...new Set(frames.map((f) => f.flags))].sort()).to.deep.equal([0, 1, 2, 3, 4]);
+    expect([...new Set(generated.flatMap((tx) => tx.signatures.map((s) => s.scheme)))].sort()).to.deep.equal([0, 1, 2]);
+    expect(frames.map((f) => (f.data!.length - 2) / 2)).to.include.members([1, 55, 56, 255, 256]);
+    expect(frames.filter((f) => f.target === EXPIRY_VERIFIER)).to.not.be.empty;
+    const entries = generated.flatMap((tx) => tx.signatures);
+    expect([entries.some((e) => e.msg), entries.some((e) => e.signer), entries.some((e) => e.scheme !== 0 && !e.signature)]).to.deep.equal([true, true, true]);
+  });
+
+  it('agrees with ox on every field, the tx hash and the signature hash', () => {
+    for (const [i, raw] of raws.entries()) {
+      const ours = decodeFrameTransaction(raw);
+      const theirs = TxEnvelopeEip8141.deserialize(raw as TxEnvelopeEip8141.Serialized);
+      expect(ourFields(ours), `transaction ${i}`).to.deep.equal(oxFields(theirs));
+      expect(ours.hash, `transaction ${i}`).to.equal(TxEnvelopeEip8141.hash(theirs));
+      expect(ours.sigHash, `transaction ${i}`).to.equal(TxEnvelopeEip8141.getSignPayload(theirs));
+    }
+  });
+
+  it('decodes to fields that ox serialises back to the very bytes', () => {
+    for (const [i, raw] of raws.entries()) {
+      expect(TxEnvelopeEip8141.serialize(asOxEnvelope(decodeFrameTransaction(raw))), `transaction ${i}`).to.equal(raw);
+    }
+  });
 });

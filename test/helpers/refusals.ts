@@ -1,0 +1,18 @@
+/** What a gate check throws, read as a submitter would: its reason code, or its whole message. */
+import { Refusal } from '../../plugins/gate/refusal.js';
+
+function refusal(fn: () => unknown): Refusal | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof Refusal) return err;
+    throw err;
+  }
+  return undefined;
+}
+
+/** The refusal's reason code, or 'accepted'. */
+export const reasonOf = (fn: () => unknown): string => refusal(fn)?.reason ?? 'accepted';
+
+/** The refusal as a client reads it (`reason: detail`), or 'accepted'. */
+export const verdictOf = (fn: () => unknown): string => refusal(fn)?.message ?? 'accepted';
