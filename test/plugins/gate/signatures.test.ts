@@ -1,7 +1,9 @@
 import { p256 } from '@noble/curves/nist.js';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { expect } from 'chai';
-import { concat, getBytes, keccak256, SigningKey, Transaction, Wallet } from 'ethers';
+import { concat, dataSlice, getBytes, keccak256, SigningKey, toBeHex, Transaction, Wallet } from 'ethers';
 import { readFileSync } from 'node:fs';
+import { checkFrameTransaction } from '../../../plugins/gate/frame-checks.js';
 import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
 import { Refusal } from '../../../plugins/gate/refusal.js';
 import { recoverAddress, verifyFrameSignatures } from '../../../plugins/gate/signatures.js';
@@ -11,6 +13,10 @@ const VECTOR = JSON.parse(readFileSync('test/plugins/gate/mldsa65-vector.json', 
   seed: string; publicKey: string; sender: string; sigHash: string; hash: string; raw: string;
 };
 const OTHER = '0x0000000000000000000000000000000000001234';
+/** What the entries with an explicit msg sign instead of the signature hash. */
+const MSG = '0x' + 'ab'.repeat(32);
+const word = (value: bigint) => toBeHex(value, 32);
+const addressOf = (uncompressed: Uint8Array) => '0x' + keccak256(uncompressed.subarray(1)).slice(26);
 
 function verdict(raw: string): string {
   try {
@@ -21,6 +27,23 @@ function verdict(raw: string): string {
     throw err;
   }
 }
+
+/** The static checks, then the signatures: everything the gate decides before any state. */
+function checked(raw: string): string {
+  try {
+    const tx = decodeFrameTransaction(raw);
+    checkFrameTransaction(tx, { chainId: 8141n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n });
+    verifyFrameSignatures(tx);
+    return 'verified';
+  } catch (err) {
+    if (err instanceof Refusal) return err.message;
+    throw err;
+  }
+}
+
+/** A transaction whose one entry signs MSG and names `signer`, so that neither depends on the sender. */
+const withExplicitEntry = (scheme: number, signer: string, signature: string): string =>
+  encodeFrameTx({ sender: OTHER, frames: [{ mode: 1, flags: 3, executionGas: 50_000n }], signatures: [{ scheme, signer, msg: MSG, signature }] });
 
 /** Flips one bit of the byte at `offset` from the end of the raw transaction's signature data. */
 function tamper(raw: string, offsetFromEnd: number): string {
@@ -90,14 +113,64 @@ describe('gate: signatures', () => {
       });
       expect(verdict(raw)).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
     });
+
+    it('refuses a y_parity other than 0 or 1, and r or s of 0 or n', () => {
+      const N = secp256k1.Point.CURVE().n;
+      const altered = (edit: (sig: { parity: number; r: bigint; s: bigint }) => { parity: number; r: bigint; s: bigint }) =>
+        transferFrameTx({
+          sender, to: OTHER, value: 1n, scheme: 1,
+          sign: (d) => {
+            const sig = key.sign(d);
+            const { parity, r, s } = edit({ parity: sig.yParity, r: BigInt(sig.r), s: BigInt(sig.s) });
+            return concat([new Uint8Array([parity]), word(r), word(s)]);
+          },
+        }).raw;
+      for (const parity of [2, 3, 27]) {
+        expect(verdict(altered((sig) => ({ ...sig, parity: parity + sig.parity % 2 }))), `parity ${parity}`).to.equal('sig-invalid: signature 0: y_parity must be 0 or 1');
+      }
+      for (const [label, edit] of [['r = 0', { r: 0n }], ['r = n', { r: N }], ['s = 0', { s: 0n }], ['s = n', { s: N }]] as const) {
+        expect(verdict(altered((sig) => ({ ...sig, ...edit }))), label).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
+      }
+    });
+
+    // (r, n − s) with the parity flipped recovers the same key over the same digest: only the
+    // low-s rule tells it apart from the original.
+    it('refuses the high-s twin of a valid entry', () => {
+      const N = secp256k1.Point.CURVE().n;
+      const { raw } = transferFrameTx({
+        sender, to: OTHER, value: 1n, scheme: 1,
+        sign: (d) => {
+          const sig = key.sign(d);
+          const twin = { r: BigInt(sig.r), s: N - BigInt(sig.s), yParity: 1 - sig.yParity };
+          expect(addressOf(new secp256k1.Signature(twin.r, twin.s).addRecoveryBit(twin.yParity).recoverPublicKey(getBytes(d)).toBytes(false))).to.equal(sender);
+          return concat([new Uint8Array([twin.yParity]), word(twin.r), word(twin.s)]);
+        },
+      });
+      expect(verdict(raw)).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
+    });
+
+    // Any (r, s) with r an x-coordinate recovers some key: entries signed "by" that key, at the
+    // exact bound.
+    it('takes s = n/2 and refuses s = n/2 + 1', () => {
+      const half = secp256k1.Point.CURVE().n >> 1n;
+      const r = BigInt(key.sign(MSG).r);
+      const entry = (s: bigint) => {
+        const signer = addressOf(new secp256k1.Signature(r, s).addRecoveryBit(0).recoverPublicKey(getBytes(MSG)).toBytes(false));
+        return withExplicitEntry(1, signer, concat(['0x00', word(r), word(s)]));
+      };
+      expect(verdict(entry(half))).to.equal('verified');
+      expect(verdict(entry(half + 1n))).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
+    });
   });
 
   describe('P256 (scheme 0x02)', () => {
-    const secret = p256.utils.randomSecretKey();
+    const N = p256.Point.CURVE().n;
+    const secret = new Uint8Array(32).fill(0x11);
     const publicKey = p256.getPublicKey(secret, false);
-    const signer = '0x' + keccak256(publicKey.subarray(1)).slice(26);
-    const sign = (digest: string) =>
-      concat([p256.sign(getBytes(digest), secret, { prehash: false, lowS: true }), publicKey.subarray(1)]);
+    const signer = addressOf(publicKey);
+    const signWith = (key: Uint8Array) => (digest: string) =>
+      concat([p256.sign(getBytes(digest), key, { prehash: false, lowS: true }), p256.getPublicKey(key, false).subarray(1)]);
+    const sign = signWith(secret);
     const tx = (signature: (d: string) => string): string => {
       const fields: FrameTxFields = {
         sender: signer,
@@ -114,6 +187,54 @@ describe('gate: signatures', () => {
 
     it('refuses a signature over another digest', () => {
       expect(verdict(tx(() => sign(keccak256('0x02'))))).to.equal('sig-invalid: signature 0: the P256 signature does not verify');
+    });
+
+    it('refuses a valid signature by a key that is not the signer', () => {
+      const other = new Uint8Array(32).fill(0x22);
+      expect(verdict(tx(signWith(other)))).to.equal('sig-invalid: signature 0: the P256 key does not match the signer');
+      // The same entry is valid for the signer its key hashes to.
+      const otherSigner = addressOf(p256.getPublicKey(other, false));
+      expect(verdict(withExplicitEntry(2, otherSigner, signWith(other)(MSG)))).to.equal('verified');
+      expect(verdict(withExplicitEntry(2, signer, signWith(other)(MSG)))).to.equal('sig-invalid: signature 0: the P256 key does not match the signer');
+    });
+
+    it('refuses r or s of 0 or n by the signer\'s own key', () => {
+      const altered = (r: (r: bigint) => bigint, s: (s: bigint) => bigint) => (digest: string) => {
+        const valid = getBytes(sign(digest));
+        return concat([word(r(BigInt(dataSlice(valid, 0, 32)))), word(s(BigInt(dataSlice(valid, 32, 64)))), valid.subarray(64)]);
+      };
+      const keep = (v: bigint) => v;
+      for (const [label, signature] of [['r = 0', altered(() => 0n, keep)], ['r = n', altered(() => N, keep)], ['s = 0', altered(keep, () => 0n)]] as const) {
+        expect(verdict(tx(signature)), label).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
+      }
+    });
+
+    it('refuses the high-s twin of a valid entry', () => {
+      const twin = (digest: string) => {
+        const valid = getBytes(sign(digest));
+        return concat([valid.subarray(0, 32), word(N - BigInt(dataSlice(valid, 32, 64))), valid.subarray(64)]);
+      };
+      expect(verdict(tx(twin))).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
+    });
+
+    it('takes s = n/2 and refuses s = n/2 + 1', () => {
+      const r = BigInt(dataSlice(sign(MSG), 0, 32));
+      const entry = (s: bigint) => {
+        const key = new p256.Signature(r, s).addRecoveryBit(0).recoverPublicKey(getBytes(MSG)).toBytes(false);
+        return withExplicitEntry(2, addressOf(key), concat([word(r), word(s), key.subarray(1)]));
+      };
+      expect(verdict(entry(N >> 1n))).to.equal('verified');
+      expect(verdict(entry((N >> 1n) + 1n))).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
+    });
+
+    // Verification reads r, s, qx, qy from the first 128 bytes and ignores any more: only the
+    // length rule refuses the valid entry with a byte appended.
+    it('takes exactly 128 bytes: 127 and 129 are refused', () => {
+      const sized = (edit: (valid: string) => string) =>
+        transferFrameTx({ sender: signer, to: OTHER, value: 1n, scheme: 2, sign: (d) => edit(sign(d)) }).raw;
+      expect(checked(sized((valid) => valid))).to.equal('verified');
+      expect(checked(sized((valid) => dataSlice(valid, 0, 127)))).to.equal('sig-invalid: signature 0: P256 signatures are 128 bytes, not 127');
+      expect(checked(sized((valid) => concat([valid, '0x00'])))).to.equal('sig-invalid: signature 0: P256 signatures are 128 bytes, not 129');
     });
   });
 });

@@ -1,15 +1,17 @@
+import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { expect } from 'chai';
-import { concat, decodeRlp, encodeRlp, getBytes, hexlify, keccak256, Transaction, Wallet, type TransactionLike } from 'ethers';
+import { concat, dataSlice, decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeHex, Transaction, Wallet, type TransactionLike } from 'ethers';
 import { decodeSubmission } from '../../../plugins/gate/decode.js';
 import { decodeStandardTransaction } from '../../../plugins/gate/standard-codec.js';
 import { keccakHex } from '../../../src/hex.js';
 import { useAnvil } from '../../helpers/el.js';
+import { reasonOf, verdictOf } from '../../helpers/refusals.js';
 import { call, receiptOf, rpc } from '../../helpers/http.js';
-import { refusalOf } from './frame-codec.test.js';
 
 const wallet = new Wallet('0x' + '42'.repeat(32));
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const bytes = (raw: string) => Buffer.from(raw.slice(2), 'hex');
+const int = (value: bigint) => (value === 0n ? '0x' : toBeHex(value));
 
 /** One of each accepted type, with the optional parts filled in. */
 async function samples(): Promise<Array<[string, string]>> {
@@ -56,8 +58,8 @@ describe('gate: standard transaction decoder', () => {
 
     it('bytes that are not RLP, or carry junk after it', async () => {
       const good = await eip1559();
-      expect(refusalOf(() => decodeStandardTransaction(good.subarray(0, good.length - 1)))).to.equal('rlp-invalid');
-      expect(refusalOf(() => decodeStandardTransaction(getBytes(concat([good, '0x00']))))).to.equal('rlp-invalid');
+      expect(reasonOf(() => decodeStandardTransaction(good.subarray(0, good.length - 1)))).to.equal('rlp-invalid');
+      expect(reasonOf(() => decodeStandardTransaction(getBytes(concat([good, '0x00']))))).to.equal('rlp-invalid');
     });
 
     it('a single byte wrapped as a string, or an integer with a leading zero', async () => {
@@ -65,9 +67,9 @@ describe('gate: standard transaction decoder', () => {
       // 0x02 f8 LEN 82 1f cd 01 ...: the nonce 1 wrapped as the string 81 01 instead of the byte 01.
       expect([...good.subarray(0, 2), ...good.subarray(3, 7)]).to.deep.equal([0x02, 0xf8, 0x82, 0x1f, 0xcd, 0x01]);
       const wrapped = getBytes(concat([new Uint8Array([0x02, 0xf8, good[2]! + 1, 0x82, 0x1f, 0xcd, 0x81, 0x01]), good.subarray(7)]));
-      expect(refusalOf(() => decodeStandardTransaction(wrapped))).to.equal('rlp-noncanonical');
+      expect(reasonOf(() => decodeStandardTransaction(wrapped))).to.equal('rlp-noncanonical');
       const padded = await edited((f) => { f[1] = '0x0001'; return f; });
-      expect(refusalOf(() => decodeStandardTransaction(padded))).to.equal('rlp-noncanonical');
+      expect(reasonOf(() => decodeStandardTransaction(padded))).to.equal('rlp-noncanonical');
     });
 
     it('the wrong number of fields, a list where a value belongs, a short address', async () => {
@@ -79,29 +81,148 @@ describe('gate: standard transaction decoder', () => {
         (f: string[]) => { f[9] = '0x1b'; return f; },
       ]) {
         const raw = await edited(edit);
-        expect(refusalOf(() => decodeStandardTransaction(raw)), String(edit)).to.equal('rlp-invalid');
+        expect(reasonOf(() => decodeStandardTransaction(raw)), String(edit)).to.equal('rlp-invalid');
       }
     });
 
     it('a malformed access list entry or an empty authorization list', async () => {
       const badKey = await edited((f) => { const g: unknown[] = [...f]; g[8] = [[RECIPIENT.toLowerCase(), ['0x01']]]; return g; });
-      expect(refusalOf(() => decodeStandardTransaction(badKey))).to.equal('rlp-invalid');
+      expect(reasonOf(() => decodeStandardTransaction(badKey))).to.equal('rlp-invalid');
       const fields = decodeRlp((await eip1559()).subarray(1)) as unknown[];
       const type4 = getBytes(concat(['0x04', encodeRlp([...fields.slice(0, 9), [], ...fields.slice(9)] as string[])]));
-      expect(refusalOf(() => decodeStandardTransaction(type4))).to.equal('rlp-invalid');
+      expect(reasonOf(() => decodeStandardTransaction(type4))).to.equal('rlp-invalid');
+    });
+
+    describe('an EIP-7702 transaction', () => {
+      const eip7702 = async () => {
+        const authorization = await wallet.authorize({ address: RECIPIENT, nonce: 8, chainId: 8141 });
+        return wallet.signTransaction({
+          type: 4, chainId: 8141, nonce: 1, to: RECIPIENT, gasLimit: 50_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n, authorizationList: [authorization],
+        });
+      };
+      /** Re-encodes the type-4 payload after `edit`; `fields[9]` is the authorization list. */
+      const edited7702 = async (edit: (fields: unknown[], tuple: unknown[]) => void) => {
+        const fields = decodeRlp(dataSlice(await eip7702(), 1)) as unknown[];
+        const tuple = [...((fields[9] as unknown[])[0] as unknown[])];
+        fields[9] = [tuple];
+        edit(fields, tuple);
+        return getBytes(concat(['0x04', encodeRlp(fields as string[])]));
+      };
+      const WORD_PLUS_ONE = '0x01' + '00'.repeat(32);
+
+      const cases: Array<[string, (fields: unknown[], tuple: unknown[]) => void, string]> = [
+        ['without a destination (a creation)', (f) => (f[5] = '0x'), 'rlp-invalid: to must be 20 bytes'],
+        ['with a byte string for its authorization list', (f) => (f[9] = '0x'), 'rlp-invalid: authorization_list must be a list'],
+        ['with an empty authorization list', (f) => (f[9] = []), 'rlp-invalid: authorization_list must not be empty'],
+        ['with a byte string for a tuple', (f) => (f[9] = ['0x01']), 'rlp-invalid: authorization_list[0] must be a list'],
+        ['with a 5-item tuple', (_, t) => t.pop(), 'rlp-invalid: authorization_list[0] must have 6 items, not 5'],
+        ['with a 7-item tuple', (_, t) => t.push('0x'), 'rlp-invalid: authorization_list[0] must have 6 items, not 7'],
+        ['with a malformed second tuple', (f, t) => (f[9] = [t, t.slice(0, 5)]), 'rlp-invalid: authorization_list[1] must have 6 items, not 5'],
+        ['with a list for a chain id', (_, t) => (t[0] = []), 'rlp-invalid: authorization_list[0].chain_id must be a byte string'],
+        ['with a chain id of 2^256', (_, t) => (t[0] = WORD_PLUS_ONE), 'rlp-invalid: authorization_list[0].chain_id is out of range'],
+        ['with a zero-padded chain id', (_, t) => (t[0] = '0x001fcd'), 'rlp-noncanonical: authorization_list[0].chain_id has leading zero bytes'],
+        ['with an empty address', (_, t) => (t[1] = '0x'), 'rlp-invalid: authorization_list[0].address must be 20 bytes'],
+        ['with a 19-byte address', (_, t) => (t[1] = '0x' + '11'.repeat(19)), 'rlp-invalid: authorization_list[0].address must be 20 bytes'],
+        ['with a nonce of 2^64', (_, t) => (t[2] = int(1n << 64n)), 'rlp-invalid: authorization_list[0].nonce is out of range'],
+        ['with a zero-padded nonce', (_, t) => (t[2] = '0x0008'), 'rlp-noncanonical: authorization_list[0].nonce has leading zero bytes'],
+        ['with a y_parity of 256', (_, t) => (t[3] = int(256n)), 'rlp-invalid: authorization_list[0].y_parity is out of range'],
+        ['with a zero-padded y_parity', (_, t) => (t[3] = '0x0001'), 'rlp-noncanonical: authorization_list[0].y_parity has leading zero bytes'],
+        ['with an r of 2^256', (_, t) => (t[4] = WORD_PLUS_ONE), 'rlp-invalid: authorization_list[0].r is out of range'],
+        ['with a list for r', (_, t) => (t[4] = []), 'rlp-invalid: authorization_list[0].r must be a byte string'],
+        ['with an s of 2^256', (_, t) => (t[5] = WORD_PLUS_ONE), 'rlp-invalid: authorization_list[0].s is out of range'],
+        ['with a list for s', (_, t) => (t[5] = []), 'rlp-invalid: authorization_list[0].s must be a byte string'],
+      ];
+      for (const [label, edit, message] of cases) {
+        it(label, async () => {
+          const raw = await edited7702(edit);
+          expect(verdictOf(() => decodeStandardTransaction(raw))).to.equal(message);
+        });
+      }
+
+      it('but not one whose tuple fields sit at their largest values', async () => {
+        const raw = await edited7702((_, t) => {
+          [t[0], t[2], t[3], t[4], t[5]] = [int((1n << 256n) - 1n), int((1n << 64n) - 1n), int(255n), int((1n << 256n) - 1n), int((1n << 256n) - 1n)];
+        });
+        expect(verdictOf(() => decodeStandardTransaction(raw))).to.equal('accepted');
+      });
+    });
+
+    it('a legacy v of 27, 28 or below 35 (35 itself is chain 0)', async () => {
+      const raw = await wallet.signTransaction({ type: 0, chainId: 8141, nonce: 1, to: RECIPIENT, gasLimit: 21_000, gasPrice: 1n });
+      const withV = (v: bigint) => {
+        const fields = decodeRlp(raw) as string[];
+        fields[6] = int(v);
+        return getBytes(encodeRlp(fields));
+      };
+      for (const v of [27n, 28n]) {
+        expect(verdictOf(() => decodeStandardTransaction(withV(v))), `v ${v}`).to.equal('legacy-not-eip155: legacy transactions must be EIP-155 (replay-protected) signed for chain 8141');
+      }
+      expect(verdictOf(() => decodeStandardTransaction(withV(34n)))).to.equal('sig-invalid: legacy v 34 is neither 27, 28 nor EIP-155');
+      expect(decodeStandardTransaction(withV(35n)).chainId).to.equal(0n);
     });
 
     it('a legacy transaction without EIP-155, and unknown types', async () => {
       const unprotected = Transaction.from({ type: 0, nonce: 0, gasPrice: 1n, gasLimit: 21_000, to: RECIPIENT, value: 0n });
       unprotected.signature = wallet.signingKey.sign(unprotected.unsignedHash);
-      expect(refusalOf(() => decodeStandardTransaction(getBytes(unprotected.serialized)))).to.equal('legacy-not-eip155');
-      expect(refusalOf(() => decodeStandardTransaction(new Uint8Array([0x05, 0xc0])))).to.equal('type-unsupported');
+      expect(reasonOf(() => decodeStandardTransaction(getBytes(unprotected.serialized)))).to.equal('legacy-not-eip155');
+      expect(reasonOf(() => decodeStandardTransaction(new Uint8Array([0x05, 0xc0])))).to.equal('type-unsupported');
     });
   });
 });
 
 describe('gate: decoding a standard submission', () => {
   const limits = { chainId: 8141n, blockGasLimit: 60_000_000n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n };
+  const N = secp256k1.Point.CURVE().n;
+  const HALF_N = N >> 1n;
+  /** The recovered sender, or the refusal. */
+  const senderOf = (raw: string) => {
+    let sender = '';
+    const refusal = verdictOf(() => (sender = decodeSubmission({ hex: raw, bytes: bytes(raw), hash: keccakHex(bytes(raw)) }, limits).sender));
+    return refusal === 'accepted' ? sender : refusal;
+  };
+  /** Who (r, s, yParity) recovers to over `digest`, by @noble/curves rather than the gate's own recovery. */
+  const recovered = (digest: string, r: bigint, s: bigint, yParity: number) =>
+    '0x' + keccak256(new secp256k1.Signature(r, s).addRecoveryBit(yParity).recoverPublicKey(getBytes(digest)).toBytes(false).subarray(1)).slice(26);
+  /** `raw` with its signature replaced by (r, s, yParity); a legacy v becomes 8141 × 2 + 35 + yParity. */
+  const resigned = (raw: string, r: bigint, s: bigint, yParity: number) => {
+    const typed = getBytes(raw)[0]! < 0xc0;
+    const fields = decodeRlp(typed ? dataSlice(raw, 1) : raw) as string[];
+    fields.splice(-3, 3, int(BigInt(yParity) + (typed ? 0n : 8141n * 2n + 35n)), int(r), int(s));
+    return typed ? concat([dataSlice(raw, 0, 1), encodeRlp(fields)]) : encodeRlp(fields);
+  };
+
+  // (r, n − s) with the parity flipped is a second valid signature by the same key over the same
+  // digest: only the low-s rule tells it apart.
+  it('refuses the high-s twin of a valid signature, for every standard type', async () => {
+    for (const [name, raw] of await samples()) {
+      const tx = Transaction.from(raw);
+      const { r, s, yParity } = tx.signature!;
+      const twin = resigned(raw, BigInt(r), N - BigInt(s), 1 - yParity);
+      expect(recovered(tx.unsignedHash, BigInt(r), N - BigInt(s), 1 - yParity), name).to.equal(wallet.address.toLowerCase());
+      expect(senderOf(raw), name).to.equal(wallet.address.toLowerCase());
+      expect(senderOf(twin), name).to.equal('sig-invalid: the signature has a high s value');
+    }
+  });
+
+  it('refuses r or s of 0 or n, and an r from which no key recovers', async () => {
+    const raw = await wallet.signTransaction({ type: 2, chainId: 8141, nonce: 4, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n });
+    const signature = Transaction.from(raw).signature!;
+    const [r, s, yParity] = [BigInt(signature.r), BigInt(signature.s), signature.yParity];
+    for (const [badR, badS] of [[0n, s], [N, s], [r, 0n], [r, N]] as const) {
+      expect(senderOf(resigned(raw, badR, badS, yParity)), `r ${badR}, s ${badS}`).to.equal('sig-invalid: the signature is out of range');
+    }
+    // No curve point has x = 5, so no R and no key.
+    expect(() => secp256k1.Point.fromHex('02' + toBeHex(5n, 32).slice(2))).to.throw();
+    expect(senderOf(resigned(raw, 5n, s, yParity))).to.equal('sig-invalid: no sender can be recovered from the signature');
+  });
+
+  it('takes s = n/2 and refuses s = n/2 + 1', async () => {
+    const raw = await wallet.signTransaction({ type: 2, chainId: 8141, nonce: 3, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n });
+    const tx = Transaction.from(raw);
+    const r = BigInt(tx.signature!.r);
+    expect(senderOf(resigned(raw, r, HALF_N, 0))).to.equal(recovered(tx.unsignedHash, r, HALF_N, 0));
+    expect(senderOf(resigned(raw, r, HALF_N + 1n, 0))).to.equal('sig-invalid: the signature has a high s value');
+  });
 
   // r and s reach recovery as the RLP bytes read, which drop leading zeros: ~1 signature in 128
   // has a 31-byte r or s, and its sender must come out the same.
