@@ -1,0 +1,278 @@
+import { expect } from 'chai';
+import { Wallet } from 'ethers';
+import { checkAdmission, type AdmissionLimits, type Release } from '../../../plugins/gate/admission.js';
+import { decodeSubmission, type Submission } from '../../../plugins/gate/decode.js';
+import type { InFlightEntry } from '../../../plugins/gate/in-flight.js';
+import type { Ledger, Reservation, ReserveRequest } from '../../../plugins/gate/ledger.js';
+import { Refusal } from '../../../plugins/gate/refusal.js';
+import { readRawTransaction } from '../../../plugins/gate/shape.js';
+import type { Account, Head, HeadState } from '../../../plugins/gate/state.js';
+import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../helpers/frames.js';
+
+const SENDER_KEY = '0x' + '00'.repeat(31) + '01';
+const SPONSOR_KEY = '0x' + '00'.repeat(31) + '02';
+const SENDER = new Wallet(SENDER_KEY).address.toLowerCase();
+const SPONSOR = new Wallet(SPONSOR_KEY).address.toLowerCase();
+const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+
+const DECODE_LIMITS = { chainId: 8141n, blockGasLimit: 60_000_000n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n };
+const LIMITS: AdmissionLimits = { nonceGapMax: 64n, inFlightCap: 16, frameInFlightCap: 1 };
+const HEAD: Head = { number: 100n, baseFee: 1_000_000_000n, timestamp: 1_700_000_000n, coinbase: '0x' + '00'.repeat(20) };
+const STATE_NONCE = 5n;
+const RICH = 10n ** 24n;
+
+const signSender = (digest: string) => secp256k1Entry(SENDER_KEY, digest);
+const signSponsor = (digest: string) => secp256k1Entry(SPONSOR_KEY, digest);
+const decode = (raw: string): Submission => decodeSubmission(readRawTransaction([raw]), DECODE_LIMITS);
+
+/** [self VERIFY, SENDER to RECIPIENT], optionally behind an expiry frame; the sender pays. */
+function selfFrame(options: { nonce?: bigint; deadline?: bigint; maxFee?: bigint } = {}): Submission {
+  const fields: FrameTxFields = {
+    nonce: options.nonce ?? STATE_NONCE,
+    sender: SENDER,
+    frames: [
+      { mode: 1, flags: 3, executionGas: 10_000n },
+      { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n },
+    ],
+    signatures: [{ scheme: 1 }],
+    fees: [0n, options.maxFee ?? 2_000_000_000n, 0n],
+  };
+  if (options.deadline !== undefined) {
+    const data = '0x' + options.deadline.toString(16).padStart(16, '0');
+    fields.frames.unshift({ mode: 1, flags: 0, target: EXPIRY_VERIFIER, executionGas: 5_000n, data });
+  }
+  return decode(signed(fields, [signSender]));
+}
+
+/** [only (sender), pay (SPONSOR), SENDER to RECIPIENT]: the sponsor pays. */
+function sponsoredFrame(): Submission {
+  const fields: FrameTxFields = {
+    nonce: STATE_NONCE,
+    sender: SENDER,
+    frames: [
+      { mode: 1, flags: 2, executionGas: 10_000n },
+      { mode: 1, flags: 1, target: SPONSOR, executionGas: 10_000n },
+      { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n },
+    ],
+    signatures: [{ scheme: 1 }, { scheme: 1, signer: SPONSOR }],
+    fees: [0n, 2_000_000_000n, 0n],
+  };
+  return decode(signed(fields, [signSender, signSponsor]));
+}
+
+/** A type 0x02 transfer from the same sender (key) as the frame transactions. */
+async function standardTx(nonce: bigint): Promise<Submission> {
+  const raw = await new Wallet(SENDER_KEY).signTransaction({
+    type: 2, chainId: 8141, nonce: Number(nonce), to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 0n,
+  });
+  return decode(raw);
+}
+
+/** Head state: accounts by address; any other address is empty (nonce 0, balance 0). */
+function fakeState(accounts: Record<string, Account>): HeadState {
+  const fake = { account: async (address: string, head: Head) => (head === HEAD ? accounts[address] : undefined) ?? { nonce: 0n, balance: 0n } };
+  // HeadState is a class with private members: a plain object fits it only through a cast.
+  return fake as unknown as HeadState;
+}
+
+/**
+ * The in-flight part of the Ledger contract (ledger.ts): slots per sender by nonce; those below
+ * the state nonce are done; a taken nonce, then the cap, refuse; each slot reserves its cost.
+ */
+class FakeLedger implements Ledger {
+  readonly slots = new Map<string, Map<bigint, InFlightEntry>>();
+
+  async reserve({ sender, entry, stateNonce, cap }: ReserveRequest): Promise<Reservation> {
+    let slots = this.slots.get(sender);
+    if (slots === undefined) this.slots.set(sender, (slots = new Map()));
+    for (const nonce of slots.keys()) if (nonce < stateNonce) slots.delete(nonce);
+    if (slots.has(entry.nonce)) return 'nonce-in-flight';
+    if (slots.size >= cap) return 'cap';
+    slots.set(entry.nonce, entry);
+    return 'ok';
+  }
+  async release(sender: string, nonce: bigint, hash: string) {
+    const slots = this.slots.get(sender);
+    if (slots?.get(nonce)?.hash === hash) slots.delete(nonce);
+  }
+  async reserved(payer: string) {
+    let sum = 0n;
+    for (const slots of this.slots.values()) for (const entry of slots.values()) if (entry.payer === payer) sum += entry.cost;
+    return sum;
+  }
+  held(sender: string): bigint[] {
+    return [...(this.slots.get(sender)?.keys() ?? [])];
+  }
+
+  // The duplicate window and verdict cache are not admission's business.
+  isAdmitted(): Promise<boolean> {
+    throw new Error('admission does not read the duplicate window');
+  }
+  claim(): Promise<boolean> {
+    throw new Error('admission does not claim');
+  }
+  unclaim(): Promise<void> {
+    throw new Error('admission does not unclaim');
+  }
+  refusal(): Promise<undefined> {
+    throw new Error('admission does not read verdicts');
+  }
+  remember(): Promise<void> {
+    throw new Error('admission does not remember verdicts');
+  }
+}
+
+type Outcome = 'admitted' | { reason: string; detail: string };
+
+async function admit(
+  sub: Submission,
+  options: { state?: HeadState; ledger?: Ledger; limits?: AdmissionLimits; head?: Head } = {},
+): Promise<{ outcome: Outcome; release?: Release }> {
+  const state = options.state ?? fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: RICH } });
+  try {
+    const release = await checkAdmission(sub, options.head ?? HEAD, state, options.ledger ?? new FakeLedger(), options.limits ?? LIMITS);
+    return { outcome: 'admitted', release };
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    return { outcome: { reason: err.reason, detail: err.detail } };
+  }
+}
+const outcome = async (sub: Submission, options: Parameters<typeof admit>[1] = {}) => (await admit(sub, options)).outcome;
+
+describe('gate: admission against head state', () => {
+  it("refuses a frame transaction whose nonce is not the sender's state nonce (nonce-mismatch)", async () => {
+    const mismatch = {
+      reason: 'nonce-mismatch',
+      detail: "a frame transaction's nonce must be the sender's next nonce 5",
+    };
+    expect(await outcome(selfFrame({ nonce: STATE_NONCE + 1n })), 'state nonce + 1').to.deep.equal(mismatch);
+    expect(await outcome(selfFrame({ nonce: STATE_NONCE + 2n })), 'state nonce + 2').to.deep.equal(mismatch);
+    expect(await outcome(selfFrame({ nonce: STATE_NONCE - 1n })), 'state nonce - 1').to.deep.equal({
+      reason: 'nonce-too-low',
+      detail: "nonce too low: the sender's next nonce is 5",
+    });
+    expect(await outcome(selfFrame({ nonce: STATE_NONCE })), 'state nonce').to.equal('admitted');
+    // A standard transaction may run ahead of the state nonce (up to the gap bound).
+    expect(await outcome(await standardTx(STATE_NONCE + 1n)), 'standard, state nonce + 1').to.equal('admitted');
+  });
+
+  it('refuses a frame transaction whose expiry is earlier than the head timestamp, and admits it at the timestamp', async () => {
+    const t = HEAD.timestamp;
+    expect(await outcome(selfFrame({ deadline: t - 1n })), 'deadline = timestamp - 1').to.deep.equal({
+      reason: 'expiry-invalid',
+      detail: 'the transaction expired at 1699999999, before the latest block (1700000000)',
+    });
+    expect(await outcome(selfFrame({ deadline: t })), 'deadline = timestamp').to.equal('admitted');
+    expect(await outcome(selfFrame({ deadline: t + 1n })), 'deadline = timestamp + 1').to.equal('admitted');
+    expect(await outcome(selfFrame()), 'no expiry frame').to.equal('admitted');
+  });
+
+  it('refuses a second transaction with a nonce already in flight for the sender (nonce-in-flight)', async () => {
+    const ledger = new FakeLedger();
+    const first = selfFrame();
+    // Same sender and nonce, another fee: another hash (a replacement attempt).
+    const replacement = selfFrame({ maxFee: 3_000_000_000n });
+    expect(replacement.hash).to.not.equal(first.hash);
+    // A cap high enough that only the nonce can refuse it.
+    const limits = { ...LIMITS, frameInFlightCap: 4 };
+
+    expect(await outcome(first, { ledger, limits })).to.equal('admitted');
+    expect(await outcome(replacement, { ledger, limits })).to.deep.equal({
+      reason: 'nonce-in-flight',
+      detail: 'a transaction with nonce 5 from this sender is already in flight',
+    });
+    expect(await outcome(await standardTx(STATE_NONCE), { ledger, limits }), 'standard, same nonce').to.deep.equal({
+      reason: 'nonce-in-flight',
+      detail: 'a transaction with nonce 5 from this sender is already in flight',
+    });
+    expect(await outcome(await standardTx(STATE_NONCE + 1n), { ledger, limits }), 'standard, next nonce').to.equal('admitted');
+    expect(ledger.held(SENDER)).to.deep.equal([5n, 6n]);
+  });
+
+  describe("a sponsored frame transaction is judged on the sponsor's balance", () => {
+    const sub = sponsoredFrame();
+
+    it('names the sponsor as payer', () => {
+      expect(sub.payer).to.equal(SPONSOR);
+      expect(sub.sender).to.equal(SENDER);
+    });
+
+    it("admits it when the sponsor holds exactly the maximum cost, whatever the sender's balance", async () => {
+      const state = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: 0n }, [SPONSOR]: { nonce: 0n, balance: sub.maxCost } });
+      expect(await outcome(sub, { state })).to.equal('admitted');
+    });
+
+    it("refuses it when the sponsor holds one wei less, however rich the sender (insufficient-funds)", async () => {
+      const state = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: RICH }, [SPONSOR]: { nonce: 0n, balance: sub.maxCost - 1n } });
+      expect(await outcome(sub, { state })).to.deep.equal({
+        reason: 'insufficient-funds',
+        detail:
+          `insufficient funds for gas * price + value: the payer ${SPONSOR} cannot cover the maximum cost ${sub.maxCost} wei ` +
+          `(balance ${sub.maxCost - 1n})`,
+      });
+    });
+
+    it('gives the slot back when it refuses for funds, so the same transaction is admitted once the sponsor is funded', async () => {
+      const ledger = new FakeLedger();
+      const poor = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: RICH }, [SPONSOR]: { nonce: 0n, balance: 0n } });
+      expect(await outcome(sub, { state: poor, ledger })).to.have.property('reason', 'insufficient-funds');
+      expect(ledger.held(SENDER), 'slots after the refusal').to.deep.equal([]);
+      const funded = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: 0n }, [SPONSOR]: { nonce: 0n, balance: sub.maxCost } });
+      expect(await outcome(sub, { state: funded, ledger })).to.equal('admitted');
+    });
+  });
+
+  describe('the frame in-flight cap', () => {
+    const limits = { ...LIMITS, frameInFlightCap: 2 };
+
+    /** A ledger where the sender already has `count` standard transactions in flight (nonces 6, 7, …). */
+    async function withInFlight(count: number) {
+      const ledger = new FakeLedger();
+      const releases: Release[] = [];
+      for (let i = 1; i <= count; i++) {
+        const { outcome: result, release } = await admit(await standardTx(STATE_NONCE + BigInt(i)), { ledger, limits });
+        expect(result, `standard transaction ${i}`).to.equal('admitted');
+        releases.push(release!);
+      }
+      return { ledger, releases };
+    }
+
+    const capped = { reason: 'in-flight-cap', detail: 'too many in-flight transactions for the sender (cap 2)' };
+
+    it('admits a frame transaction with cap - 1 in flight', async () => {
+      const { ledger } = await withInFlight(1);
+      expect(await outcome(selfFrame(), { ledger, limits })).to.equal('admitted');
+    });
+
+    it('refuses a frame transaction with cap or cap + 1 in flight (in-flight-cap)', async () => {
+      expect(await outcome(selfFrame(), { ledger: (await withInFlight(2)).ledger, limits }), 'cap in flight').to.deep.equal(capped);
+      expect(await outcome(selfFrame(), { ledger: (await withInFlight(3)).ledger, limits }), 'cap + 1 in flight').to.deep.equal(capped);
+    });
+
+    it('holds standard transactions to the general cap, not the frame cap', async () => {
+      const { ledger } = await withInFlight(3);
+      expect(await outcome(await standardTx(STATE_NONCE), { ledger, limits })).to.equal('admitted');
+    });
+
+    it('admits the next frame transaction once a released slot brings the count below the cap', async () => {
+      const { ledger, releases } = await withInFlight(2);
+      expect(await outcome(selfFrame(), { ledger, limits }), 'before the release').to.deep.equal(capped);
+      await releases[1]!();
+      expect(ledger.held(SENDER), 'slots after releasing nonce 7').to.deep.equal([6n]);
+      expect(await outcome(selfFrame(), { ledger, limits }), 'after the release').to.equal('admitted');
+    });
+
+  });
+
+  describe('slot release', () => {
+    it('releases only the slot it was given: a replacement refused for its nonce does not free the admitted one', async () => {
+      const ledger = new FakeLedger();
+      const { release } = await admit(selfFrame(), { ledger, limits: LIMITS });
+      expect(await outcome(selfFrame({ maxFee: 3_000_000_000n }), { ledger, limits: LIMITS })).to.have.property('reason', 'nonce-in-flight');
+      expect(ledger.held(SENDER)).to.deep.equal([5n]);
+      await release!();
+      expect(ledger.held(SENDER)).to.deep.equal([]);
+      expect(await outcome(selfFrame({ maxFee: 3_000_000_000n }), { ledger, limits: LIMITS })).to.equal('admitted');
+    });
+  });
+});
