@@ -65,8 +65,9 @@ export async function checkAdmission(
     const reserved = await ledger.reserved(sub.payer);
     if (payer.balance < reserved) {
       const others = reserved - sub.maxCost;
+      // frame-transactions.md section 6 names this `payer-balance`; the gate's own code for the rest.
       refuse(
-        'insufficient-funds',
+        sub.frame !== undefined ? 'payer-balance' : 'insufficient-funds',
         `insufficient funds for gas * price + value: the payer ${sub.payer} cannot cover the maximum cost ${sub.maxCost} wei (balance ${payer.balance}` +
           `${others > 0n ? `, ${others} reserved by its in-flight transactions` : ''})`,
       );

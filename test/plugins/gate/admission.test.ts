@@ -202,10 +202,10 @@ describe('gate: admission against head state', () => {
       expect(await outcome(sub, { state })).to.equal('admitted');
     });
 
-    it("refuses it when the sponsor holds one wei less, however rich the sender (insufficient-funds)", async () => {
+    it("refuses it when the sponsor holds one wei less, however rich the sender (payer-balance)", async () => {
       const state = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: RICH }, [SPONSOR]: { nonce: 0n, balance: sub.maxCost - 1n } });
       expect(await outcome(sub, { state })).to.deep.equal({
-        reason: 'insufficient-funds',
+        reason: 'payer-balance',
         detail:
           `insufficient funds for gas * price + value: the payer ${SPONSOR} cannot cover the maximum cost ${sub.maxCost} wei ` +
           `(balance ${sub.maxCost - 1n})`,
@@ -215,7 +215,7 @@ describe('gate: admission against head state', () => {
     it('gives the slot back when it refuses for funds, so the same transaction is admitted once the sponsor is funded', async () => {
       const ledger = new FakeLedger();
       const poor = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: RICH }, [SPONSOR]: { nonce: 0n, balance: 0n } });
-      expect(await outcome(sub, { state: poor, ledger })).to.have.property('reason', 'insufficient-funds');
+      expect(await outcome(sub, { state: poor, ledger })).to.have.property('reason', 'payer-balance');
       expect(ledger.held(SENDER), 'slots after the refusal').to.deep.equal([]);
       const funded = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: 0n }, [SPONSOR]: { nonce: 0n, balance: sub.maxCost } });
       expect(await outcome(sub, { state: funded, ledger })).to.equal('admitted');

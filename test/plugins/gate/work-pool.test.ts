@@ -91,6 +91,6 @@ describe('gate: the worker pool refuses past queue_max waiting tasks', function 
       });
     }
     // Every entry verified in the pool: the senders do not exist, so the verdict is about funds.
-    for (const reply of judged) expect(JSON.parse(reply.text).error.data).to.deep.equal({ reason: 'insufficient-funds' });
+    for (const reply of judged) expect(JSON.parse(reply.text).error.data).to.deep.equal({ reason: 'payer-balance' });
   });
 });
