@@ -230,6 +230,7 @@ describe('abuse: a source that does not read its answers', () => {
   let onAborted: () => void = () => {};
 
   before(async () => {
+    aborted = 0;
     // eth_call answers an endless stream of JSON (no socket buffer holds it all, however large
     // the kernel lets it grow); everything else is eth_chainId.
     const chunk = Buffer.alloc(1024 * 1024, '0');

@@ -12,11 +12,14 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { useAnvil } from '../helpers/el.js';
 import { call } from '../helpers/http.js';
+import { walletFor } from '../helpers/keys.js';
 import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const FUNDS = '0xde0b6b3a7640000';
-const randomWallet = () => new Wallet(Wallet.createRandom().privateKey);
+let wallets = 0;
+/** A fresh sender per call, from fixed keys. */
+const freshWallet = () => walletFor(`client-errors sender ${wallets++}`);
 
 describe('e2e: gate refusals classified by ethers v6 and viem', () => {
   const anvil = useAnvil();
@@ -33,7 +36,7 @@ describe('e2e: gate refusals classified by ethers v6 and viem', () => {
   });
 
   const funded = async () => {
-    const wallet = randomWallet();
+    const wallet = freshWallet();
     await call(anvil.current.url, 'anvil_setBalance', [wallet.address, FUNDS]);
     return wallet;
   };
@@ -66,7 +69,7 @@ describe('e2e: gate refusals classified by ethers v6 and viem', () => {
   const isViem = (err: BaseError, kind: new (...args: never[]) => Error) => err.walk((e) => e instanceof kind) !== null;
 
   it('an unfunded sender: ethers INSUFFICIENT_FUNDS, viem InsufficientFundsError', async () => {
-    const wallet = randomWallet();
+    const wallet = freshWallet();
     expect(isError(await ethersError(await sign(wallet)), 'INSUFFICIENT_FUNDS')).to.equal(true);
     expect(isViem(await viemError(wallet), InsufficientFundsError)).to.equal(true);
   });

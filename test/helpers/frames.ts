@@ -4,8 +4,9 @@
  * every signer signs the signature hash, the payload with empty-msg signatures blanked.
  */
 import { p256 } from '@noble/curves/nist.js';
-import { concat, getBytes, hexlify, keccak256, SigningKey, Wallet } from 'ethers';
+import { concat, getBytes, hexlify, keccak256, SigningKey } from 'ethers';
 import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields } from '../../examples/frame-transaction.js';
+import { p256SecretFor, walletFor } from './keys.js';
 
 export { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields };
 
@@ -48,9 +49,10 @@ export function mldsaAccount() {
   return { ...keys, sign: (digest: string) => mldsaEntry(keys, digest) };
 }
 
-/** A fresh code-less SECP256K1 account. */
+let secpCounter = 0;
+/** A fresh code-less SECP256K1 account (a distinct fixed key per call). */
 export function secpAccount() {
-  const wallet = Wallet.createRandom();
+  const wallet = walletFor(`secp account ${secpCounter++}`);
   return { address: wallet.address.toLowerCase(), sign: (digest: string) => secp256k1Entry(wallet.privateKey, digest) };
 }
 
@@ -82,8 +84,8 @@ export const selfTransfer = (sender: string, scheme: number, options: { verifyGa
  * the prefix budget (93,800 gas). Refused for funds once every entry has been verified.
  */
 export function p256HeavyFrames(count: number): string[] {
-  const keys = Array.from({ length: 14 }, () => {
-    const secret = p256.utils.randomSecretKey();
+  const keys = Array.from({ length: 14 }, (_, j) => {
+    const secret = p256SecretFor(`p256 heavy entry ${j}`);
     const point = p256.getPublicKey(secret, false).subarray(1);
     return { secret, point, address: '0x' + keccak256(point).slice(26) };
   });

@@ -15,11 +15,16 @@ process.env.SVC_CONTRACT_TOKEN = 'contract-test-token-0123456789';
 /** The smallest valid options of plugins that need some. */
 const REQUIRED: Record<string, Record<string, unknown>> = { auth: { token_env: 'SVC_CONTRACT_TOKEN' } };
 
-const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
 const log = createLogger('error');
-const env: PluginEnv = { execution: upstream, stateReads: upstream, submit: upstream, node: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
+/** Made for each run of the suite: closed after it. */
+let upstream: Upstream;
+let env: PluginEnv;
 
 describe('plugin contract', () => {
+  before(() => {
+    upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+    env = { execution: upstream, stateReads: upstream, submit: upstream, node: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
+  });
   after(() => upstream.close());
 
   for (const [key, module] of PLUGINS) {

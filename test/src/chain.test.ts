@@ -37,9 +37,10 @@ function recorder(
   return { module, options: undefined };
 }
 
-const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
 const log = createLogger('error');
-const env: PluginEnv = { execution: upstream, stateReads: upstream, submit: upstream, node: undefined, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
+/** Made for each run of the suite: closed after it. */
+let upstream: Upstream;
+let env: PluginEnv;
 const ctx = (method: string): RequestContext => ({
   request: Object.freeze({ jsonrpc: '2.0' as const, id: 1, method }),
   peer: { address: '127.0.0.1', headers: {} },
@@ -47,6 +48,10 @@ const ctx = (method: string): RequestContext => ({
 });
 
 describe('chain', () => {
+  before(() => {
+    upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+    env = { execution: upstream, stateReads: upstream, submit: upstream, node: undefined, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
+  });
   after(() => upstream.close());
 
   it('runs plugins in list order and stops at the first answer', async () => {

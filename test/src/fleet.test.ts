@@ -16,7 +16,7 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
   let redis: RedisServer;
   let first: IngressProcess;
   let second: IngressProcess;
-  const client = new Agent({ localAddress: '127.0.0.5' });
+  let client: Agent;
 
   const plugins = `
   - batch-refuse
@@ -28,6 +28,7 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
       head_cache_ms: 0`;
 
   before(async () => {
+    client = new Agent({ localAddress: '127.0.0.5' });
     redis = await startRedis();
     const yaml = testConfig(anvil.current.url, plugins, `store: redis\nredis_url: ${redis.url}\nmetrics_listen: 127.0.0.1:0`).replace(
       'log_level: debug',
@@ -132,6 +133,7 @@ describe('fleet mode: a client that leaves while the shared store is slow', () =
   });
 
   before(async () => {
+    relay.hold = false;
     redis = await startRedis();
     await new Promise<void>((resolve) => relayServer.listen(0, '127.0.0.1', resolve));
     const relayUrl = `redis://127.0.0.1:${(relayServer.address() as AddressInfo).port}`;

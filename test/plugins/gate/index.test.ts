@@ -9,6 +9,7 @@ import { DEV_KEY, DEV_KEYS, useAnvil } from '../../helpers/el.js';
 import { call, receiptOf, rpc } from '../../helpers/http.js';
 import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 import { startTap, type Tap } from '../../helpers/tap.js';
+import { walletFor } from '../../helpers/keys.js';
 import { startValidatingEl, type Validation, type ValidatingEl } from '../../helpers/validating-el.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
@@ -108,13 +109,13 @@ describe('gate', () => {
     });
 
     it('another chain id', async () => {
-      const w = Wallet.createRandom();
+      const w = walletFor('another chain id');
       const raw = await w.signTransaction({ chainId: 1, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, type: 2 });
       expect(await submit(raw)).to.equal(rejected(1, 'wrong-chain-id', 'chain id 1 is not 8141'));
     });
 
     it('a legacy transaction without EIP-155 replay protection', async () => {
-      const w = Wallet.createRandom();
+      const w = walletFor('a legacy transaction without EIP-155 replay protection');
       const raw = await w.signTransaction({ type: 0, chainId: 0, to: RECIPIENT, gasLimit: 21_000, gasPrice: 2_000_000_000n });
       expect(Transaction.from(raw).chainId).to.equal(0n);
       expect(await submit(raw)).to.equal(
@@ -153,7 +154,7 @@ describe('gate', () => {
     });
 
     it('a payer that cannot cover the maximum cost', async () => {
-      const w = Wallet.createRandom(provider);
+      const w = walletFor('a payer that cannot cover the maximum cost', provider);
       const raw = await w.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
       expect(await submit(raw)).to.equal(
         rejected(1, 'insufficient-funds', `insufficient funds for gas * price + value: the payer ${w.address.toLowerCase()} cannot cover the maximum cost ${21_000n * 2_000_000_000n + 1n} wei (balance 0)`),
@@ -190,7 +191,7 @@ describe('gate', () => {
     });
 
     it('a recently refused transaction again, marked as a cached verdict', async () => {
-      const w = Wallet.createRandom();
+      const w = walletFor('a recently refused transaction again, marked as a cached verdict');
       const raw = await w.signTransaction({ chainId: 9, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, type: 2 });
       expect(await submit(raw)).to.equal(rejected(1, 'wrong-chain-id', 'chain id 9 is not 8141'));
       expect(await submit(raw)).to.equal(rejected(1, 'wrong-chain-id', 'chain id 9 is not 8141 (cached verdict)', true));
@@ -200,7 +201,7 @@ describe('gate', () => {
   it('confirms a state-bound refusal on a fresh head: a transfer sent right after its funding is admitted', async () => {
     const stale = await startTestIngress(testConfig(tap.url, gateYaml('      head_cache_ms: 5000')));
     try {
-      const w = Wallet.createRandom();
+      const w = walletFor('confirms a state-bound refusal on a fresh head: a transfer sent right after its funding is admitted');
       const transfer = (value: bigint) =>
         w.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
       // Unfunded: refused, and the head and the account are now cached for 5 s.
@@ -254,7 +255,11 @@ describe('gate', () => {
   describe('with an EL that validates (svc_validateTransaction)', () => {
     let el: ValidatingEl;
     let validating: TestIngress;
-    let verdict: (raw: string) => Validation = () => ({ result: { valid: true } });
+    const accept = (): Validation => ({ result: { valid: true } });
+    let verdict: (raw: string) => Validation = accept;
+    beforeEach(() => {
+      verdict = accept;
+    });
 
     before(async () => {
       el = await startValidatingEl(anvil.current.url, (raw) => verdict(raw));
@@ -330,7 +335,7 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
   });
 
   it('refuses what the gate refuses, as eth_sendRawTransaction would', async () => {
-    const raw = await Wallet.createRandom().signTransaction({ chainId: 1, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, type: 2 });
+    const raw = await walletFor('refuses what the gate refuses, as eth_sendRawTransaction would').signTransaction({ chainId: 1, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, type: 2 });
     expect((await sync([raw])).error).to.deep.equal({ code: -32000, message: 'rejected: chain id 1 is not 8141', data: { reason: 'wrong-chain-id' } });
   });
 
@@ -460,7 +465,7 @@ describe('gate: role follower', () => {
     const follower = await startTestIngress(testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${validator.url}`)));
     const lone = await startTestIngress(testConfig(anvil.current.url, gateYaml('      role: follower')));
     try {
-      const sender = Wallet.createRandom();
+      const sender = walletFor('relayed eth_sendRawTransactionSync');
       await call(anvil.current.url, 'anvil_setBalance', [sender.address, '0xde0b6b3a7640000']);
       const raw = await sender.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
       const reply = JSON.parse((await rpc(follower.url, 'eth_sendRawTransactionSync', [raw], 8)).text);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { keccak256 } from 'ethers';
 import { call, rpc } from '../../helpers/http.js';
+import { p256SecretFor } from '../../helpers/keys.js';
 import { mldsaAccount, RECIPIENT, secpAccount, selfTransfer, signed, type FrameTxFields } from '../../helpers/frames.js';
 import { useFrameIngress } from '../../helpers/submit-target.js';
 
@@ -114,7 +115,7 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
 
       it('a code-less sender whose entry 0 is P256 (default code accepts SECP256K1 and MLDSA65 only)', async () => {
         const { p256 } = await import('@noble/curves/nist.js');
-        const secret = p256.utils.randomSecretKey();
+        const secret = p256SecretFor('code-less sender with a P256 entry 0');
         const point = p256.getPublicKey(secret, false).subarray(1);
         const address = '0x' + keccak256(point).slice(26);
         await fund(address);

@@ -4,9 +4,13 @@ import { Agent, request } from 'undici';
 import { useAnvil } from '../../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 
-/** A client on its own loopback address: a distinct TCP peer, as distinct as a real one. */
-function clientAt(localAddress: string) {
-  const agent = new Agent({ localAddress });
+/** A client on its own loopback address, for the suite: a distinct TCP peer, as distinct as a real one. */
+function useClientAt(localAddress: string) {
+  let agent: Agent;
+  before(() => {
+    agent = new Agent({ localAddress });
+  });
+  after(() => agent.close());
   const send = async (url: string, method: string, headers: Record<string, string> = {}) => {
     const reply = await request(url, {
       dispatcher: agent,
@@ -16,7 +20,7 @@ function clientAt(localAddress: string) {
     });
     return { status: reply.statusCode, retryAfter: reply.headers['retry-after'], body: JSON.parse(await reply.body.text()) };
   };
-  return { send, close: () => agent.close() };
+  return { send };
 }
 
 const limited = (scope: 'source' | 'host') => ({
@@ -26,10 +30,9 @@ const limited = (scope: 'source' | 'host') => ({
 
 describe('rate-limit', () => {
   const anvil = useAnvil();
-  const a = clientAt('127.0.0.2');
-  const b = clientAt('127.0.0.3');
-  const c = clientAt('127.0.0.4');
-  after(() => Promise.all([a.close(), b.close(), c.close()]));
+  const a = useClientAt('127.0.0.2');
+  const b = useClientAt('127.0.0.3');
+  const c = useClientAt('127.0.0.4');
 
   const limitedIngress = (options: string, extraPlugins = '') =>
     startTestIngress(testConfig(anvil.current.url, `\n  - allowlist\n  - rate-limit:\n${options}${extraPlugins}`));

@@ -1,10 +1,11 @@
 import { expect } from 'chai';
-import { getCreate2Address, keccak256, Wallet } from 'ethers';
+import { getCreate2Address, keccak256 } from 'ethers';
 import {
   APPROVE_1, APPROVE_2, APPROVE_3, APPROVE_IF_SLOT0, BANNED, callThenApprove, callWithoutValueThenApprove, CREATE2_FACTORY,
   ENDLESS_LOOP, GAS_NOT_FOR_A_CALL, IF_ARBITRARY_ENTRY_IS_DEADBEEF, IF_FRAME1_IS_SENDER_MODE, IF_TXPARAM_SENDER_IS_ME, ifFrame1DataIs,
   INIT_APPROVE_3, initCodeOf, nestedApprove, READ_SLOT0, REVERTS, STOPS, UNDEFINED_TXPARAM,
 } from '../../../fixtures/verify-code.js';
+import { walletFor } from '../../../helpers/keys.js';
 import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type FrameTxFields } from '../../../helpers/frames.js';
 import { call, rpc } from '../../../helpers/http.js';
 import { useFrameIngress } from '../../../helpers/submit-target.js';
@@ -241,7 +242,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
 
   it('refuses a tampered SECP256K1 entry before running any code', async () => {
     const sender = await account(APPROVE_3);
-    const key = Wallet.createRandom();
+    const key = walletFor('tampered SECP256K1 entry');
     const fields = selfFrames(sender);
     fields.signatures = [{ scheme: 0x01, signer: key.address.toLowerCase(), signature: '0x00' + '11'.repeat(64) }];
     expect((await refusalOf(encodeFrameTx(fields))).data).to.deep.equal({ reason: 'sig-invalid' });
