@@ -68,12 +68,13 @@ async function standardTx(nonce: bigint): Promise<Submission> {
   return decode(raw);
 }
 
-/** Head state: accounts by address; any other address is empty (nonce 0, balance 0). */
-function fakeState(accounts: Record<string, Account>): HeadState {
-  const fake = { account: async (address: string, head: Head) => (head === HEAD ? accounts[address] : undefined) ?? { nonce: 0n, balance: 0n } };
+/** Head state at `head`: accounts by address; any other address is empty (nonce 0, balance 0). */
+function fakeStateAt(head: Head, accounts: Record<string, Account> = { [SENDER]: { nonce: STATE_NONCE, balance: RICH } }): HeadState {
+  const fake = { account: async (address: string, asked: Head) => (asked === head ? accounts[address] : undefined) ?? { nonce: 0n, balance: 0n } };
   // HeadState is a class with private members: a plain object fits it only through a cast.
   return fake as unknown as HeadState;
 }
+const fakeState = (accounts: Record<string, Account>) => fakeStateAt(HEAD, accounts);
 
 /**
  * The in-flight part of the Ledger contract (ledger.ts): slots per sender by nonce; those below
@@ -187,6 +188,38 @@ describe('gate: admission against head state', () => {
     });
     expect(await outcome(await standardTx(STATE_NONCE + 1n), { ledger, limits }), 'standard, next nonce').to.equal('admitted');
     expect(ledger.held(SENDER)).to.deep.equal([5n, 6n]);
+  });
+
+  it('refuses a nonce more than nonce_gap_max ahead of the state nonce, and admits one exactly that far (nonce-gap)', async () => {
+    expect(await outcome(await standardTx(STATE_NONCE + 64n)), 'state nonce + 64').to.equal('admitted');
+    expect(await outcome(await standardTx(STATE_NONCE + 65n)), 'state nonce + 65').to.deep.equal({
+      reason: 'nonce-gap',
+      detail: "nonce too high: nonce 70 is more than 64 ahead of the sender's state nonce 5",
+    });
+  });
+
+  it('refuses a max fee below the head base fee, and admits one equal to it (fee-too-low)', async () => {
+    const atBaseFee = { ...HEAD, baseFee: 2_000_000_000n };
+    expect(await outcome(selfFrame(), { head: atBaseFee, state: fakeStateAt(atBaseFee) }), 'max fee = base fee').to.equal('admitted');
+    const above = { ...HEAD, baseFee: 2_000_000_001n };
+    expect(await outcome(selfFrame(), { head: above, state: fakeStateAt(above) }), 'max fee = base fee - 1').to.deep.equal({
+      reason: 'fee-too-low',
+      detail: 'max fee per gas less than block base fee: max fee per gas 2000000000 is below the current base fee 2000000001',
+    });
+  });
+
+  it('refuses a standard transaction its sender cannot pay as insufficient-funds, counting what its in-flight ones reserve', async () => {
+    const ledger = new FakeLedger();
+    const first = await standardTx(STATE_NONCE);
+    const second = await standardTx(STATE_NONCE + 1n);
+    const state = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: first.maxCost + second.maxCost - 1n } });
+    expect(await outcome(first, { state, ledger })).to.equal('admitted');
+    expect(await outcome(second, { state, ledger })).to.deep.equal({
+      reason: 'insufficient-funds',
+      detail:
+        `insufficient funds for gas * price + value: the payer ${SENDER} cannot cover the maximum cost ${second.maxCost} wei ` +
+        `(balance ${first.maxCost + second.maxCost - 1n}, ${first.maxCost} reserved by its in-flight transactions)`,
+    });
   });
 
   describe("a sponsored frame transaction is judged on the sponsor's balance", () => {

@@ -93,6 +93,8 @@ describe('gate: frame static checks', () => {
     ['[only] without [pay]', 'prefix-shape', 'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]', (f) => (f.frames[0] = { mode: 1, flags: 2, executionGas: 30_000n })],
     ['a VERIFY frame after the payment grant', 'prefix-shape', 'frame 2: no VERIFY frame after the payment grant', (f) => f.frames.push({ mode: 1, flags: 0, target: OTHER, executionGas: 1n })],
     ['a prefix over the gas budget', 'prefix-gas', 'validation prefix needs 100001 gas, over the budget of 100000', (f) => (f.frames[0]!.executionGas = 97_201n)],
+    ['two expiry frames', 'expiry-invalid', 'frame 1: at most one expiry frame', (f) => f.frames.unshift(expiry(), expiry())],
+    ['a deploy frame alone', 'prefix-shape', 'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]', (f) => (f.frames = [{ mode: 0, flags: 0, executionGas: 20_000n }])],
     ['a prefix over the state-gas budget', 'prefix-gas', 'validation prefix needs 500001 state gas, over the budget of 500000', (f) => (f.frames[0]!.stateGas = 500_001n)],
   ];
   for (const [label, reason, detail, mutate] of cases) {
@@ -103,6 +105,10 @@ describe('gate: frame static checks', () => {
 
   const accepted: Array<[string, (f: FrameTxFields) => void]> = [
     ['a prefix exactly at the gas budget', (f) => (f.frames[0]!.executionGas = 97_200n)],
+    ['a prefix exactly at the state-gas budget', (f) => (f.frames[0]!.stateGas = 500_000n)],
+    ['a tip equal to the fee cap', (f) => (f.fees = [2n, 2n, 0n])],
+    ['a SENDER frame to the expiry verifier\'s address (no expiry frame)', (f) => f.frames.push(send(0, { target: EXPIRY }))],
+    ['a SECP256K1 entry naming its signer', (f) => (f.signatures[0]!.signer = SENDER)],
     ['64 frames', (f) => f.frames.push(...Array.from({ length: 62 }, () => send(0)))],
     ['a single frame', (f) => f.frames.pop()],
     ['frame gas summing to 2^64 - 1', (f) => (f.frames[1]!.stateGas = 2n ** 64n - 1n - 100_000n)],
@@ -115,6 +121,61 @@ describe('gate: frame static checks', () => {
       expect(verdict(mutate)).to.equal('accepted');
     });
   }
+
+  describe('the facts of each prefix shape', () => {
+    const deployFrame: FrameFields = { mode: 0, flags: 0, executionGas: 20_000n, data: '0x6000' };
+    const onlyPay = (f: FrameTxFields) => f.frames.splice(0, 1, { mode: 1, flags: 2, executionGas: 30_000n }, { mode: 1, flags: 1, target: SPONSOR, executionGas: 30_000n });
+    const factsOf = (mutate: (f: FrameTxFields) => void) => {
+      const fields = transfer();
+      mutate(fields);
+      const { payer, deadline, prefixEnd, prefixGas } = check(fields);
+      return { payer, deadline, prefixEnd, prefixGas };
+    };
+
+    it('[expiry, deploy, self]: the prefix starts after the expiry frame and ends at self', () => {
+      expect(factsOf((f) => f.frames.unshift(expiry(), deployFrame))).to.deep.equal({
+        payer: SENDER, deadline: 0xffffffffn, prefixEnd: 2, prefixGas: 20_000n + 50_000n + 2_800n,
+      });
+    });
+
+    it('[only, pay]: ends at pay, whose target pays', () => {
+      expect(factsOf(onlyPay)).to.deep.equal({ payer: SPONSOR, deadline: undefined, prefixEnd: 1, prefixGas: 30_000n + 30_000n + 2_800n });
+    });
+
+    it('[deploy, only, pay], the deploy frame aimed at an address: ends at pay, whose target pays', () => {
+      const aimed = { ...deployFrame, target: OTHER };
+      expect(factsOf((f) => (onlyPay(f), f.frames.unshift(aimed)))).to.deep.equal({
+        payer: SPONSOR, deadline: undefined, prefixEnd: 2, prefixGas: 20_000n + 30_000n + 30_000n + 2_800n,
+      });
+    });
+  });
+
+  describe('intrinsic and maximum gas (section 9)', () => {
+    const gasOf = (mutate: (f: FrameTxFields) => void) => {
+      const fields = transfer();
+      mutate(fields);
+      return frameGas(decodeFrameTransaction(encodeFrameTx(fields)));
+    };
+
+    it('charges 6 000 for a value transfer to another account, none to the sender or without value', () => {
+      const toOther = gasOf(() => {});
+      const toSender = gasOf((f) => (f.frames[1]!.target = SENDER));
+      const noValue = gasOf((f) => (f.frames[1]!.value = 0n));
+      // Targets and values are not calldata here: only the transfer cost differs.
+      expect(toOther.intrinsic - toSender.intrinsic).to.equal(6_000n);
+      expect(toOther.intrinsic - noValue.intrinsic).to.equal(6_000n);
+    });
+
+    it('counts an entry\'s signer as calldata: 20 non-zero bytes, 320 gas', () => {
+      expect(gasOf((f) => (f.signatures[0]!.signer = SENDER)).intrinsic - gasOf(() => {}).intrinsic).to.equal(320n);
+    });
+
+    it('adds state gas to max_gas, above execution, and leaves it out of the capped figure', () => {
+      const gas = gasOf((f) => (f.frames[1]!.stateGas = 100_000n));
+      expect(gas.maxGas).to.equal(gas.intrinsic + 100_000n + 100_000n);
+      expect(gas.capped).to.equal(gas.intrinsic + 100_000n);
+    });
+  });
 
   describe('the calldata floor (section 9)', () => {
     /**
@@ -141,6 +202,12 @@ describe('gate: frame static checks', () => {
       // intrinsic = 28 800 + 4 x (257 + 4 + 261 628 tokens): far below the cap with 200 000 execution gas.
       expect(frameGas(tx)).to.deep.equal({ intrinsic: 1_076_356n, calldataFloor: CAP, capped: CAP, maxGas: CAP });
       expect(checkFrameTransaction(tx, LIMITS)).to.include({ maxGas: CAP, maxCost: CAP * 2_000_000_000n });
+    });
+
+    it('adds state gas on top of a binding floor in max_gas, not in the capped figure', () => {
+      const fields = floorBound(261_628);
+      fields.frames[3]!.stateGas = 1_000n;
+      expect(frameGas(decodeFrameTransaction(encodeFrameTx(fields)))).to.include({ calldataFloor: CAP, capped: CAP, maxGas: CAP + 1_000n });
     });
 
     it('refuses with gas-cap a transaction one byte over the floor whose intrinsic and execution gas fit', () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { concat, encodeRlp, hexlify, type RlpStructuredData } from 'ethers';
+import { concat, encodeRlp, getBytes, hexlify, keccak256, type RlpStructuredData } from 'ethers';
 import { FrameSignature, TxEnvelopeEip8141 } from 'ox';
-import { decodeFrameTransaction, type Frame, type FrameTransaction } from '../../../plugins/gate/frame-codec.js';
+import { blankedEncoding, decodeFrameTransaction, type Frame, type FrameTransaction } from '../../../plugins/gate/frame-codec.js';
 import { verdictOf } from '../../helpers/refusals.js';
 import { encodeFrameTx, type EntryFields, type FrameFields, type FrameTxFields } from '../../helpers/frames.js';
 
@@ -23,6 +23,8 @@ const v1Payload = (): RlpStructuredData[] => [
   [],
 ];
 const v1With = (edits: Record<number, RlpStructuredData>) => v1Payload().map((item, i) => edits[i] ?? item);
+/** `count` copies of V1's one frame. */
+const framesOfV1 = (count: number) => Array.from({ length: count }, () => (v1Payload()[3] as RlpStructuredData[])[0]!);
 const raw6 = (payload: RlpStructuredData) => concat(['0x06', encodeRlp(payload)]);
 
 /** A frame with its data as hex, to compare with the vectors. */
@@ -67,6 +69,23 @@ describe('gate: frame transaction decoder', () => {
     expect(tx.sigHash).to.equal('0x85ec4544ddb227c5425add4b606f71ddfc0852100d14066d0061a1b092bad6d3');
   });
 
+  it('takes 64 frames, and bytes already read with their hash as the hash', () => {
+    const raw = raw6(v1With({ 3: framesOfV1(64) }));
+    expect(decodeFrameTransaction(raw).frames).to.have.length(64);
+    const read = { bytes: getBytes(V1), hash: '0x' + '77'.repeat(32) };
+    expect(decodeFrameTransaction(read).hash).to.equal(read.hash);
+    expect(decodeFrameTransaction(read).sigHash).to.equal(decodeFrameTransaction(V1).sigHash);
+  });
+
+  it('gives the signature hash preimage: the encoding with only empty-msg signatures blanked (V4)', () => {
+    const preimage = blankedEncoding(V4);
+    expect(keccak256(preimage)).to.equal(decodeFrameTransaction(V4).sigHash);
+    // Entry 0 (empty msg) loses its signature; entry 1 (a msg) keeps its own.
+    expect(hexlify(preimage)).to.not.include('aabb');
+    expect(hexlify(preimage)).to.include('ccdd');
+    expect(keccak256(blankedEncoding(V1))).to.equal(decodeFrameTransaction(V1).sigHash);
+  });
+
   it('rebuilds V1 from its payload (the base of the malformed vectors below)', () => {
     expect(raw6(v1Payload())).to.equal(V1);
   });
@@ -87,6 +106,12 @@ describe('gate: frame transaction decoder', () => {
     // Fee integers where the fees list and the blob hashes belong.
     ['flat fees of an older draft', raw6(v1With({ 5: '0x', 6: '0x' })), 'rlp-invalid', 'fees must be a list'],
     ['a blob network wrapper', '0x06c5c0c0c0c0c0', 'blob-not-supported', 'blob network wrappers are not accepted'],
+    // Only a five-item list led by a list is a wrapper: neither shape alone is.
+    ['a five-item payload led by a string', raw6(['0x01', '0x', '0x', '0x', '0x']), 'rlp-invalid', 'payload must have 7 items, not 5'],
+    ['a seven-item payload led by a list', raw6(v1With({ 0: [] })), 'rlp-invalid', 'chain_id must be a byte string'],
+    ['another type byte', '0x02' + V1.slice(4), 'type-unsupported', 'not a frame transaction'],
+    ['no frames', raw6(v1With({ 3: [] })), 'rlp-invalid', 'a frame transaction carries 1 to 64 frames, not 0'],
+    ['65 frames', raw6(v1With({ 3: framesOfV1(65) })), 'rlp-invalid', 'a frame transaction carries 1 to 64 frames, not 65'],
   ];
   for (const [label, raw, reason, detail] of cases) {
     it(`refuses ${label} with ${reason}`, () => {

@@ -21,6 +21,9 @@ async function samples(): Promise<Array<[string, string]>> {
   const txs: Array<[string, TransactionLike]> = [
     ['legacy (EIP-155)', { ...base, type: 0, gasPrice: 3_000_000_000n }],
     ['legacy creating a contract', { ...base, type: 0, to: null, gasPrice: 1n }],
+    // Nonce 0 with this key signs with y parity 1 (v = 2 x 8141 + 36).
+    ['legacy (EIP-155) with y parity 1', { ...base, type: 0, nonce: 0, gasPrice: 1n }],
+    ['EIP-2930 creating a contract', { ...base, type: 1, to: null, gasPrice: 1n }],
     ['EIP-2930', { ...base, type: 1, gasPrice: 2_000_000_000n, accessList }],
     ['EIP-1559', { ...base, type: 2, maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 1n, accessList }],
     ['EIP-1559 with zero nonce and value', { ...base, type: 2, nonce: 0, value: 0n, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n }],
@@ -48,6 +51,25 @@ describe('gate: standard transaction decoder', () => {
     }
   });
 
+  it('prices each type at its intrinsic gas or the EIP-7623 floor, and sizes init code', async () => {
+    const sign = async (tx: TransactionLike) => {
+      const decoded = decodeStandardTransaction(getBytes(await wallet.signTransaction({ chainId: 8141, nonce: 1, gasLimit: 100_000, ...tx })));
+      return [decoded.minimumGas, decoded.initCodeBytes];
+    };
+    const fees = { type: 2, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n } as const;
+    const authorize = (nonce: number) => wallet.authorize({ address: RECIPIENT, nonce, chainId: 8141 });
+    expect(await sign({ ...fees, to: RECIPIENT }), 'a transfer').to.deep.equal([21_000n, undefined]);
+    // One zero and one non-zero byte: 5 tokens, 21 020 intrinsic under a floor of 21 050.
+    expect(await sign({ ...fees, to: RECIPIENT, data: '0x00ff' }), 'data: the floor').to.deep.equal([21_050n, undefined]);
+    // 21 000 + 20 + 32 000 + 2 per init code word: over the floor.
+    expect(await sign({ ...fees, to: null, data: '0x6000' }), 'a creation').to.deep.equal([53_022n, 2]);
+    expect(await sign({ type: 1, gasPrice: 1n, to: null, data: '0x6000' }), 'a type-1 creation').to.deep.equal([53_022n, 2]);
+    const accessList = [{ address: RECIPIENT, storageKeys: ['0x' + '01'.repeat(32), '0x' + '02'.repeat(32)] }];
+    expect(await sign({ ...fees, to: RECIPIENT, accessList }), 'an address and two keys').to.deep.equal([27_200n, undefined]);
+    const authorizationList = [await authorize(0), await authorize(1)];
+    expect(await sign({ ...fees, type: 4, to: RECIPIENT, authorizationList }), 'two authorizations').to.deep.equal([71_000n, undefined]);
+  });
+
   describe('refuses', () => {
     const eip1559 = async () => getBytes(await wallet.signTransaction({ type: 2, chainId: 8141, nonce: 1, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n }));
     /** Re-encodes a type-2 payload after `edit`. */
@@ -55,6 +77,14 @@ describe('gate: standard transaction decoder', () => {
       const fields = decodeRlp((await eip1559()).subarray(1)) as string[];
       return getBytes(concat(['0x02', encodeRlp(edit([...fields]) as string[])]));
     };
+
+    it('an empty list as a legacy transaction, data that is a list, an access-list entry without its address', async () => {
+      expect(verdictOf(() => decodeStandardTransaction(getBytes('0xc0')))).to.equal('rlp-invalid: legacy transaction must have 9 items, not 0');
+      const dataList = await edited((f) => ((f[7] = [] as unknown as string), f));
+      expect(verdictOf(() => decodeStandardTransaction(dataList))).to.equal('rlp-invalid: data must be a byte string');
+      const noAddress = await edited((f) => ((f[8] = [['0x', []]] as unknown as string), f));
+      expect(verdictOf(() => decodeStandardTransaction(noAddress))).to.equal('rlp-invalid: access_list[0].address must be 20 bytes');
+    });
 
     it('bytes that are not RLP, or carry junk after it', async () => {
       const good = await eip1559();
