@@ -78,6 +78,10 @@ describe('auth', () => {
     try {
       const unknown = '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"the method does not exist/is not available"}}';
       expect(await health('127.0.0.1', 'guess-one-0123456789abcdef')).to.equal(unknown);
+      // One refusal short of the limit, the right token still works.
+      suite.tap.bodies.length = 0;
+      await health('127.0.0.1', OPERATOR_TOKEN);
+      expect(suite.tap.methods()).to.deep.equal(['svc_nodeHealth']);
       expect(await health('127.0.0.1', 'guess-two-0123456789abcdef')).to.equal(unknown);
       suite.tap.bodies.length = 0;
       expect(await health('127.0.0.1', OPERATOR_TOKEN)).to.equal(unknown);
@@ -94,6 +98,17 @@ describe('auth', () => {
     await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` });
     expect(suite.tap.methods()).to.deep.equal(['svc_nodeHealth']);
   });
+
+  for (const [label, header] of [
+    ['two spaces after the scheme', `Bearer  ${OPERATOR_TOKEN}`],
+    ['a tab after the scheme', `Bearer\t${OPERATOR_TOKEN}`],
+    ['trailing spaces', `Bearer ${OPERATOR_TOKEN}  `],
+  ] as const) {
+    it(`accepts the token with ${label}`, async () => {
+      await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: header });
+      expect(suite.tap.methods()).to.deep.equal(['svc_nodeHealth']);
+    });
+  }
 
   it('accepts the scheme in any case', async () => {
     await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: `bearer ${OPERATOR_TOKEN}` });

@@ -59,6 +59,11 @@ describe('config', () => {
     expect(config.listen).to.deep.equal({ host: '::1', port: 0 });
   });
 
+  it('accepts extra_methods that name a refused prefix only past their start or end, and the gated submission', () => {
+    const extra = ['eth_getHeaderByNumber', 'txpool_eth_sendStatus', 'ots_personal_listed', 'eth_accountsRoot', 'eth_sendRawTransaction'];
+    expect(() => parseConfig(base(`\n  - allowlist:\n      extra_methods: [${extra.join(', ')}]`))).to.not.throw();
+  });
+
   it('switches an entry off with enabled: false without deleting it', () => {
     expect(names(base('\n  - batch-refuse\n  - allowlist:\n      enabled: false\n  - gate'))).to.deep.equal([
       'batch-refuse',
@@ -101,6 +106,7 @@ describe('config', () => {
     ['local-methods before allowlist', base('\n  - local-methods\n  - allowlist'), 'plugins: allowlist must come before local-methods (list order is execution order)'],
     ['client_version beside pass_client_version', base('\n  - allowlist:\n      pass_client_version: true\n      client_version: x'), 'plugins[0].allowlist.client_version: cannot be set with pass_client_version: true (the EL answers web3_clientVersion then)'],
     ['an allowlisted signing method', base('\n  - allowlist:\n      extra_methods: [eth_sign]'), 'plugins[0].allowlist.extra_methods[0]: eth_sign cannot be allowlisted'],
+    ['svc_validateTransaction in extra_methods', base('\n  - allowlist:\n      extra_methods: [svc_validateTransaction]'), 'plugins[0].allowlist.extra_methods[0]: svc_validateTransaction cannot be allowlisted'],
   ] as const) {
     it(`refuses ${label}, naming the YAML path`, () => {
       expect(() => parseConfig(yaml)).to.throw(message);
