@@ -1,12 +1,13 @@
 import { p256 } from '@noble/curves/nist.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { expect } from 'chai';
-import { concat, dataSlice, getBytes, keccak256, SigningKey, toBeHex, Transaction, Wallet } from 'ethers';
+import { concat, dataSlice, getBytes, keccak256, SigningKey, toBeHex, Transaction } from 'ethers';
 import { readFileSync } from 'node:fs';
 import { checkFrameTransaction } from '../../../plugins/gate/frame-checks.js';
 import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
 import { Refusal } from '../../../plugins/gate/refusal.js';
 import { recoverAddress, verifyFrameSignatures } from '../../../plugins/gate/signatures.js';
+import { walletFor } from '../../helpers/keys.js';
 import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, secp256k1Entry, transferFrameTx, type FrameTxFields } from '../../helpers/frames.js';
 
 const VECTOR = JSON.parse(readFileSync('test/plugins/gate/mldsa65-vector.json', 'utf8')) as {
@@ -55,10 +56,15 @@ function tamper(raw: string, offsetFromEnd: number): string {
 
 describe('gate: signatures', () => {
   it('recovers senders with native secp256k1 exactly as ethers does', async () => {
-    const wallet = Wallet.createRandom();
-    const tx = Transaction.from(await wallet.signTransaction({ chainId: 8141, to: OTHER, gasLimit: 21_000, maxFeePerGas: 1n, type: 2 }));
-    const sig = tx.signature!;
-    expect(recoverAddress(getBytes(tx.unsignedHash), getBytes(sig.r), getBytes(sig.s), sig.yParity)).to.equal(wallet.address.toLowerCase());
+    const wallet = walletFor('recovery against ethers');
+    const parities = new Set<number>();
+    for (let nonce = 0; nonce < 4; nonce++) {
+      const tx = Transaction.from(await wallet.signTransaction({ chainId: 8141, nonce, to: OTHER, gasLimit: 21_000, maxFeePerGas: 1n, type: 2 }));
+      const sig = tx.signature!;
+      parities.add(sig.yParity);
+      expect(recoverAddress(getBytes(tx.unsignedHash), getBytes(sig.r), getBytes(sig.s), sig.yParity)).to.equal(wallet.address.toLowerCase());
+    }
+    expect([...parities].sort(), 'both y parities among the fixed signatures').to.deep.equal([0, 1]);
   });
 
   describe('ML-DSA-65 (scheme 0x65)', () => {

@@ -5,6 +5,7 @@ import { decodeSubmission } from '../../../plugins/gate/decode.js';
 import { decodeStandardTransaction } from '../../../plugins/gate/standard-codec.js';
 import { keccakHex } from '../../../src/hex.js';
 import { useAnvil } from '../../helpers/el.js';
+import { walletFor } from '../../helpers/keys.js';
 import { reasonOf, verdictOf } from '../../helpers/refusals.js';
 import { call, receiptOf, rpc } from '../../helpers/http.js';
 
@@ -293,7 +294,7 @@ describe('gate: intrinsic gas of standard transactions, against anvil', () => {
       ['a legacy creation', { type: 0, to: null, gasPrice: 3_000_000_000n, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined, data: '0x6000' }, 21_000n + 32_000n + 4n + 16n + 2n],
     ];
     for (const [name, tx, floor] of cases) {
-      const sender = Wallet.createRandom();
+      const sender = walletFor(`minimum gas: ${name}`);
       await el('anvil_setBalance', [sender.address, '0xde0b6b3a7640000']);
       const sign = (gasLimit: bigint) =>
         sender.signTransaction({ chainId: 8141, nonce: 0, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, ...tx, gasLimit });
