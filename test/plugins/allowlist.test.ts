@@ -78,6 +78,18 @@ describe('allowlist', () => {
     });
   }
 
+  it('passes the node-local methods on, but svc_nodeHealth only with the operator fact (allowlist alone)', async () => {
+    const alone = await startTestIngress(testConfig(suite.tap.url, '\n  - allowlist'));
+    try {
+      await rpc(alone.url, 'svc_dropStats', [], 1);
+      expect(suite.tap.methods()).to.deep.equal(['svc_dropStats']);
+      expect((await rpc(alone.url, 'svc_nodeHealth', [], 2)).text).to.equal(refusal(2, NOT_FOUND));
+      expect(suite.tap.methods()).to.deep.equal(['svc_dropStats']);
+    } finally {
+      await alone.shutdown();
+    }
+  });
+
   it('passes extra_methods configured in YAML', async () => {
     const extended = await startTestIngress(
       testConfig(suite.tap.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'),

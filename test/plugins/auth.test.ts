@@ -126,5 +126,8 @@ describe('auth', () => {
     await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}x` });
     expect(suite.ingress.logs.length).to.be.greaterThan(0);
     expect(suite.ingress.logs.join('')).to.not.include(OPERATOR_TOKEN);
+    // What an authorised call leaves at debug level: the method and the peer, nothing more.
+    const authorised = suite.ingress.logs.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'operator method authorised');
+    expect(authorised.at(-1)).to.include({ level: 'debug', method: 'svc_nodeHealth', peer: '127.0.0.1' });
   });
 });

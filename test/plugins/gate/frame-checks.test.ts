@@ -109,6 +109,7 @@ describe('gate: frame static checks', () => {
     ['a tip equal to the fee cap', (f) => (f.fees = [2n, 2n, 0n])],
     ['a SENDER frame to the expiry verifier\'s address (no expiry frame)', (f) => f.frames.push(send(0, { target: EXPIRY }))],
     ['a SECP256K1 entry naming its signer', (f) => (f.signatures[0]!.signer = SENDER)],
+    ['a self VERIFY frame naming the sender as its target', (f) => (f.frames[0]!.target = SENDER)],
     ['64 frames', (f) => f.frames.push(...Array.from({ length: 62 }, () => send(0)))],
     ['a single frame', (f) => f.frames.pop()],
     ['frame gas summing to 2^64 - 1', (f) => (f.frames[1]!.stateGas = 2n ** 64n - 1n - 100_000n)],
@@ -161,6 +162,8 @@ describe('gate: frame static checks', () => {
       const toOther = gasOf(() => {});
       const toSender = gasOf((f) => (f.frames[1]!.target = SENDER));
       const noValue = gasOf((f) => (f.frames[1]!.value = 0n));
+      const toImplicitSender = gasOf((f) => (f.frames[1]!.target = undefined));
+      expect(toImplicitSender.intrinsic).to.equal(toSender.intrinsic);
       // Targets and values are not calldata here: only the transfer cost differs.
       expect(toOther.intrinsic - toSender.intrinsic).to.equal(6_000n);
       expect(toOther.intrinsic - noValue.intrinsic).to.equal(6_000n);
@@ -208,6 +211,9 @@ describe('gate: frame static checks', () => {
       const fields = floorBound(261_628);
       fields.frames[3]!.stateGas = 1_000n;
       expect(frameGas(decodeFrameTransaction(encodeFrameTx(fields)))).to.include({ calldataFloor: CAP, capped: CAP, maxGas: CAP + 1_000n });
+      // State gas above half the gap between floor and intrinsic plus execution: max_gas is still floor + state.
+      fields.frames[3]!.stateGas = 8_000_000n;
+      expect(frameGas(decodeFrameTransaction(encodeFrameTx(fields)))).to.include({ calldataFloor: CAP, capped: CAP, maxGas: CAP + 8_000_000n });
     });
 
     it('refuses with gas-cap a transaction one byte over the floor whose intrinsic and execution gas fit', () => {

@@ -106,6 +106,7 @@ describe('config', () => {
     ['local-methods before allowlist', base('\n  - local-methods\n  - allowlist'), 'plugins: allowlist must come before local-methods (list order is execution order)'],
     ['client_version beside pass_client_version', base('\n  - allowlist:\n      pass_client_version: true\n      client_version: x'), 'plugins[0].allowlist.client_version: cannot be set with pass_client_version: true (the EL answers web3_clientVersion then)'],
     ['an allowlisted signing method', base('\n  - allowlist:\n      extra_methods: [eth_sign]'), 'plugins[0].allowlist.extra_methods[0]: eth_sign cannot be allowlisted'],
+    ['no token guesses at all', base('\n  - auth:\n      token_env: SVC_GOOD_TOKEN_FOR_TEST\n      guesses_per_minute: 0\n  - allowlist'), 'plugins[0].auth.guesses_per_minute: must be a positive integer'],
     ['svc_validateTransaction in extra_methods', base('\n  - allowlist:\n      extra_methods: [svc_validateTransaction]'), 'plugins[0].allowlist.extra_methods[0]: svc_validateTransaction cannot be allowlisted'],
   ] as const) {
     it(`refuses ${label}, naming the YAML path`, () => {
