@@ -9,7 +9,7 @@
  * The node flag on the first line: V8's young generation is otherwise capped at 16 MiB per
  * semi-space, and with a few hundred requests in flight their objects outlive it, get promoted
  * and need full collections: at 256 keep-alive clients that cost 4-18 µs of collection per call,
- * against ~2 µs with 32 MiB (BENCHMARKS.md, Reads). Tests and benches start the process with the
+ * against ~2 µs with 32 MiB (docs/decisions/0006). Tests and benches start the process with the
  * same flags (test/helpers/child.ts reads them from this line).
  */
 import cluster from 'node:cluster';

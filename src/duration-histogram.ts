@@ -3,7 +3,7 @@
  * which formats and aggregates it like its own histograms.
  *
  * Why not prom-client's `Histogram`: its `observe()` converts, validates and hashes the labels
- * on every call, which cost 6-12% of a proxied read's CPU (concurrent A/B, BENCHMARKS.md). Here
+ * on every call, which cost 6-12% of a proxied read's CPU (docs/decisions/0002). Here
  * a method's series is resolved once and an observation is a bucket search and three additions.
  * The exposition is prom-client's: this object gives the registry the same values its
  * `Histogram.get()` would (a test holds the text to prom-client's byte for byte).

@@ -3,7 +3,7 @@
  * characters at a time in JS; on a 5 KB frame transaction that was a fifth of the gate's CPU.
  * keccak-256 is native: libkeccak's sponge from the `keccak` package's binding, used directly.
  * The package's own API wraps every hash in a stream object, which cost more than hashing a
- * 110-byte transfer (4.0 → 1.7 µs a hash; BENCHMARKS.md, Submissions).
+ * 110-byte transfer (4.0 → 1.7 µs a hash; docs/decisions/0004).
  */
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
