@@ -51,7 +51,7 @@ export const auth: PluginModule<AuthOptions> = {
     // Guessing is seen at the default level, without flooding it: the latest peer and a count.
     const refusedWarning = throttledWarning(log, 'operator method refused: no valid token (throttled: count since the last line)');
     const authorised = (header: string | undefined): boolean => {
-      const presented = header === undefined ? undefined : BEARER.exec(header)?.[1];
+      const presented = BEARER.exec(header ?? '')?.[1];
       // Compare even when nothing was presented, so both paths cost the same.
       return timingSafeEqual(digest(presented ?? ''), expected) && presented !== undefined;
     };
