@@ -38,6 +38,12 @@ describe('jsonrpc: reading one request', () => {
       });
     }
 
+    it('counts only containers as levels: null, booleans, numbers and strings at the 64th level are taken', () => {
+      const params = '['.repeat(63) + '[null,true,1,"x"]' + ']'.repeat(63);
+      const result = read(params);
+      expect(result.ok && canonicalBody(result.request)).to.equal(body(params));
+    });
+
     it('refuses deep objects behind a shallow first member', () => {
       const params = '{"blockNumber":"0x0","overrides":' + '{"a":'.repeat(63) + '{}' + '}'.repeat(63) + '}';
       expect(read(params)).to.deep.equal(refused(7, TOO_DEEP));
