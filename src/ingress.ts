@@ -15,7 +15,7 @@ import { Metrics } from './metrics.js';
 import { headOf, startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
 import { transport } from './errors.js';
-import { createContinueListener, createRequestListener, MAX_HEADERS, createExpectationListener, transportBody } from './server.js';
+import { createContinueListener, createExpectationListener, createRequestListener, MAX_HEADERS, transportBody } from './server.js';
 
 export interface Ingress {
   /** The JSON-RPC endpoint, e.g. http://127.0.0.1:8545. */

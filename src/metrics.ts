@@ -110,8 +110,15 @@ export class Metrics {
     this.transportRefusals.inc({ reason });
   }
 
+  /** Bound once: a flood of malformed bodies should not hash a labels object per refusal. */
+  private readonly bodyRefusalsBy = {
+    batch: this.bodyRefusals.labels('batch'),
+    parse_error: this.bodyRefusals.labels('parse_error'),
+    invalid_request: this.bodyRefusals.labels('invalid_request'),
+  };
+
   bodyRefused(reason: 'batch' | 'parse_error' | 'invalid_request'): void {
-    this.bodyRefusals.inc({ reason });
+    this.bodyRefusalsBy[reason].inc();
   }
 
   upstreamError(kind: 'unavailable' | 'invalid'): void {
