@@ -82,32 +82,37 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
 describe('examples/clients under a rate limit: the recipes wait Retry-After seconds and go on', function () {
   this.timeout(30_000);
   const anvil = useAnvil();
-  let ingress: TestIngress;
-  before(async () => {
-    ingress = await startTestIngress(
+  /** A fresh ingress per test, so that each starts with a full bucket of one read. */
+  const withQuotaOfOne = async (use: (url: string) => Promise<void>) => {
+    const ingress: TestIngress = await startTestIngress(
       testConfig(anvil.current.url, '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 1}'),
     );
-  });
-  after(() => ingress?.shutdown());
+    try {
+      await use(ingress.url);
+    } finally {
+      await ingress.shutdown();
+    }
+  };
 
-  it('ethers with the recipe\'s retryFunc: three reads at one a second all answered, about a second apart', async () => {
-    const provider = ingressProvider(ingress.url);
-    const started = performance.now();
-    // provider.send: getBlockNumber() would answer the second and third from ethers' own cache.
-    const read = () => provider.send('eth_blockNumber', []) as Promise<string>;
-    const heads = [await read(), await read(), await read()];
-    expect(heads.every((head) => /^0x[0-9a-f]+$/.test(head))).to.equal(true);
-    // The source's one token a second: the second and third read each waited out a 429.
-    expect(performance.now() - started).to.be.at.least(1_800);
-    provider.destroy();
-  });
+  it('ethers with the recipe\'s retryFunc: three reads at one a second all answered, about a second apart', () =>
+    withQuotaOfOne(async (url) => {
+      const provider = ingressProvider(url);
+      const started = performance.now();
+      // provider.send: getBlockNumber() would answer the second and third from ethers' own cache.
+      const read = () => provider.send('eth_blockNumber', []) as Promise<string>;
+      const heads = [await read(), await read(), await read()];
+      expect(heads.every((head) => /^0x[0-9a-f]+$/.test(head))).to.equal(true);
+      // The source's one token a second: the second and third read each waited out a 429.
+      expect(performance.now() - started).to.be.at.least(1_800);
+      provider.destroy();
+    }));
 
-  it('viem\'s default transport: the same three reads answered', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const client = createPublicClient({ chain: chain8141(ingress.url), transport: http() });
-    const started = performance.now();
-    const heads = [await client.getBlockNumber({ cacheTime: 0 }), await client.getBlockNumber({ cacheTime: 0 }), await client.getBlockNumber({ cacheTime: 0 })];
-    expect(heads.every((head) => typeof head === 'bigint')).to.equal(true);
-    expect(performance.now() - started).to.be.at.least(1_800);
-  });
+  it('viem\'s default transport: the same three reads answered', () =>
+    withQuotaOfOne(async (url) => {
+      const client = createPublicClient({ chain: chain8141(url), transport: http() });
+      const started = performance.now();
+      const heads = [await client.getBlockNumber({ cacheTime: 0 }), await client.getBlockNumber({ cacheTime: 0 }), await client.getBlockNumber({ cacheTime: 0 })];
+      expect(heads.every((head) => typeof head === 'bigint')).to.equal(true);
+      expect(performance.now() - started).to.be.at.least(1_800);
+    }));
 });
