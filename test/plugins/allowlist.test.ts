@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { rpc } from '../helpers/http.js';
-import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
 const refusal = (id: unknown, message: string) => JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message } });

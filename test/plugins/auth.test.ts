@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Agent, request } from 'undici';
 import { rpc } from '../helpers/http.js';
-import { OPERATOR_TOKEN, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { OPERATOR_TOKEN, startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
 describe('auth', () => {

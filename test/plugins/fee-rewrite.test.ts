@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call, rpc } from '../helpers/http.js';
-import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
 describe('fee-rewrite', () => {

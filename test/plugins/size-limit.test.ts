@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parseConfig } from '../../src/config/load.js';
 import { rpc } from '../helpers/http.js';
-import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
 describe('size-limit', () => {
