@@ -14,17 +14,15 @@ import { JsonRpcProvider, keccak256, Network, Transaction, Wallet, zeroPadValue 
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { createPublicClient, createWalletClient, defineChain, http, type Chain, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { CAST_BIN } from '../helpers/child.js';
 import { DEV_KEYS, useAnvil } from '../helpers/el.js';
 import { call, receiptOf } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
-const CAST = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
 const runFile = promisify(execFile);
 
 /** One key per client, so their nonces never meet; key 4 deploys the log emitter. */
@@ -285,7 +283,7 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
 
   describe('cast', () => {
     const cast = async (...args: string[]) =>
-      (await runFile(CAST, [...args, '--rpc-url', recorder.url], { timeout: 20_000 })).stdout.trim();
+      (await runFile(CAST_BIN, [...args, '--rpc-url', recorder.url], { timeout: 20_000 })).stdout.trim();
 
     it('reads chain id 8141, a balance, a block, logs and a receipt as anvil holds them', async () => {
       expect(await cast('chain-id')).to.equal('8141');

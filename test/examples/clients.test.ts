@@ -1,9 +1,6 @@
 /** README's client recipes (examples/clients/), run as a newcomer runs them against a devnet. */
 import { expect } from 'chai';
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createPublicClient, http } from 'viem';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
@@ -12,20 +9,12 @@ import { ingressProvider } from '../../examples/clients/ethers.js';
 import { chain8141 } from '../../examples/clients/viem.js';
 import { createLogger } from '../../src/log.js';
 import { DEV_KEYS, useAnvil } from '../helpers/el.js';
+import { CAST_BIN, runScript } from '../helpers/child.js';
 import { call } from '../helpers/http.js';
 import { OPERATOR_TOKEN, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
-const CAST = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
 const ONE_MILLI_ETH = '0x38d7ea4c68000';
 
-async function runExample(script: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [`dist/examples/clients/${script}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, out };
-}
 
 describe('examples/clients: each recipe reads, sends and gets its receipt on the devnet on the first try', function () {
   this.timeout(60_000);
@@ -40,7 +29,7 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
   after(() => devnet?.stop());
 
   it('ethers.ts: batchMaxCount 1, the network given, and a transfer mined', async () => {
-    const { code, out } = await runExample('ethers.js', { RPC_URL: url, DEV_KEY: DEV_KEYS[1]! });
+    const { code, out } = await runScript('examples/clients/ethers.js', { RPC_URL: url, DEV_KEY: DEV_KEYS[1]! });
     expect(code, out).to.equal(0);
     expect(out).to.match(/^chain 8141, block \d+, 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 holds [\d.]+ ETH\n/);
     expect(out).to.match(/\nreceipt: status 1 in block \d+, gas used 21000\n/);
@@ -49,7 +38,7 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
   });
 
   it('viem.ts: sendTransactionSync answers with the receipt, and multicall reads through Multicall3', async () => {
-    const { code, out } = await runExample('viem.js', { RPC_URL: url, DEV_KEY: DEV_KEYS[2]! });
+    const { code, out } = await runScript('examples/clients/viem.js', { RPC_URL: url, DEV_KEY: DEV_KEYS[2]! });
     expect(code, out).to.equal(0);
     const hash = /\nsent (0x[0-9a-f]{64}): status success in block \d+\n/.exec(out)?.[1];
     expect(hash, out).to.be.a('string');
@@ -59,7 +48,7 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
   });
 
   it('cast: chain-id, send --sync (EIP-7966) with its receipt, and a read through Multicall3', async () => {
-    const cast = async (...args: string[]) => (await promisify(execFile)(CAST, [...args, '--rpc-url', url], { timeout: 20_000 })).stdout.trim();
+    const cast = async (...args: string[]) => (await promisify(execFile)(CAST_BIN, [...args, '--rpc-url', url], { timeout: 20_000 })).stdout.trim();
     expect(await cast('chain-id')).to.equal('8141');
     const recipient = '0x000000000000000000000000000000000000c0DE';
     const receipt = JSON.parse(await cast('send', '--sync', '--json', '--private-key', DEV_KEYS[3]!, recipient, '--value', '0.001ether'));
@@ -70,7 +59,7 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
 
   it('indexer.ts: walks every block\'s logs by range up to the head, as eth_getLogs answers them', async () => {
     const head = BigInt(await call<string>(url, 'eth_blockNumber'));
-    const { code, out } = await runExample('indexer.js', { RPC_URL: url, STOP_AT_BLOCK: String(head) });
+    const { code, out } = await runScript('examples/clients/indexer.js', { RPC_URL: url, STOP_AT_BLOCK: String(head) });
     expect(code, out).to.equal(0);
     const ranges = [...out.matchAll(/^blocks (\d+)-(\d+): (\d+) logs$/gm)].map(([, first, last]) => [BigInt(first!), BigInt(last!)]);
     expect(ranges[0]![0]).to.equal(0n);

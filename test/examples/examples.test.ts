@@ -1,20 +1,11 @@
 /** The examples README sends newcomers to, run as they run them against a devnet. */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
 import { createLogger } from '../../src/log.js';
+import { runScript } from '../helpers/child.js';
 import { call } from '../helpers/http.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
 
-async function runExample(script: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [`dist/examples/${script}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, out };
-}
 
 describe('examples: an ML-DSA-65 account and a smart account send value on the devnet', () => {
   let devnet: Devnet;
@@ -29,7 +20,7 @@ describe('examples: an ML-DSA-65 account and a smart account send value on the d
   for (const [script, sender] of [['mldsa-transfer.js', 'sender   '], ['contract-account-transfer.js', 'account  ']] as const) {
     it(`${script}: funds, sends, and prints a receipt with status 1 and the balances that moved`, async function () {
       this.timeout(60_000);
-      const { code, out } = await runExample(script, { RPC_URL: devnet.ingress.url, MLDSA_SEED: `examples test ${script}` });
+      const { code, out } = await runScript(`examples/${script}`, { RPC_URL: devnet.ingress.url, MLDSA_SEED: `examples test ${script}` });
       expect(code, out).to.equal(0);
       const hash = /frame transaction (0x[0-9a-f]{64})/.exec(out)?.[1];
       const recipient = /sending 0\.001 ETH to (0x[0-9a-f]{40})/.exec(out)?.[1];

@@ -1,8 +1,10 @@
-/** The real `svc-ingress` command as a child process, for signals and process-level checks. */
+/** Child processes: the real `svc-ingress` command (signals, process-level checks), the example scripts, cast. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 export interface IngressProcess {
   readonly child: ChildProcess;
@@ -17,6 +19,9 @@ export interface IngressProcess {
   /** Resolves with the exit code. */
   readonly exited: Promise<number | null>;
 }
+
+/** The cast binary of the `@foundry-rs/cast-linux-amd64` package (its wrapper package breaks `npm ci`). */
+export const CAST_BIN = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
 
 export function writeConfig(yaml: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'svc-ingress-')), 'ingress.yaml');
@@ -38,6 +43,16 @@ export function cliNodeFlags(): string[] {
 /** The command as an installed `svc-ingress` runs: its own node flags, then `nodeArgs`. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env, nodeArgs: string[] = []): ChildProcess {
   return spawn(process.execPath, [...cliNodeFlags(), ...nodeArgs, 'dist/src/cli.js', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Runs a compiled script under dist/ (an example) with `env` added, to its exit: its code and its stdout and stderr. */
+export async function runScript(script: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [`dist/${script}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, out };
 }
 
 export async function startIngressProcess(yaml: string, env?: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<IngressProcess> {
