@@ -4,7 +4,7 @@
  * funding is mined (an account's first frame transaction is judged against mined state), read
  * fees, and send a raw frame transaction and wait for its receipt.
  */
-import { JsonRpcProvider, Wallet } from 'ethers';
+import { FetchRequest, JsonRpcProvider, Network, Wallet } from 'ethers';
 
 /** npm start's endpoint; RPC_URL for another. */
 export const RPC_URL = process.env.RPC_URL ?? 'http://127.0.0.1:8545';
@@ -21,8 +21,24 @@ export interface FrameReceipt {
   frameReceipts: Array<{ status: string; executionGasUsed: string; stateGasUsed: string }>;
 }
 
+/**
+ * An ethers provider that works with the endpoint on the first try (README "Pointing clients at
+ * it"): one call per HTTP request (`batchMaxCount: 1`), the network given (no eth_chainId probe
+ * joined to each first call), and on HTTP 429 a wait of `Retry-After` seconds (ethers reads the
+ * header as milliseconds and spends its twelve retries at once).
+ */
+export function ingressProvider(url: string, pollingInterval = 1_000): JsonRpcProvider {
+  const connection = new FetchRequest(url);
+  connection.retryFunc = async (_request, response) => {
+    const seconds = Number(response.headers['retry-after'] ?? '1');
+    await new Promise((resolve) => setTimeout(resolve, 1_000 * (Number.isFinite(seconds) ? seconds : 1)));
+    return true;
+  };
+  return new JsonRpcProvider(connection, Network.from(8141), { batchMaxCount: 1, staticNetwork: true, pollingInterval });
+}
+
 export function connect(): { provider: JsonRpcProvider; dev: Wallet } {
-  const provider = new JsonRpcProvider(RPC_URL, 8141, { staticNetwork: true, batchMaxCount: 1, pollingInterval: 250 });
+  const provider = ingressProvider(RPC_URL, 250);
   return { provider, dev: new Wallet(DEV_KEY, provider) };
 }
 

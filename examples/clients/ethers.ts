@@ -7,23 +7,13 @@
  * - the network given and `staticNetwork: true`: no eth_chainId probe joined to every first call;
  * - a `retryFunc` that waits `Retry-After` seconds: on HTTP 429 ethers reads the header as
  *   milliseconds and spends its twelve retries within a few milliseconds.
+ * All three are in `ingressProvider` (examples/chain.ts), which the other examples use too.
  *
  * Run: `npm run example:ethers` (RPC_URL and DEV_KEY as in examples/chain.ts).
  */
-import { FetchRequest, JsonRpcProvider, Network, Wallet, formatEther } from 'ethers';
+import { Wallet, formatEther } from 'ethers';
 import { pathToFileURL } from 'node:url';
-import { DEV_KEY, RPC_URL } from '../chain.js';
-
-/** A provider that works with the endpoint on the first try, rate limits included. */
-export function ingressProvider(url: string): JsonRpcProvider {
-  const connection = new FetchRequest(url);
-  connection.retryFunc = async (_request, response) => {
-    const seconds = Number(response.headers['retry-after'] ?? '1');
-    await new Promise((resolve) => setTimeout(resolve, 1_000 * (Number.isFinite(seconds) ? seconds : 1)));
-    return true;
-  };
-  return new JsonRpcProvider(connection, Network.from(8141), { batchMaxCount: 1, staticNetwork: true, pollingInterval: 1_000 });
-}
+import { DEV_KEY, ingressProvider, RPC_URL } from '../chain.js';
 
 async function main(): Promise<void> {
   const provider = ingressProvider(RPC_URL);

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { createPublicClient, http } from 'viem';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
 import { MULTICALL3_ADDRESS } from '../../devnet/multicall3.js';
-import { ingressProvider } from '../../examples/clients/ethers.js';
+import { ingressProvider } from '../../examples/chain.js';
 import { chain8141 } from '../../examples/clients/viem.js';
 import { createLogger } from '../../src/log.js';
 import { DEV_KEYS, useAnvil } from '../helpers/el.js';
