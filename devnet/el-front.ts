@@ -127,21 +127,31 @@ export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
     return undefined;
   };
 
+  /** One JSON-RPC call object, or undefined for anything else (a batch, not JSON). */
+  const parsed = (body: Buffer): Call | undefined => {
+    try {
+      const call: unknown = JSON.parse(body.toString());
+      return call !== null && typeof call === 'object' && !Array.isArray(call) ? (call as Call) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', async () => {
       const body = Buffer.concat(chunks);
-      try {
-        const call = JSON.parse(body.toString()) as Call;
-        const own = call !== null && typeof call === 'object' && !Array.isArray(call) ? await answer(call) : undefined;
+      const call = parsed(body);
+      if (call !== undefined) {
+        // A failure of the front's own answer is the front's: said, never covered by anvil's answer.
+        const own = await answer(call).catch((err: unknown) => ({ error: { code: -32603, message: `devnet EL front: ${String(err)}` } }));
         if (own !== undefined) {
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, ...own }));
           return;
         }
-      } catch {
-        // Not one call this front reads: anvil answers it, as it would have.
       }
+      // Not one call this front reads: anvil answers it, as it would have.
       try {
         const reply = await request(options.anvilUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         res.writeHead(reply.statusCode, { 'content-type': String(reply.headers['content-type'] ?? 'application/json') });
