@@ -100,6 +100,26 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
     return block.number;
   };
 
+  /** Mines the block due, executes the frame transactions ordered for it, and drops what it left out. */
+  const closeBlock = async (now: number, elBlocks: string[]): Promise<void> => {
+    const number = await mine();
+    const frameSkips = options.frames === undefined ? [] : await options.frames.closeBlock(framesDue);
+    for (const { reason } of frameSkips) drop(reason);
+    framesDue = [];
+    const included = new Set(((await el('eth_getBlockByNumber', [number, false])) as { transactions: string[] }).transactions);
+    const left = inPool.filter((p) => !included.has(p.hash));
+    // What the block left out was skipped: behind a gap, its nonce is too high.
+    for (const tx of left) {
+      drop('nonce_too_high');
+      await el('anvil_dropTransaction', [tx.hash]);
+    }
+    if (left.length > 0 || frameSkips.length > 0) driver.blocks_with_drops_total++;
+    inPool = [];
+    elBlocks.push(number);
+    lastBlockAt = now;
+    blockless = 0;
+  };
+
   /**
    * One commit: closes an EL block for what earlier commits ordered, when one is due, then
    * orders the queue first-in-first-out and hands it to the EL's pool.
@@ -110,22 +130,13 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
     queue = [];
     const elBlocks: string[] = [];
     if ((inPool.length > 0 || framesDue.length > 0) && now - lastBlockAt >= blockIntervalMs) {
-      const number = await mine();
-      const frameSkips = options.frames === undefined ? [] : await options.frames.closeBlock(framesDue);
-      for (const { reason } of frameSkips) drop(reason);
-      framesDue = [];
-      const included = new Set(((await el('eth_getBlockByNumber', [number, false])) as { transactions: string[] }).transactions);
-      const left = inPool.filter((p) => !included.has(p.hash));
-      // What the block left out was skipped: behind a gap, its nonce is too high.
-      for (const tx of left) {
-        drop('nonce_too_high');
-        await el('anvil_dropTransaction', [tx.hash]);
-      }
-      if (left.length > 0 || frameSkips.length > 0) driver.blocks_with_drops_total++;
-      inPool = [];
-      elBlocks.push(number);
-      lastBlockAt = now;
-      blockless = 0;
+      await closeBlock(now, elBlocks).catch((err: unknown) => {
+        // The commit still orders and answers its submissions; the frame transactions the block
+        // could not execute are dropped (counted as other), not replayed into every later block.
+        framesDue.forEach(() => drop('other'));
+        framesDue = [];
+        process.stderr.write(`devnet node stand-in: closing an EL block failed: ${String(err)}\n`);
+      });
     } else if (inPool.length === 0 && framesDue.length === 0 && ++blockless >= heartbeatCommits) {
       elBlocks.push(await mine());
       driver.idle_heartbeat_blocks_total++;
@@ -164,7 +175,9 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
   let stopped = false;
   let ticking: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
-    ticking = ticking.then(commit).catch(() => {});
+    ticking = ticking.then(commit).catch((err: unknown) => {
+      process.stderr.write(`devnet node stand-in: a commit failed: ${String(err)}\n`);
+    });
   }, commitIntervalMs);
 
   const latestCheckpoint = () => checkpoints[checkpoints.length - 1];
