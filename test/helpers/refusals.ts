@@ -16,3 +16,13 @@ export const reasonOf = (fn: () => unknown): string => refusal(fn)?.reason ?? 'a
 
 /** The refusal as a client reads it (`reason: detail`), or 'accepted'. */
 export const verdictOf = (fn: () => unknown): string => refusal(fn)?.message ?? 'accepted';
+
+/** What `fn` returns, or the refusal it throws as a client reads it (`reason: detail`). */
+export function outcomeOf(fn: () => unknown): unknown {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof Refusal) return err.message;
+    throw err;
+  }
+}

@@ -5,9 +5,9 @@ import { concat, dataSlice, getBytes, keccak256, SigningKey, toBeHex, Transactio
 import { readFileSync } from 'node:fs';
 import { checkFrameTransaction } from '../../../plugins/gate/frame-checks.js';
 import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
-import { Refusal } from '../../../plugins/gate/refusal.js';
 import { recoverAddress, verifyFrameSignatures } from '../../../plugins/gate/signatures.js';
 import { walletFor } from '../../helpers/keys.js';
+import { verdictOf } from '../../helpers/refusals.js';
 import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, secp256k1Entry, transferFrameTx, type FrameTxFields } from '../../helpers/frames.js';
 
 const VECTOR = JSON.parse(readFileSync('test/plugins/gate/mldsa65-vector.json', 'utf8')) as {
@@ -19,28 +19,15 @@ const MSG = '0x' + 'ab'.repeat(32);
 const word = (value: bigint) => toBeHex(value, 32);
 const addressOf = (uncompressed: Uint8Array) => '0x' + keccak256(uncompressed.subarray(1)).slice(26);
 
-function verdict(raw: string): string {
-  try {
-    verifyFrameSignatures(decodeFrameTransaction(raw));
-    return 'verified';
-  } catch (err) {
-    if (err instanceof Refusal) return err.message;
-    throw err;
-  }
-}
+const verdict = (raw: string) => verdictOf(() => verifyFrameSignatures(decodeFrameTransaction(raw)));
 
 /** The static checks, then the signatures: everything the gate decides before any state. */
-function checked(raw: string): string {
-  try {
+const checked = (raw: string) =>
+  verdictOf(() => {
     const tx = decodeFrameTransaction(raw);
     checkFrameTransaction(tx, { chainId: 8141n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n });
     verifyFrameSignatures(tx);
-    return 'verified';
-  } catch (err) {
-    if (err instanceof Refusal) return err.message;
-    throw err;
-  }
-}
+  });
 
 /** A transaction whose one entry signs MSG and names `signer`, so that neither depends on the sender. */
 const withExplicitEntry = (scheme: number, signer: string, signature: string): string =>
@@ -78,7 +65,7 @@ describe('gate: signatures', () => {
     });
 
     it('passes the static checks for the valid vector', () => {
-      expect(verdict(VECTOR.raw)).to.equal('verified');
+      expect(verdict(VECTOR.raw)).to.equal('accepted');
     });
 
     it('refuses a tampered signature, saying which entry and why', () => {
@@ -104,7 +91,7 @@ describe('gate: signatures', () => {
 
     it('verifies an entry over the signature hash', () => {
       const { raw } = transferFrameTx({ sender, to: OTHER, value: 1n, scheme: 1, sign: (d) => secp256k1Entry(key.privateKey, d) });
-      expect(verdict(raw)).to.equal('verified');
+      expect(verdict(raw)).to.equal('accepted');
     });
 
     it('refuses an entry by another key', () => {
@@ -164,7 +151,7 @@ describe('gate: signatures', () => {
         const signer = addressOf(new secp256k1.Signature(r, s).addRecoveryBit(0).recoverPublicKey(getBytes(MSG)).toBytes(false));
         return withExplicitEntry(1, signer, concat(['0x00', word(r), word(s)]));
       };
-      expect(verdict(entry(half))).to.equal('verified');
+      expect(verdict(entry(half))).to.equal('accepted');
       expect(verdict(entry(half + 1n))).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
     });
   });
@@ -188,7 +175,7 @@ describe('gate: signatures', () => {
     };
 
     it('verifies an entry whose key hashes to the signer', () => {
-      expect(verdict(tx(sign))).to.equal('verified');
+      expect(verdict(tx(sign))).to.equal('accepted');
     });
 
     it('refuses a signature over another digest', () => {
@@ -200,7 +187,7 @@ describe('gate: signatures', () => {
       expect(verdict(tx(signWith(other)))).to.equal('sig-invalid: signature 0: the P256 key does not match the signer');
       // The same entry is valid for the signer its key hashes to.
       const otherSigner = addressOf(p256.getPublicKey(other, false));
-      expect(verdict(withExplicitEntry(2, otherSigner, signWith(other)(MSG)))).to.equal('verified');
+      expect(verdict(withExplicitEntry(2, otherSigner, signWith(other)(MSG)))).to.equal('accepted');
       expect(verdict(withExplicitEntry(2, signer, signWith(other)(MSG)))).to.equal('sig-invalid: signature 0: the P256 key does not match the signer');
     });
 
@@ -229,7 +216,7 @@ describe('gate: signatures', () => {
         const key = new p256.Signature(r, s).addRecoveryBit(0).recoverPublicKey(getBytes(MSG)).toBytes(false);
         return withExplicitEntry(2, addressOf(key), concat([word(r), word(s), key.subarray(1)]));
       };
-      expect(verdict(entry(N >> 1n))).to.equal('verified');
+      expect(verdict(entry(N >> 1n))).to.equal('accepted');
       expect(verdict(entry((N >> 1n) + 1n))).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
     });
 
@@ -238,7 +225,7 @@ describe('gate: signatures', () => {
     it('takes exactly 128 bytes: 127 and 129 are refused', () => {
       const sized = (edit: (valid: string) => string) =>
         transferFrameTx({ sender: signer, to: OTHER, value: 1n, scheme: 2, sign: (d) => edit(sign(d)) }).raw;
-      expect(checked(sized((valid) => valid))).to.equal('verified');
+      expect(checked(sized((valid) => valid))).to.equal('accepted');
       expect(checked(sized((valid) => dataSlice(valid, 0, 127)))).to.equal('sig-invalid: signature 0: P256 signatures are 128 bytes, not 127');
       expect(checked(sized((valid) => concat([valid, '0x00'])))).to.equal('sig-invalid: signature 0: P256 signatures are 128 bytes, not 129');
     });
