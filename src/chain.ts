@@ -3,6 +3,7 @@
  * The walk has one exit: the first `Answer` ends it; `undefined` from every plugin means
  * "stream to the EL", decided by the server, not here.
  */
+import { CLOSED } from './facts.js';
 import { errors } from './errors.js';
 import type { Answer } from './jsonrpc.js';
 import type { BatchAnswer, Plugin, PluginEnv, PluginModule, RequestContext, Verdict } from './plugin.js';
@@ -100,7 +101,7 @@ export class Chain {
   /** Walks the chain; stays synchronous until a plugin returns a promise. */
   run(ctx: RequestContext): Verdict | Promise<Verdict> {
     const hider = this.hidden.get(ctx.request.method);
-    if (hider !== undefined) return this.counted({ handle: () => undefined, owner: hider }, { error: errors.methodNotFound() });
+    if (hider !== undefined) return this.counted({ handle: () => undefined, owner: hider }, { error: errors.methodNotFound() }, ctx);
     return this.walk(ctx, this.plans.get(ctx.request.method) ?? this.anyMethod, 0);
   }
 
@@ -108,15 +109,19 @@ export class Chain {
     for (let i = from; i < steps.length; i++) {
       const step = steps[i]!;
       const verdict = step.handle(ctx);
-      if (verdict instanceof Promise) return verdict.then((v) => (v === undefined ? this.walk(ctx, steps, i + 1) : this.counted(step, v)));
-      if (verdict !== undefined) return this.counted(step, verdict);
+      if (verdict instanceof Promise) return verdict.then((v) => (v === undefined ? this.walk(ctx, steps, i + 1) : this.counted(step, v, ctx)));
+      if (verdict !== undefined) return this.counted(step, verdict, ctx);
     }
     return undefined;
   }
 
-  /** Errors are counted by the plugin that answered and their code. */
-  private counted(step: Step, verdict: Answer): Answer {
-    if ('error' in verdict) this.metrics?.refused(step.owner, verdict.error.code);
+  /**
+   * Errors are counted by the plugin that answered and their code; not an answer to a client who
+   * left meanwhile (the gate's "not forwarded" then): nobody was refused, and counted it would
+   * look like the gate failing closed.
+   */
+  private counted(step: Step, verdict: Answer, ctx: RequestContext): Answer {
+    if ('error' in verdict && ctx.facts.get(CLOSED) !== true) this.metrics?.refused(step.owner, verdict.error.code);
     return verdict;
   }
 

@@ -8,7 +8,8 @@ import { BatchedCounter } from './batched-counter.js';
 import { DurationHistogram } from './duration-histogram.js';
 import { KNOWN_METHODS } from './methods.js';
 
-export type Outcome = 'proxied' | 'answered' | 'refused' | 'error';
+/** `abandoned`: the client left before the ingress had an answer for it. */
+export type Outcome = 'proxied' | 'answered' | 'refused' | 'error' | 'abandoned';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -17,7 +18,7 @@ export class Metrics {
 
   private readonly requests = new BatchedCounter(
     'svc_ingress_requests_total',
-    'JSON-RPC requests by method and outcome (proxied to the EL, answered, refused, error).',
+    'JSON-RPC requests by method and outcome (proxied to the EL, answered, refused, error, abandoned: the client left first).',
     ['method', 'outcome'],
     this.registry,
   );

@@ -41,7 +41,8 @@ interface Trace {
 export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void) {
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();
-    const trace: Trace = { method: undefined, outcome: 'error', started: 0, cancelUpstream: undefined, facts: undefined };
+    // Until an answer is decided, a request whose client leaves counts as abandoned.
+    const trace: Trace = { method: undefined, outcome: 'abandoned', started: 0, cancelUpstream: undefined, facts: undefined };
     runtime.enter();
     // One listener per request does all the bookkeeping (listeners are measurable at this rate;
     // a response closes once, so no once() wrapper either).
@@ -155,13 +156,13 @@ function handleBody(
   // Closed while the body was being admitted: its close has been handled without these facts.
   if (res.destroyed) ctx.facts.set(CLOSED, true);
   const finish = (verdict: Verdict) => {
+    // The client left while a plugin was deciding: nobody to answer or stream to (an answer
+    // written into a closed response would hold its upstream connection waiting for a drain).
+    if (res.destroyed) return;
     if (verdict !== undefined) {
       trace.outcome = 'error' in verdict ? 'refused' : 'answered';
       return answer(res, request.id, verdict);
     }
-    // The client left while a plugin was deciding: nobody to stream to, and an answer written
-    // into a closed response would hold its upstream connection waiting for a drain.
-    if (res.destroyed) return;
     trace.outcome = 'proxied';
     trace.cancelUpstream = runtime.execution.stream(
       canonicalBody(request),

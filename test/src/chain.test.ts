@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Chain, type ChainEntry } from '../../src/chain.js';
-import { Facts } from '../../src/facts.js';
+import { CLOSED, Facts } from '../../src/facts.js';
 import { Fleet } from '../../src/fleet.js';
 import { createLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -110,6 +110,26 @@ describe('chain', () => {
     await Promise.all([chain.close(), chain.close()]);
     await chain.close();
     expect(events).to.deep.equal(['create a', 'close a']);
+  });
+
+  it('counts an error answer as its plugin\'s refusal, but not one given to a client who has left', async () => {
+    const refusing: ChainEntry = {
+      module: {
+        name: 'refusing',
+        parseOptions: () => undefined,
+        create: () => ({ name: 'refusing', handle: async () => ({ error: { code: -32603, message: 'not forwarded' } }) }),
+      },
+      options: undefined,
+    };
+    const chain = await Chain.create([refusing], env);
+    const present = ctx('eth_sendRawTransaction');
+    const gone = ctx('eth_sendRawTransaction');
+    gone.facts.set(CLOSED, true);
+    await chain.run(present);
+    await chain.run(gone);
+    const text = await env.metrics.registry.metrics();
+    expect(text).to.include('svc_ingress_refusals_total{plugin="refusing",code="-32603"} 1\n');
+    await chain.close();
   });
 
   it('freezes facts once set', () => {
