@@ -35,18 +35,19 @@ export class Metrics {
     ['plugin', 'code'],
     this.registry,
   );
-  private readonly transportRefusals = new Counter({
-    name: 'svc_ingress_transport_refusals_total',
-    help: 'Requests refused at the HTTP level before any JSON-RPC method was read, by reason (405 method_not_allowed, 413 payload_too_large, websocket, ...).',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
-  private readonly bodyRefusals = new Counter({
-    name: 'svc_ingress_body_refusals_total',
-    help: 'POST bodies refused before a method was known: batch (a JSON array), parse_error (not JSON), invalid_request (not a JSON-RPC request).',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
+  // Floods of refusals are the point of these two: counted like the other refusal paths.
+  private readonly transportRefusals = new BatchedCounter(
+    'svc_ingress_transport_refusals_total',
+    'Requests refused at the HTTP level before any JSON-RPC method was read, by reason (405 method_not_allowed, 413 payload_too_large, websocket, ...).',
+    ['reason'],
+    this.registry,
+  );
+  private readonly bodyRefusals = new BatchedCounter(
+    'svc_ingress_body_refusals_total',
+    'POST bodies refused before a method was known: batch (a JSON array), parse_error (not JSON), invalid_request (not a JSON-RPC request).',
+    ['reason'],
+    this.registry,
+  );
   private readonly upstreamErrors = new Counter({
     name: 'svc_ingress_upstream_errors_total',
     help: 'Upstream calls that failed: unavailable (unreachable, timed out) or invalid (not a JSON-RPC answer).',
@@ -108,18 +109,11 @@ export class Metrics {
   }
 
   transportRefused(reason: string): void {
-    this.transportRefusals.inc({ reason });
+    this.transportRefusals.inc(reason);
   }
 
-  /** Bound once: a flood of malformed bodies should not hash a labels object per refusal. */
-  private readonly bodyRefusalsBy = {
-    batch: this.bodyRefusals.labels('batch'),
-    parse_error: this.bodyRefusals.labels('parse_error'),
-    invalid_request: this.bodyRefusals.labels('invalid_request'),
-  };
-
   bodyRefused(reason: 'batch' | 'parse_error' | 'invalid_request'): void {
-    this.bodyRefusalsBy[reason].inc();
+    this.bodyRefusals.inc(reason);
   }
 
   upstreamError(kind: 'unavailable' | 'invalid'): void {
