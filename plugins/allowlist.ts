@@ -14,10 +14,17 @@
  *
  * Reads: fact `operator`. Order: after auth, which records that fact.
  */
-import { errors } from '../src/errors.js';
-import { OPERATOR } from '../src/facts.js';
-import { NODE_LOCAL_METHODS, PROXIED_SVC_METHODS, READ_METHODS, SUBMISSION_ONLY } from '../src/methods.js';
-import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
+import {
+  errors,
+  NODE_LOCAL_METHODS,
+  OPERATOR,
+  PROXIED_SVC_METHODS,
+  READ_METHODS,
+  SUBMISSION_ONLY,
+  type PluginModule,
+  type RequestContext,
+  type Verdict,
+} from '../src/plugin.js';
 
 const SIGNING_METHODS = ['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData',
   'eth_signTypedData_v1', 'eth_signTypedData_v3', 'eth_signTypedData_v4'];

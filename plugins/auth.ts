@@ -12,12 +12,16 @@
  * Writes: fact `operator`. Order: before allowlist, which reads that fact.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { errors } from '../src/errors.js';
-import { OPERATOR } from '../src/facts.js';
-import { readSecret } from '../src/config/secret.js';
-import { throttledWarning } from '../src/log-throttle.js';
-import { MemoryBuckets } from '../src/memory-buckets.js';
-import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
+import {
+  errors,
+  MemoryBuckets,
+  OPERATOR,
+  readSecret,
+  throttledWarning,
+  type PluginModule,
+  type RequestContext,
+  type Verdict,
+} from '../src/plugin.js';
 
 interface AuthOptions {
   readonly token: string;

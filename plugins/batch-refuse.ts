@@ -8,9 +8,7 @@
  * Hook: handleBatch only. Order: first, before anything spends work on the body.
  * Without this plugin the core still refuses arrays, with a single id-less error.
  */
-import { errors } from '../src/errors.js';
-import { idOf } from '../src/jsonrpc.js';
-import type { PluginModule } from '../src/plugin.js';
+import { errors, idOf, type PluginModule } from '../src/plugin.js';
 
 const MAX_ANSWERED_ELEMENTS = 1_000;
 

@@ -12,12 +12,16 @@
  *
  * Order: after allowlist (these are allowlisted reads it answers instead of streaming).
  */
-import { errors } from '../src/errors.js';
-import { EXTRA_COST } from '../src/facts.js';
-import type { Answer } from '../src/jsonrpc.js';
-import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
-import { sharedFor } from '../src/recent.js';
-import type { Upstream } from '../src/upstream.js';
+import {
+  errors,
+  EXTRA_COST,
+  sharedFor,
+  type Answer,
+  type PluginModule,
+  type RequestContext,
+  type Upstream,
+  type Verdict,
+} from '../src/plugin.js';
 
 interface FeeRewriteOptions {
   /** How long one base-fee reading answers eth_gasPrice; blocks come about once a second. */

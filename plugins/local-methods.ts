@@ -16,13 +16,18 @@
  * Reads: fact `operator`. Order: after allowlist and auth.
  */
 import { statfs } from 'node:fs/promises';
-import { errors, RpcFailure } from '../src/errors.js';
-import { OPERATOR } from '../src/facts.js';
-import type { Answer } from '../src/jsonrpc.js';
-import type { Metrics } from '../src/metrics.js';
-import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
-import { sharedFor } from '../src/recent.js';
-import type { Upstream } from '../src/upstream.js';
+import {
+  errors,
+  OPERATOR,
+  RpcFailure,
+  sharedFor,
+  type Answer,
+  type PluginMetrics,
+  type PluginModule,
+  type RequestContext,
+  type Upstream,
+  type Verdict,
+} from '../src/plugin.js';
 
 interface LocalMethodsOptions {
   readonly bootstrapAnchor: boolean;
@@ -116,7 +121,7 @@ function readCommitParams(params: unknown): { since: number | null; limit: numbe
   return { since, limit: Math.min(limit, MAX_LIMIT) };
 }
 
-async function dropStats(ask: (m: string, p: unknown[]) => Promise<Answer>, metrics: Metrics): Promise<Answer> {
+async function dropStats(ask: (m: string, p: unknown[]) => Promise<Answer>, metrics: PluginMetrics): Promise<Answer> {
   const answer = await ask('svc_dropStats', []);
   if (!('result' in answer)) return answer;
   const node = (answer.result ?? {}) as Record<string, Record<string, unknown> | undefined>;

@@ -12,9 +12,7 @@
  *
  * Order: first (with batch-refuse), so nothing upstream of it handles a big payload.
  */
-import { errors } from '../src/errors.js';
-import { SUBMISSION_ONLY } from '../src/methods.js';
-import type { PluginModule, RequestContext, Verdict } from '../src/plugin.js';
+import { errors, SUBMISSION_ONLY, type PluginModule, type RequestContext, type Verdict } from '../src/plugin.js';
 
 interface SizeLimitOptions {
   readonly maxRawTransactionBytes: number;

@@ -56,7 +56,8 @@ export class Chain {
   }
 
   /** Creates every plugin in order; if one fails, those already created are closed. */
-  static async create(entries: readonly ChainEntry[], env: PluginEnv): Promise<Chain> {
+  /** `metrics`: where the chain counts refusals by plugin (tests may leave it out). */
+  static async create(entries: readonly ChainEntry[], env: PluginEnv, metrics?: Metrics): Promise<Chain> {
     const created: Plugin[] = [];
     try {
       for (const entry of entries) created.push(await entry.module.create(entry.options, env));
@@ -64,7 +65,7 @@ export class Chain {
       await new Chain(created, env.log, undefined).close();
       throw err;
     }
-    return new Chain(created, env.log, env.metrics);
+    return new Chain(created, env.log, metrics);
   }
 
   get names(): readonly string[] {

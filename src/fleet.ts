@@ -12,8 +12,10 @@
  */
 import cluster from 'node:cluster';
 import { Redis } from 'ioredis';
+import { callPrimary } from './cluster/calls.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
+import type { PrimaryCall, SharedState } from './plugin.js';
 
 export interface FleetOptions {
   readonly store: 'memory' | 'redis';
@@ -26,7 +28,7 @@ const COMMAND_TIMEOUT_MS = 250;
 const RECONNECT_MAX_MS = 2_000;
 const LOG_EVERY_MS = 10_000;
 
-export class Fleet {
+export class Fleet implements SharedState {
   /** Times a local fallback answered because Redis failed; feeds /metrics. */
   fallbacks = 0;
   readonly redis: Redis | undefined;
@@ -55,6 +57,12 @@ export class Fleet {
 
   get shared(): boolean {
     return this.redis !== undefined || this.viaPrimary;
+  }
+
+  home<T>(homes: { redis(client: Redis): T; primary(call: PrimaryCall): T }): T | undefined {
+    if (this.redis !== undefined) return homes.redis(this.redis);
+    if (this.viaPrimary) return homes.primary(callPrimary);
+    return undefined;
   }
 
   /**

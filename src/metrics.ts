@@ -1,20 +1,22 @@
 /**
  * The ingress's own metrics (prom-client), one set per process so that they survive reloads.
  * Label values come from closed sets only: methods outside the known surface are "other",
- * refusal reasons are the gate's fixed codes, plugins are registry names.
+ * refusal reasons are the gate's fixed codes, plugins are registry names. Plugins declare their
+ * own series through `counter` (the PluginMetrics face of this class).
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { BatchedCounter } from './batched-counter.js';
 import { DurationHistogram } from './duration-histogram.js';
 import { KNOWN_METHODS } from './methods.js';
+import type { LabelledCounter, PluginMetrics } from './plugin.js';
 
 /** `abandoned`: the client left before the ingress had an answer for it. */
 export type Outcome = 'proxied' | 'answered' | 'refused' | 'error' | 'abandoned';
 
-export class Metrics {
+export class Metrics implements PluginMetrics {
   readonly registry = new Registry();
-  /** Transactions the gate admitted and the submission target acknowledged (svc_dropStats). */
-  sequencedTotal = 0;
+  private readonly declared = new Map<string, { readonly shape: string; readonly counter: BatchedCounter<string> }>();
+  private sequencedCount = 0;
 
   private readonly requests = new BatchedCounter(
     'svc_ingress_requests_total',
@@ -54,18 +56,11 @@ export class Metrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
-  private readonly gate = new BatchedCounter(
-    'svc_ingress_gate_verdicts_total',
-    'Submission verdicts: admitted, refused (by reason), cached (a refusal replayed).',
-    ['verdict', 'reason'],
-    this.registry,
-  );
-  private readonly limited = new BatchedCounter(
-    'svc_ingress_rate_limited_total',
-    'Requests refused by rate limits, by traffic class and the bucket that ran dry.',
-    ['class', 'scope'],
-    this.registry,
-  );
+  private readonly sequencedTxs = new Counter({
+    name: 'svc_ingress_txs_sequenced_total',
+    help: 'Transactions admitted by the gate and acknowledged by the submission target (svc_dropStats ingress.txs_sequenced_total).',
+    registers: [this.registry],
+  });
   private readonly fallbacks = new Counter({
     name: 'svc_ingress_redis_fallbacks_total',
     help: 'Times a local fallback answered because the shared store failed (Redis in fleet mode, or the primary process with workers).',
@@ -120,13 +115,26 @@ export class Metrics {
     this.upstreamErrors.inc({ kind });
   }
 
-  gateVerdict(verdict: 'admitted' | 'refused' | 'cached', reason = ''): void {
-    if (verdict === 'admitted') this.sequencedTotal++;
-    this.gate.inc(verdict, reason);
+  counter(name: string, help: string, labelNames: readonly string[]): LabelledCounter {
+    if (!name.startsWith('svc_ingress_')) throw new Error(`metric ${name} must start with svc_ingress_`);
+    const shape = JSON.stringify([help, labelNames]);
+    const known = this.declared.get(name);
+    if (known !== undefined) {
+      if (known.shape !== shape) throw new Error(`metric ${name} is already declared with other help or labels`);
+      return known.counter;
+    }
+    const counter = new BatchedCounter(name, help, labelNames, this.registry);
+    this.declared.set(name, { shape, counter });
+    return counter;
   }
 
-  rateLimited(trafficClass: string, scope: string): void {
-    this.limited.inc(trafficClass, scope);
+  sequenced(): void {
+    this.sequencedCount++;
+    this.sequencedTxs.inc();
+  }
+
+  get sequencedTotal(): number {
+    return this.sequencedCount;
   }
 
   redisFallback(): void {

@@ -31,15 +31,38 @@
  *   it, must be idempotent, and is called even when a later plugin's `create()` failed.
  * - `shared` names the state a plugin keeps for all workers of one host (`workers: N` without
  *   Redis): the primary process builds each object and answers the workers' calls to it.
+ *
+ * This module is a plugin's only door into `src/`: besides the contract, it re-exports the few
+ * helpers plugins share with the core (the error catalogue, facts, the method surface). Anything
+ * else a plugin needs arrives in its `PluginEnv`. test/src/plugin.test.ts holds every plugin to it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Redis } from 'ioredis';
 import type { Answer, RpcId, RpcRequest } from './jsonrpc.js';
 import type { OptionsReader } from './config/reader.js';
 import type { Facts } from './facts.js';
-import type { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
-import type { Metrics } from './metrics.js';
 import type { Upstream } from './upstream.js';
+
+export { errors, LIMIT_EXCEEDED, METHOD_NOT_FOUND, RpcFailure, type RpcError } from './errors.js';
+export { CLOSED, EXTRA_COST, Facts, ON_CLOSE, OPERATOR, type ExtraCost, type Fact } from './facts.js';
+export { idOf, type Answer, type RpcId, type RpcRequest } from './jsonrpc.js';
+export type { Fields, Logger } from './log.js';
+export { throttledWarning, type ThrottledWarning } from './log-throttle.js';
+export { MemoryBuckets, type BucketSpec, type Consumed } from './memory-buckets.js';
+export {
+  NODE_LOCAL_METHODS,
+  PRICED_BY_SIZE,
+  PROXIED_SVC_METHODS,
+  READ_METHODS,
+  SUBMISSION_ONLY,
+  SYNC_SUBMISSION_METHOD,
+} from './methods.js';
+export { sharedFor } from './recent.js';
+export { OptionsReader } from './config/reader.js';
+export { readSecret } from './config/secret.js';
+// A class for worker threads, which cannot be handed the env's upstreams (the gate's pool).
+export { Upstream, type UpstreamOptions } from './upstream.js';
 
 export type Verdict = Answer | undefined;
 
@@ -83,11 +106,52 @@ export interface PluginEnv {
   readonly submit: Upstream;
   /** The consensus node's local API (node-api.md), when configured. */
   readonly node: Upstream | undefined;
+  /**
+   * Another svc-ingress to forward to (a follower gate's validator), with the execution
+   * upstream's timeouts and pool size; its 429 answers are read as JSON-RPC, its failures are
+   * counted like every upstream's, and it is closed with the runtime.
+   */
+  relayTo(url: string): Upstream;
   readonly log: Logger;
-  /** Shared state for a fleet (Redis), with local fallbacks. */
-  readonly fleet: Fleet;
-  /** The process's metrics; plugins count what they decide. */
-  readonly metrics: Metrics;
+  /** Where state shared by instances lives: see `SharedState`. */
+  readonly shared: SharedState;
+  /** The process's metrics: plugins declare the series they count. */
+  readonly metrics: PluginMetrics;
+}
+
+/**
+ * State shared by several processes: a fleet's Redis, or, for the workers of one host without
+ * Redis, the primary process (hosting what the plugin's `shared` builds). Neither is a single
+ * point of failure: `either` answers from the local twin while the shared home fails.
+ */
+export interface SharedState {
+  /** The shared home this process uses, built by the matching function; undefined: none (one process). */
+  home<T>(homes: { redis(client: Redis): T; primary(call: PrimaryCall): T }): T | undefined;
+  /**
+   * `remote()` against the shared home, or `local()` when there is none or it fails (counted and
+   * logged as `what`). `remote` must throw only for store failures; verdicts are return values.
+   */
+  either<T>(what: string, remote: () => Promise<T>, local: () => T | Promise<T>): Promise<T>;
+}
+
+/** Calls `method(...args)` on the primary's object of `service` (a plugin's `shared` entry) for `key`. */
+export type PrimaryCall = (service: string, key: string, init: unknown, method: string, args: unknown[]) => Promise<unknown>;
+
+export interface PluginMetrics {
+  /**
+   * A counter on /metrics (the name starts `svc_ingress_`), counted by label values in
+   * `labelNames` order; label values must come from closed sets. Declaring the same name again
+   * (after a reload) returns the same counter; other help or labels are a bug and throw.
+   */
+  counter(name: string, help: string, labelNames: readonly string[]): LabelledCounter;
+  /** Counts a transaction the gate admitted and the submission target acknowledged (spec 2.3). */
+  sequenced(): void;
+  /** `svc_dropStats`' `ingress.txs_sequenced_total`: every `sequenced()` of this process. */
+  readonly sequencedTotal: number;
+}
+
+export interface LabelledCounter {
+  inc(...labelValues: string[]): void;
 }
 
 export interface PluginModule<Options = unknown> {

@@ -29,6 +29,7 @@ export class Runtime {
     private readonly submit: Upstream,
     readonly node: Upstream | undefined,
     private readonly fleet: Fleet,
+    private readonly relays: readonly Upstream[],
     readonly cors: Cors,
   ) {
     this.maxBodyBytes = chain.maxBodyBytes(DEFAULT_MAX_BODY_BYTES);
@@ -42,13 +43,19 @@ export class Runtime {
       config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit, onError);
     const node = config.upstreams.node === undefined ? undefined : new Upstream(config.upstreams.node, onError);
     const fleet = new Fleet(config.fleet, log, metrics);
+    const relays: Upstream[] = [];
+    const relayTo = (url: string) => {
+      const relay = new Upstream({ ...config.upstreams.execution, url, isIngress: true }, onError);
+      relays.push(relay);
+      return relay;
+    };
     try {
-      const chain = await Chain.create(config.plugins, { execution, stateReads, submit, node, log, fleet, metrics });
-      return new Runtime(config, chain, execution, stateReads, submit, node, fleet, createCors(config.corsOrigins));
+      const env = { execution, stateReads, submit, node, relayTo, log, shared: fleet, metrics };
+      const chain = await Chain.create(config.plugins, env, metrics);
+      return new Runtime(config, chain, execution, stateReads, submit, node, fleet, relays, createCors(config.corsOrigins));
     } catch (err) {
       await closeUpstreams(execution, submit);
-      await stateReads.close();
-      await node?.close();
+      await Promise.all([stateReads.close(), node?.close(), ...relays.map((relay) => relay.close())]);
       await fleet.close();
       throw err;
     }
@@ -67,8 +74,7 @@ export class Runtime {
     if (this.inflight > 0) await new Promise<void>((resolve) => (this.onIdle = resolve));
     await this.chain.close();
     await closeUpstreams(this.execution, this.submit);
-    await this.stateReads.close();
-    await this.node?.close();
+    await Promise.all([this.stateReads.close(), this.node?.close(), ...this.relays.map((relay) => relay.close())]);
     await this.fleet.close();
   }
 }

@@ -6,7 +6,7 @@
  *
  * Plain strings, so that the same value crosses to a worker thread, the primary process and Redis.
  */
-import { keccakHex, bytesOfHex } from '../../src/hex.js';
+import { keccakHex, bytesOfHex } from './hex.js';
 import type { Head, HeadState } from './state.js';
 
 export interface StateDependencies {

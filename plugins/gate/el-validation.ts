@@ -8,8 +8,7 @@
  * method missing, a result of another shape, such as a misspelt method that happens to exist)
  * fails closed as "validation unavailable": it is never read as a yes.
  */
-import { METHOD_NOT_FOUND, RpcFailure } from '../../src/errors.js';
-import type { Upstream } from '../../src/upstream.js';
+import { METHOD_NOT_FOUND, RpcFailure, type Upstream } from '../../src/plugin.js';
 import type { Submission } from './decode.js';
 import { Refusal } from './refusal.js';
 import { Unavailable } from './state.js';

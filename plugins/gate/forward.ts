@@ -1,6 +1,4 @@
-import { errors, RpcFailure } from '../../src/errors.js';
-import type { Answer } from '../../src/jsonrpc.js';
-import type { Upstream } from '../../src/upstream.js';
+import { errors, RpcFailure, type Answer, type Upstream } from '../../src/plugin.js';
 import type { RawTransaction } from './shape.js';
 
 /**

@@ -3,7 +3,7 @@
  * and its gas figures (section 9). No state access, no cryptography: those come later, in that
  * order, because `sender` is attacker-chosen.
  */
-import { bytesOfHex } from '../../src/hex.js';
+import { bytesOfHex } from './hex.js';
 import { FrameMode, type Frame, type FrameTransaction, type SignatureEntry } from './frame-codec.js';
 import { refuse } from './refusal.js';
 import { SCHEMES } from './signatures.js';

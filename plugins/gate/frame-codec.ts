@@ -4,7 +4,7 @@
  *
  * Canonical encoding is enforced, integers included (rlp-fields.ts).
  */
-import { bytesOfHex, keccakHex } from '../../src/hex.js';
+import { bytesOfHex, keccakHex } from './hex.js';
 import type { RawTransaction } from './shape.js';
 import { refuse } from './refusal.js';
 import { address, anyList, bytes as byteString, decodeCanonical, encodeRlp, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';

@@ -16,13 +16,21 @@
  * Fails closed: an EL that cannot be read gives -32603 and nothing is forwarded.
  * Order: after size-limit (sizes capped before decoding), allowlist and rate-limit.
  */
-import { errors, LIMIT_EXCEEDED, RpcFailure } from '../../src/errors.js';
-import { throttledWarning } from '../../src/log-throttle.js';
-import { CLOSED, EXTRA_COST, type Facts } from '../../src/facts.js';
-import type { Answer } from '../../src/jsonrpc.js';
-import { SUBMISSION_ONLY, SYNC_SUBMISSION_METHOD } from '../../src/methods.js';
-import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
-import { Upstream } from '../../src/upstream.js';
+import {
+  CLOSED,
+  errors,
+  EXTRA_COST,
+  LIMIT_EXCEEDED,
+  RpcFailure,
+  SUBMISSION_ONLY,
+  SYNC_SUBMISSION_METHOD,
+  throttledWarning,
+  type Answer,
+  type Facts,
+  type PluginModule,
+  type RequestContext,
+  type Verdict,
+} from '../../src/plugin.js';
 import { checkAdmission, type Release } from './admission.js';
 import { decodeSubmission, type Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
@@ -42,9 +50,9 @@ export const gate: PluginModule<GateOptions> = {
   name: 'gate',
   parseOptions: parseGateOptions,
   shared: { 'gate-ledger': (init) => new MemoryLedger(init as LedgerOptions) },
-  create(options, { execution, stateReads, submit, log, fleet, metrics }) {
+  create(options, { stateReads, submit, relayTo, log, shared, metrics }) {
     if (options.role === 'follower') {
-      const relay = options.relayUrl === undefined ? undefined : new Upstream({ ...execution.options, url: options.relayUrl, isIngress: true });
+      const relay = options.relayUrl === undefined ? undefined : relayTo(options.relayUrl);
       return {
         name: 'gate',
         methods: SUBMISSION_ONLY,
@@ -67,12 +75,16 @@ export const gate: PluginModule<GateOptions> = {
           }
           return forwardSubmission(relay, raw, headers).then(relayed);
         },
-        close: () => relay?.close(),
       };
     }
 
     const state = new HeadState(stateReads, options.headCacheMs);
-    const ledger = createLedger(fleet, options);
+    const ledger = createLedger(shared, options);
+    const verdicts = metrics.counter(
+      'svc_ingress_gate_verdicts_total',
+      'Submission verdicts: admitted, refused (by reason), cached (a refusal replayed).',
+      ['verdict', 'reason'],
+    );
     const validate = createElValidation(stateReads, options.validationMethod);
     const pool = createWorkPool(options.threads, options.queueMax, { execution: stateReads.options });
     const prefixJudge: PrefixJudge = {
@@ -85,7 +97,7 @@ export const gate: PluginModule<GateOptions> = {
     /** What the gate already said about these bytes, if it still holds. */
     const replay = async (hash: string): Promise<Answer | undefined> => {
       if (await ledger.isAdmitted(hash)) {
-        metrics.gateVerdict('refused', 'already-known');
+        verdicts.inc('refused', 'already-known');
         return { error: errors.alreadyKnown() };
       }
       const cached = await ledger.refusal(hash);
@@ -98,7 +110,7 @@ export const gate: PluginModule<GateOptions> = {
           return undefined;
         }
       }
-      metrics.gateVerdict('cached', cached.reason);
+      verdicts.inc('cached', cached.reason);
       return { error: wireError(cached, true) };
     };
 
@@ -161,7 +173,7 @@ export const gate: PluginModule<GateOptions> = {
           ...(err.dependencies === undefined ? {} : { dependencies: err.dependencies }),
         };
         await ledger.remember(hash, refusal);
-        metrics.gateVerdict('refused', err.reason);
+        verdicts.inc('refused', err.reason);
         return { error: wireError(refusal, false) };
       }
       // EIP-7966: a nonce ahead of the sender's next one is not accepted at all, with that nonce.
@@ -182,7 +194,7 @@ export const gate: PluginModule<GateOptions> = {
       // at the same moment gets "already known" instead of forwarding them twice.
       if (!(await ledger.claim(hash))) {
         await release();
-        metrics.gateVerdict('refused', 'already-known');
+        verdicts.inc('refused', 'already-known');
         return { error: errors.alreadyKnown() };
       }
       let answer: Answer;
@@ -194,10 +206,11 @@ export const gate: PluginModule<GateOptions> = {
       }
       if ('error' in answer) {
         await Promise.all([release(), ledger.unclaim(hash)]);
-        metrics.gateVerdict('refused', 'submit-rejected');
+        verdicts.inc('refused', 'submit-rejected');
         return answer;
       }
-      metrics.gateVerdict('admitted');
+      verdicts.inc('admitted', '');
+      metrics.sequenced();
       return sync === undefined ? answer : receiptOf(hash, sync.timeoutMs, facts);
     };
 

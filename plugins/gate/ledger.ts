@@ -7,8 +7,7 @@
  * ledger answers.
  */
 import type { Redis } from 'ioredis';
-import { callPrimary } from '../../src/cluster/calls.js';
-import type { Fleet } from '../../src/fleet.js';
+import type { PrimaryCall, SharedState } from '../../src/plugin.js';
 import { InFlight, type InFlightEntry } from './in-flight.js';
 import { VerdictCache, type CachedRefusal } from './verdict-cache.js';
 
@@ -185,7 +184,10 @@ export class PrimaryLedger implements Ledger {
 
   private readonly options: LedgerOptions;
 
-  constructor({ duplicateWindowMs, verdictTtlMs, maxEntries, skipAfterBlocks }: LedgerOptions) {
+  constructor(
+    private readonly callPrimary: PrimaryCall,
+    { duplicateWindowMs, verdictTtlMs, maxEntries, skipAfterBlocks }: LedgerOptions,
+  ) {
     // Only the ledger's own options cross to the primary (the gate's carry more).
     this.options = { duplicateWindowMs, verdictTtlMs, maxEntries, skipAfterBlocks };
     this.key = `${duplicateWindowMs}:${verdictTtlMs}:${maxEntries}:${skipAfterBlocks}`;
@@ -217,19 +219,22 @@ export class PrimaryLedger implements Ledger {
   }
 
   private call<T>(method: keyof Ledger, ...args: unknown[]): Promise<T> {
-    return callPrimary('gate-ledger', this.key, this.options, method, args) as Promise<T>;
+    return this.callPrimary('gate-ledger', this.key, this.options, method, args) as Promise<T>;
   }
 }
 
 /** The shared ledger (Redis, or the primary process), with the local one answering while it fails. */
-export function createLedger(fleet: Fleet, options: LedgerOptions): Ledger {
+export function createLedger(state: SharedState, options: LedgerOptions): Ledger {
   const local = new MemoryLedger(options);
-  if (!fleet.shared) return local;
-  const shared = fleet.redis !== undefined ? new RedisLedger(fleet.redis, options) : new PrimaryLedger(options);
+  const shared = state.home<Ledger>({
+    redis: (client) => new RedisLedger(client, options),
+    primary: (call) => new PrimaryLedger(call, options),
+  });
+  if (shared === undefined) return local;
   const either =
     <A extends unknown[], R>(what: string, method: (ledger: Ledger) => (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> =>
-      fleet.either(`gate ${what}`, () => method(shared).apply(shared, args), () => method(local).apply(local, args));
+      state.either(`gate ${what}`, () => method(shared).apply(shared, args), () => method(local).apply(local, args));
   return {
     isAdmitted: either('duplicate window', (l) => l.isAdmitted),
     claim: either('duplicate window', (l) => l.claim),

@@ -1,5 +1,5 @@
 /** The gate's YAML options, with the safe defaults documented in config/ingress.yaml. */
-import type { OptionsReader } from '../../src/config/reader.js';
+import type { OptionsReader } from '../../src/plugin.js';
 import type { AdmissionLimits } from './admission.js';
 import type { DecodeLimits } from './decode.js';
 import { PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from './frame-checks.js';

@@ -5,7 +5,7 @@
  * thread's own upstream pool (separate from the one that streams reads to clients).
  */
 import { workerData } from 'node:worker_threads';
-import { Upstream, type UpstreamOptions } from '../../src/upstream.js';
+import { Upstream, type UpstreamOptions } from '../../src/plugin.js';
 import type { FrameFacts } from './frame-checks.js';
 import type { FrameTransaction } from './frame-codec.js';
 import { Refusal } from './refusal.js';

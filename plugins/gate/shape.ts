@@ -1,5 +1,5 @@
-import { errors, RpcFailure } from '../../src/errors.js';
-import { bytesOfHex, keccakHex } from '../../src/hex.js';
+import { errors, RpcFailure } from '../../src/plugin.js';
+import { bytesOfHex, keccakHex } from './hex.js';
 
 /** A raw transaction as every stage of the gate takes it: read, hex-decoded and hashed once. */
 export interface RawTransaction {

@@ -8,7 +8,7 @@ import { p256 } from '@noble/curves/nist.js';
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
 import { createRequire } from 'node:module';
 import type * as Secp256k1 from 'secp256k1';
-import { bytesOfHex, keccakHex } from '../../src/hex.js';
+import { bytesOfHex, keccakHex } from './hex.js';
 import type { FrameTransaction, SignatureEntry } from './frame-codec.js';
 import { refuse } from './refusal.js';
 

@@ -8,7 +8,7 @@
 import { toBeArray } from 'ethers';
 import { refuse } from './refusal.js';
 import { address, anyList, decodeCanonical, encodeRlp, fixed, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
-import { keccak256 } from '../../src/hex.js';
+import { keccak256 } from './hex.js';
 
 export interface StandardTransaction {
   readonly type: number;

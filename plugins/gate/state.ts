@@ -5,10 +5,7 @@
  * once per head however many submissions name it (an older head, still being judged when a
  * newer one arrived, reads without the cache). A failed read throws `Unavailable`: the gate then fails closed.
  */
-import { RpcFailure } from '../../src/errors.js';
-import type { Answer } from '../../src/jsonrpc.js';
-import { sharedFor } from '../../src/recent.js';
-import type { Upstream } from '../../src/upstream.js';
+import { RpcFailure, sharedFor, type Answer, type Upstream } from '../../src/plugin.js';
 
 export interface Head {
   readonly number: bigint;

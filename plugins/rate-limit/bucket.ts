@@ -7,9 +7,8 @@
  * until it is back.
  */
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { callPrimary } from '../../src/cluster/calls.js';
-import type { Fleet } from '../../src/fleet.js';
-import { MemoryBuckets, type BucketSpec, type Consumed } from '../../src/memory-buckets.js';
+import type { Redis } from 'ioredis';
+import { MemoryBuckets, type BucketSpec, type Consumed, type SharedState } from '../../src/plugin.js';
 
 export type { BucketSpec, Consumed };
 
@@ -23,18 +22,20 @@ export class Bucket {
   constructor(
     private readonly name: string,
     spec: BucketSpec,
-    private readonly fleet: Fleet,
+    private readonly state: SharedState,
   ) {
     this.local = new MemoryBuckets(spec);
-    const storeClient = fleet.redis;
-    if (storeClient !== undefined) {
-      const shared = redisLimiter(name, spec, storeClient);
-      this.shared = (key, cost) => take(shared, key, cost);
-    } else if (fleet.viaPrimary) {
-      // The spec is part of the key: after a reload with other numbers, a fresh bucket.
-      const hosted = `${name}:${spec.ratePerSecond}:${spec.burst}`;
-      this.shared = (key, cost) => callPrimary('rate-limit', hosted, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>;
-    }
+    this.shared = state.home({
+      redis: (client) => {
+        const limiter = redisLimiter(name, spec, client);
+        return (key: string, cost: number) => take(limiter, key, cost);
+      },
+      primary: (call) => {
+        // The spec is part of the key: after a reload with other numbers, a fresh bucket.
+        const hosted = `${name}:${spec.ratePerSecond}:${spec.burst}`;
+        return (key: string, cost: number) => call('rate-limit', hosted, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>;
+      },
+    });
   }
 
   /**
@@ -44,7 +45,7 @@ export class Bucket {
   consume<T>(key: string, cost: number, then: (consumed: Consumed) => T | Promise<T>): T | Promise<T> {
     const shared = this.shared;
     if (shared === undefined) return then(this.local.take(key, cost));
-    return this.fleet
+    return this.state
       .either(
         `rate limit ${this.name}`,
         () => shared(key, cost),
@@ -60,7 +61,7 @@ export function hostedBucket(init: unknown): { consume(key: string, cost: number
   return { consume: (key, cost) => buckets.take(key, cost) };
 }
 
-function redisLimiter(name: string, spec: BucketSpec, storeClient: NonNullable<Fleet['redis']>): Limiter {
+function redisLimiter(name: string, spec: BucketSpec, storeClient: Redis): Limiter {
   // One window of `burst` points lasting the time the sustained rate takes to earn them: a
   // quiet source may send `burst` at once, and no source more than `ratePerSecond` sustained.
   const duration = Math.ceil(spec.burst / spec.ratePerSecond);

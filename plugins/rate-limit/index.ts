@@ -20,10 +20,18 @@
  * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
  * Order: after allowlist (quota is spent only on allowed calls), before gate.
  */
-import { errors } from '../../src/errors.js';
-import { CLOSED, EXTRA_COST, ON_CLOSE, type Facts } from '../../src/facts.js';
-import { PRICED_BY_SIZE, SUBMISSION_ONLY } from '../../src/methods.js';
-import type { PluginModule, RequestContext, Verdict } from '../../src/plugin.js';
+import {
+  CLOSED,
+  errors,
+  EXTRA_COST,
+  ON_CLOSE,
+  PRICED_BY_SIZE,
+  SUBMISSION_ONLY,
+  type Facts,
+  type PluginModule,
+  type RequestContext,
+  type Verdict,
+} from '../../src/plugin.js';
 import { Bucket, hostedBucket } from './bucket.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
 import { createSourceResolver } from './source.js';
@@ -43,13 +51,18 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
   name: 'rate-limit',
   parseOptions: parseRateLimitOptions,
   shared: { 'rate-limit': hostedBucket },
-  create(options, { fleet, metrics }) {
+  create(options, { shared, metrics }) {
+    const limited = metrics.counter(
+      'svc_ingress_rate_limited_total',
+      'Requests refused by rate limits, by traffic class and the bucket that ran dry.',
+      ['class', 'scope'],
+    );
     const sourceOf = createSourceResolver(options.trustedProxies, options.ipv6SourcePrefix);
     const buckets = (name: string, limits: TrafficLimits | undefined): Buckets | undefined =>
       limits && {
         name,
-        perSource: new Bucket(`${name}:source`, limits.perSource, fleet),
-        host: limits.host && new Bucket(`${name}:host`, limits.host, fleet),
+        perSource: new Bucket(`${name}:source`, limits.perSource, shared),
+        host: limits.host && new Bucket(`${name}:host`, limits.host, shared),
         costs: limits.methodCosts,
         burst: Math.min(limits.perSource.burst, limits.host?.burst ?? Infinity),
       };
@@ -84,13 +97,13 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
     const limit = (limits: Buckets, source: string, cost: number): Verdict | Promise<Verdict> =>
       limits.perSource.consume(source, cost, (own): Verdict | Promise<Verdict> => {
         if (!own.ok) {
-          metrics.rateLimited(limits.name, 'source');
+          limited.inc(limits.name, 'source');
           return { error: errors.rateLimited('source', own.retryAfterMs) };
         }
         if (limits.host === undefined) return undefined;
         return limits.host.consume('host', cost, (host): Verdict => {
           if (host.ok) return undefined;
-          metrics.rateLimited(limits.name, 'host');
+          limited.inc(limits.name, 'host');
           return { error: errors.rateLimited('host', host.retryAfterMs) };
         });
       });
@@ -112,7 +125,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         if (limits === undefined) return undefined;
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
         if ((inFlight.get(source) ?? 0) >= options.maxInFlightPerSource) {
-          metrics.rateLimited(limits.name, 'in-flight');
+          limited.inc(limits.name, 'in-flight');
           return { error: errors.tooManyInFlight() };
         }
         if (submission || PRICED_BY_SIZE.has(request.method)) {

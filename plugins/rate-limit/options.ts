@@ -1,5 +1,5 @@
 /** rate-limit's YAML options. */
-import type { OptionsReader } from '../../src/config/reader.js';
+import type { OptionsReader } from '../../src/plugin.js';
 import type { BucketSpec } from './bucket.js';
 import { parseCidrs } from './source.js';
 

@@ -3,13 +3,12 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { OptionsReader } from '../../src/config/reader.js';
 import { Facts } from '../../src/facts.js';
-import { Fleet } from '../../src/fleet.js';
 import { createLogger } from '../../src/log.js';
 import { KNOWN_METHODS } from '../../src/methods.js';
-import { Metrics } from '../../src/metrics.js';
 import type { PluginEnv, RequestContext } from '../../src/plugin.js';
 import { PLUGINS } from '../../src/registry.js';
 import { Upstream } from '../../src/upstream.js';
+import { pluginEnv } from '../helpers/plugin-env.js';
 
 process.env.SVC_CONTRACT_TOKEN = 'contract-test-token-0123456789';
 /** The smallest valid options of plugins that need some. */
@@ -23,7 +22,7 @@ let env: PluginEnv;
 describe('plugin contract', () => {
   before(() => {
     upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
-    env = { execution: upstream, stateReads: upstream, submit: upstream, node: upstream, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
+    env = pluginEnv(upstream, log);
   });
   after(() => upstream.close());
 

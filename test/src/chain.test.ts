@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { Chain, type ChainEntry } from '../../src/chain.js';
 import { CLOSED, Facts } from '../../src/facts.js';
-import { Fleet } from '../../src/fleet.js';
 import { createLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import type { Plugin, PluginEnv, PluginModule, RequestContext } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
+import { pluginEnv } from '../helpers/plugin-env.js';
 
 /** A plugin that records what happens to it and answers for one method. */
 function recorder(
@@ -50,7 +50,7 @@ const ctx = (method: string): RequestContext => ({
 describe('chain', () => {
   before(() => {
     upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
-    env = { execution: upstream, stateReads: upstream, submit: upstream, node: undefined, log, fleet: new Fleet({ store: 'memory', redisUrl: undefined }, log), metrics: new Metrics() };
+    env = { ...pluginEnv(upstream, log), node: undefined };
   });
   after(() => upstream.close());
 
@@ -121,13 +121,14 @@ describe('chain', () => {
       },
       options: undefined,
     };
-    const chain = await Chain.create([refusing], env);
+    const metrics = new Metrics();
+    const chain = await Chain.create([refusing], env, metrics);
     const present = ctx('eth_sendRawTransaction');
     const gone = ctx('eth_sendRawTransaction');
     gone.facts.set(CLOSED, true);
     await chain.run(present);
     await chain.run(gone);
-    const text = await env.metrics.registry.metrics();
+    const text = await metrics.registry.metrics();
     expect(text).to.include('svc_ingress_refusals_total{plugin="refusing",code="-32603"} 1\n');
     await chain.close();
   });

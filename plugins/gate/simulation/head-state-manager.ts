@@ -12,7 +12,7 @@
  */
 import { SimpleStateManager } from '@ethereumjs/statemanager';
 import { Account, bytesToHex, hexToBytes, unpadBytes, type Address } from '@ethereumjs/util';
-import { keccak256 } from '../../../src/hex.js';
+import { keccak256 } from '../hex.js';
 import { codeHashOf, type StateDependencies } from '../dependencies.js';
 import type { Head, HeadState } from '../state.js';
 import { COMMON } from './fork.js';

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { concat, dataSlice, decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeHex, Transaction, Wallet, type TransactionLike } from 'ethers';
 import { decodeSubmission } from '../../../plugins/gate/decode.js';
 import { decodeStandardTransaction } from '../../../plugins/gate/standard-codec.js';
-import { keccakHex } from '../../../src/hex.js';
+import { keccakHex } from '../../../plugins/gate/hex.js';
 import { useAnvil } from '../../helpers/el.js';
 import { walletFor } from '../../helpers/keys.js';
 import { reasonOf, verdictOf } from '../../helpers/refusals.js';
