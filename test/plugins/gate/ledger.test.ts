@@ -1,0 +1,406 @@
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import type { StateDependencies } from '../../../plugins/gate/dependencies.js';
+import { MemoryLedger, RedisLedger, type Ledger, type LedgerOptions, type Reservation } from '../../../plugins/gate/ledger.js';
+import { startRedis, type RedisServer } from '../../helpers/redis.js';
+
+const ALICE = '0x' + '11'.repeat(20);
+const BOB = '0x' + '22'.repeat(20);
+const SPONSOR = '0x' + '33'.repeat(20);
+const HEAD = 100n;
+const TX = '0x' + 'aa'.repeat(32);
+const OTHER_TX = '0x' + 'bb'.repeat(32);
+
+const OPTIONS: LedgerOptions = { duplicateWindowMs: 60_000, verdictTtlMs: 60_000, maxEntries: 1_000, skipAfterBlocks: 3n };
+
+/** RedisLedger's key layout: every instance of a fleet (and of a rolling upgrade) must share it. */
+const KEY = {
+  admitted: (hash: string) => `svc-ingress:gate:admitted:${hash}`,
+  refused: (hash: string) => `svc-ingress:gate:refused:${hash}`,
+  inFlight: (sender: string) => `svc-ingress:gate:inflight:${sender}`,
+  reserved: (payer: string) => `svc-ingress:gate:reserved:${payer}`,
+};
+/** ledger.ts IN_FLIGHT_TTL_MS. */
+const IN_FLIGHT_TTL_MS = 10 * 60_000;
+
+/** A transaction hash that names its sender's first byte and its nonce, so that failures read. */
+const hashOf = (sender: string, nonce: bigint) => '0x' + sender.slice(2, 4) + nonce.toString(16).padStart(62, '0');
+
+interface Slot {
+  readonly sender?: string;
+  readonly nonce: bigint;
+  readonly head?: bigint;
+  readonly stateNonce?: bigint;
+  readonly cap?: number;
+  readonly payer?: string;
+  readonly cost?: bigint;
+  readonly hash?: string;
+}
+
+/** Reserves Alice's `nonce` at HEAD, state nonce 0, cap 16, 1 wei she pays herself, unless told otherwise. */
+function take(ledger: Ledger, slot: Slot): Promise<Reservation> {
+  const { sender = ALICE, nonce, head = HEAD, stateNonce = 0n, cap = 16, payer = sender, cost = 1n, hash = hashOf(sender, nonce) } = slot;
+  return ledger.reserve({ sender, entry: { hash, nonce, payer, cost, head }, stateNonce, cap });
+}
+
+/** Polls (bounded) until `hash` has left the duplicate window; returns the ms since `since`. */
+async function windowClosedAfter(ledger: Ledger, hash: string, since: number): Promise<number> {
+  for (const deadline = since + 5_000; await ledger.isAdmitted(hash); ) {
+    if (Date.now() > deadline) throw new Error(`${hash} still admitted after 5000 ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return Date.now() - since;
+}
+
+const DEPENDENCIES: StateDependencies = {
+  accounts: [[ALICE, '7', '1000000000000000000']],
+  codes: [[BOB, '0x' + 'cd'.repeat(32)], [SPONSOR, '0x']],
+  slots: [[BOB, '0x' + '00'.repeat(31) + '01', '0x' + '00'.repeat(31) + '2a']],
+};
+
+/**
+ * One behaviour table, run as is against every ledger: each row runs its steps on a fresh ledger
+ * and returns what it saw, named by step, so that a failing row says which step two homes
+ * disagree on. The rows at exactly the state nonce and exactly head + skipAfterBlocks are the
+ * ones that tell `<` from `<=` and `>=` from `>` in the Lua script.
+ */
+interface Row {
+  readonly name: string;
+  readonly options?: Partial<LedgerOptions>;
+  run(ledger: Ledger): Promise<Record<string, unknown>>;
+  readonly expected: Record<string, unknown>;
+}
+
+const ROWS: Row[] = [
+  // The duplicate window.
+  {
+    name: 'claims a hash once: the second claim is refused and the hash reads admitted',
+    async run(ledger) {
+      const before = await ledger.isAdmitted(TX);
+      const first = await ledger.claim(TX);
+      const second = await ledger.claim(TX);
+      return { before, first, second, admitted: await ledger.isAdmitted(TX), other: await ledger.isAdmitted(OTHER_TX) };
+    },
+    expected: { before: false, first: true, second: false, admitted: true, other: false },
+  },
+  {
+    name: 'lets a hash be claimed again after unclaim, and leaves other claims alone',
+    async run(ledger) {
+      await ledger.claim(TX);
+      await ledger.claim(OTHER_TX);
+      await ledger.unclaim(TX);
+      const admitted = await ledger.isAdmitted(TX);
+      const other = await ledger.isAdmitted(OTHER_TX);
+      return { admitted, other, again: await ledger.claim(TX), otherAgain: await ledger.claim(OTHER_TX) };
+    },
+    expected: { admitted: false, other: true, again: true, otherAgain: false },
+  },
+  {
+    name: 'unclaims a hash never claimed without effect',
+    async run(ledger) {
+      await ledger.unclaim(TX);
+      return { admitted: await ledger.isAdmitted(TX), claimed: await ledger.claim(TX) };
+    },
+    expected: { admitted: false, claimed: true },
+  },
+  {
+    name: 'closes the duplicate window duplicateWindowMs (50 ms) after the claim, not before',
+    options: { duplicateWindowMs: 50 },
+    async run(ledger) {
+      const since = Date.now();
+      const first = await ledger.claim(TX);
+      const second = await ledger.claim(TX);
+      const closedAfterMs = await windowClosedAfter(ledger, TX, since);
+      // 1 ms of slack: Redis and this process round the same clock to milliseconds apart.
+      return { first, second, closedAfterWindow: closedAfterMs >= 49, again: await ledger.claim(TX) };
+    },
+    expected: { first: true, second: false, closedAfterWindow: true, again: true },
+  },
+
+  // Cached refusals.
+  {
+    name: 'replays a state-bound refusal as stored: head past 2^53, extra and dependencies included',
+    async run(ledger) {
+      await ledger.remember(TX, {
+        reason: 'validation-prefix-reverted',
+        detail: 'frame 0 reverted',
+        extra: { frame: 0, cause: '0x08c379a0' },
+        byExecutionLayer: false,
+        head: 2n ** 64n + 1n,
+        dependencies: DEPENDENCIES,
+      });
+      return { refusal: await ledger.refusal(TX) };
+    },
+    expected: {
+      refusal: {
+        reason: 'validation-prefix-reverted',
+        detail: 'frame 0 reverted',
+        extra: { frame: 0, cause: '0x08c379a0' },
+        byExecutionLayer: false,
+        head: 18446744073709551617n,
+        dependencies: DEPENDENCIES,
+      },
+    },
+  },
+  {
+    name: 'replays a refusal that does not depend on state with head undefined',
+    async run(ledger) {
+      await ledger.remember(TX, { reason: 'sig-invalid', detail: 'bad signature', byExecutionLayer: true, head: undefined });
+      return { refusal: await ledger.refusal(TX) };
+    },
+    expected: { refusal: { reason: 'sig-invalid', detail: 'bad signature', byExecutionLayer: true, head: undefined } },
+  },
+  {
+    name: 'answers no refusal for an unknown hash, replaces a refusal, and keeps refusals apart from admissions',
+    async run(ledger) {
+      const unknown = await ledger.refusal(TX);
+      await ledger.remember(TX, { reason: 'nonce-too-low', detail: 'first', byExecutionLayer: false, head: 5n });
+      await ledger.remember(TX, { reason: 'insufficient-funds', detail: 'second', byExecutionLayer: false, head: 6n });
+      await ledger.claim(OTHER_TX);
+      const refusal = await ledger.refusal(TX);
+      return { unknown, refusal, refusedAdmitted: await ledger.isAdmitted(TX), admittedRefusal: await ledger.refusal(OTHER_TX) };
+    },
+    expected: {
+      unknown: undefined,
+      refusal: { reason: 'insufficient-funds', detail: 'second', byExecutionLayer: false, head: 6n },
+      refusedAdmitted: false,
+      admittedRefusal: undefined,
+    },
+  },
+
+  // In-flight slots.
+  {
+    name: "reserves a nonce once: 'nonce-in-flight' for the same nonce, whatever its hash",
+    async run(ledger) {
+      const first = await take(ledger, { nonce: 0n });
+      const same = await take(ledger, { nonce: 0n });
+      const replacement = await take(ledger, { nonce: 0n, hash: TX });
+      return { first, same, replacement, next: await take(ledger, { nonce: 1n }) };
+    },
+    expected: { first: 'ok', same: 'nonce-in-flight', replacement: 'nonce-in-flight', next: 'ok' },
+  },
+  {
+    name: "answers 'cap' once the sender holds cap slots; a nonce in flight is told before the cap",
+    async run(ledger) {
+      const first = await take(ledger, { nonce: 0n, cap: 2 });
+      const second = await take(ledger, { nonce: 1n, cap: 2 });
+      const third = await take(ledger, { nonce: 2n, cap: 2 });
+      const takenAtCap = await take(ledger, { nonce: 1n, cap: 2 });
+      return { first, second, third, takenAtCap, capZero: await take(ledger, { sender: BOB, nonce: 0n, cap: 0 }) };
+    },
+    expected: { first: 'ok', second: 'ok', third: 'cap', takenAtCap: 'nonce-in-flight', capZero: 'cap' },
+  },
+  {
+    name: 'frees the slots below the state nonce and keeps the slot exactly at it',
+    async run(ledger) {
+      for (const nonce of [4n, 5n, 6n]) await take(ledger, { nonce, cost: 10n });
+      // State nonce 6: 4 and 5 are done, 6 is not (a `<=` would free it).
+      const atStateNonce = await take(ledger, { nonce: 6n, stateNonce: 6n, cap: 2 });
+      const nextFits = await take(ledger, { nonce: 7n, stateNonce: 6n, cap: 2, cost: 10n });
+      const full = await take(ledger, { nonce: 8n, stateNonce: 6n, cap: 2 });
+      return { atStateNonce, nextFits, full, reserved: await ledger.reserved(ALICE) };
+    },
+    expected: { atStateNonce: 'nonce-in-flight', nextFits: 'ok', full: 'cap', reserved: 20n },
+  },
+  {
+    name: 'with skipAfterBlocks 1: a slot taken at head 100 is held at 100 and freed at 101',
+    options: { skipAfterBlocks: 1n },
+    async run(ledger) {
+      await take(ledger, { nonce: 0n, head: 100n, cost: 5n });
+      const atTakenHead = await take(ledger, { nonce: 0n, head: 100n });
+      const reservedBefore = await ledger.reserved(ALICE);
+      const atSkip = await take(ledger, { nonce: 0n, head: 101n, cost: 7n });
+      return { atTakenHead, reservedBefore, atSkip, reserved: await ledger.reserved(ALICE) };
+    },
+    expected: { atTakenHead: 'nonce-in-flight', reservedBefore: 5n, atSkip: 'ok', reserved: 7n },
+  },
+  {
+    name: 'with skipAfterBlocks 3: a slot taken at head 100 is held at 102 and freed at exactly 103',
+    options: { skipAfterBlocks: 3n },
+    async run(ledger) {
+      await take(ledger, { nonce: 0n, head: 100n, cost: 5n });
+      await take(ledger, { nonce: 1n, head: 101n, cost: 6n });
+      // A `>` in place of `>=` would still hold nonce 0 at 103.
+      const oneShort = await take(ledger, { nonce: 0n, head: 102n, cap: 2 });
+      const atSkip = await take(ledger, { nonce: 0n, head: 103n, cost: 7n, cap: 2 });
+      const laterSlotKept = await take(ledger, { nonce: 1n, head: 103n, cap: 2 });
+      return { oneShort, atSkip, laterSlotKept, reserved: await ledger.reserved(ALICE) };
+    },
+    expected: { oneShort: 'nonce-in-flight', atSkip: 'ok', laterSlotKept: 'nonce-in-flight', reserved: 13n },
+  },
+  {
+    name: 'releases a slot only for the hash that holds it, at its nonce, for its sender',
+    async run(ledger) {
+      await take(ledger, { nonce: 0n, cost: 5n });
+      await ledger.release(ALICE, 0n, TX);
+      await ledger.release(ALICE, 1n, hashOf(ALICE, 0n));
+      await ledger.release(BOB, 0n, hashOf(ALICE, 0n));
+      const keptAfterWrongReleases = await take(ledger, { nonce: 0n });
+      const reservedKept = await ledger.reserved(ALICE);
+      await ledger.release(ALICE, 0n, hashOf(ALICE, 0n));
+      const reservedAfterRelease = await ledger.reserved(ALICE);
+      return { keptAfterWrongReleases, reservedKept, reservedAfterRelease, retaken: await take(ledger, { nonce: 0n }) };
+    },
+    expected: { keptAfterWrongReleases: 'nonce-in-flight', reservedKept: 5n, reservedAfterRelease: 0n, retaken: 'ok' },
+  },
+  {
+    name: 'sums reserved costs per payer across senders, apart from the senders themselves',
+    async run(ledger) {
+      await take(ledger, { nonce: 0n, cost: 10n });
+      await take(ledger, { nonce: 1n, cost: 20n, payer: SPONSOR });
+      await take(ledger, { sender: BOB, nonce: 0n, cost: 300n, payer: SPONSOR });
+      await take(ledger, { sender: BOB, nonce: 1n, cost: 4000n });
+      const [alice, bob, sponsor] = await Promise.all([ALICE, BOB, SPONSOR].map((payer) => ledger.reserved(payer)));
+      return { alice, bob, sponsor, nobody: await ledger.reserved('0x' + '44'.repeat(20)) };
+    },
+    expected: { alice: 10n, bob: 4000n, sponsor: 320n, nobody: 0n },
+  },
+  {
+    name: "drops the payer's reservation of a released slot and of slots freed by state nonce or head",
+    async run(ledger) {
+      await take(ledger, { nonce: 0n, cost: 1n, payer: SPONSOR });
+      await take(ledger, { nonce: 1n, cost: 20n, payer: SPONSOR });
+      await take(ledger, { sender: BOB, nonce: 0n, cost: 300n, payer: SPONSOR, head: HEAD });
+      await take(ledger, { sender: BOB, nonce: 1n, cost: 4000n, payer: SPONSOR, head: HEAD + 1n });
+      const all = await ledger.reserved(SPONSOR);
+      await ledger.release(ALICE, 1n, hashOf(ALICE, 1n));
+      const released = await ledger.reserved(SPONSOR);
+      await take(ledger, { nonce: 2n, stateNonce: 1n, cost: 50_000n });
+      const freedByNonce = await ledger.reserved(SPONSOR);
+      await take(ledger, { sender: BOB, nonce: 2n, head: HEAD + 3n, cost: 600_000n });
+      const freedByHead = await ledger.reserved(SPONSOR);
+      return { all, released, freedByNonce, freedByHead, alice: await ledger.reserved(ALICE), bob: await ledger.reserved(BOB) };
+    },
+    expected: { all: 4321n, released: 4301n, freedByNonce: 4300n, freedByHead: 4000n, alice: 50_000n, bob: 600_000n },
+  },
+  {
+    name: "keeps counting a done slot in the payer's reservation until its sender reserves again (pruning is lazy)",
+    async run(ledger) {
+      await take(ledger, { nonce: 0n, cost: 7n, payer: SPONSOR });
+      await take(ledger, { sender: BOB, nonce: 5n, stateNonce: 5n, head: HEAD + 100n });
+      const otherSenderCame = await ledger.reserved(SPONSOR);
+      await take(ledger, { nonce: 1n, stateNonce: 1n });
+      return { otherSenderCame, senderCame: await ledger.reserved(SPONSOR) };
+    },
+    expected: { otherSenderCame: 7n, senderCame: 0n },
+  },
+  {
+    name: 'keeps two senders apart: same nonces, separate caps, pruning one frees nothing of the other',
+    async run(ledger) {
+      const alice = await take(ledger, { nonce: 0n, cap: 1 });
+      const bobSameNonce = await take(ledger, { sender: BOB, nonce: 0n, cap: 1 });
+      const aliceCap = await take(ledger, { nonce: 1n, cap: 1 });
+      const bobCap = await take(ledger, { sender: BOB, nonce: 1n, cap: 1 });
+      const aliceFreed = await take(ledger, { nonce: 1n, stateNonce: 1n, head: HEAD + 3n, cap: 1 });
+      return { alice, bobSameNonce, aliceCap, bobCap, aliceFreed, bobKept: await take(ledger, { sender: BOB, nonce: 0n, cap: 1 }) };
+    },
+    expected: { alice: 'ok', bobSameNonce: 'ok', aliceCap: 'cap', bobCap: 'cap', aliceFreed: 'ok', bobKept: 'nonce-in-flight' },
+  },
+];
+
+describe('gate: ledger', () => {
+  let server: RedisServer;
+  let redis: Redis;
+
+  before(async () => {
+    server = await startRedis();
+    redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  });
+  after(async () => {
+    await redis?.quit();
+    await server?.stop();
+  });
+
+  const homes: ReadonlyArray<{ name: string; open(options: LedgerOptions): Promise<Ledger> }> = [
+    { name: 'MemoryLedger', open: async (options) => new MemoryLedger(options) },
+    {
+      name: 'RedisLedger',
+      open: async (options) => {
+        await redis.flushdb();
+        return new RedisLedger(redis, options);
+      },
+    },
+  ];
+
+  for (const home of homes) {
+    describe(home.name, () => {
+      for (const row of ROWS) {
+        it(row.name, async () => {
+          const ledger = await home.open({ ...OPTIONS, ...row.options });
+          expect(await row.run(ledger)).to.deep.equal(row.expected);
+        });
+      }
+    });
+  }
+
+  describe('RedisLedger: what it leaves in Redis', () => {
+    let ledger: RedisLedger;
+    beforeEach(async () => {
+      await redis.flushdb();
+      ledger = new RedisLedger(redis, { ...OPTIONS, duplicateWindowMs: 30_000, verdictTtlMs: 20_000 });
+    });
+
+    /** Each key's fields and whether its TTL lies in (0, ttlMs]. */
+    const hashWithTtl = async (key: string, ttlMs: number) => {
+      const ttl = await redis.pttl(key);
+      return { fields: await redis.hgetall(key), ttlSet: ttl > 0 && ttl <= ttlMs };
+    };
+
+    it('admits with PX duplicateWindowMs and remembers refusals with PX verdictTtlMs', async () => {
+      await ledger.claim(TX);
+      await ledger.remember(OTHER_TX, { reason: 'sig-invalid', detail: 'bad signature', byExecutionLayer: false, head: undefined });
+      const [admittedTtl, refusedTtl] = await Promise.all([redis.pttl(KEY.admitted(TX)), redis.pttl(KEY.refused(OTHER_TX))]);
+      expect(admittedTtl).to.be.within(29_000, 30_000);
+      expect(refusedTtl).to.be.within(19_000, 20_000);
+      expect(JSON.parse((await redis.get(KEY.refused(OTHER_TX)))!)).to.deep.equal({
+        reason: 'sig-invalid',
+        detail: 'bad signature',
+        byExecutionLayer: false,
+        head: null,
+      });
+    });
+
+    it("stores a slot as hash|payer|cost|head under the sender, and its cost under the payer's hash", async () => {
+      expect(await take(ledger, { nonce: 7n, cost: 123n, payer: SPONSOR, head: 456n })).to.equal('ok');
+      expect(await hashWithTtl(KEY.inFlight(ALICE), IN_FLIGHT_TTL_MS)).to.deep.equal({
+        fields: { '7': `${hashOf(ALICE, 7n)}|${SPONSOR}|123|456` },
+        ttlSet: true,
+      });
+      expect(await hashWithTtl(KEY.reserved(SPONSOR), IN_FLIGHT_TTL_MS)).to.deep.equal({
+        fields: { [hashOf(ALICE, 7n)]: '123' },
+        ttlSet: true,
+      });
+    });
+
+    it("deletes the payer's field (HDEL) of a slot freed by state nonce, by head, or released", async () => {
+      await take(ledger, { nonce: 0n, cost: 1n, payer: SPONSOR, head: HEAD });
+      await take(ledger, { nonce: 1n, cost: 20n, payer: SPONSOR, head: HEAD + 1n });
+      await take(ledger, { sender: BOB, nonce: 0n, cost: 300n, payer: SPONSOR, head: HEAD });
+      await take(ledger, { sender: BOB, nonce: 1n, cost: 4000n, payer: SPONSOR, head: HEAD + 1n });
+
+      // Alice's nonce 0 goes by state nonce, her nonce 1 stays; she pays her new slot herself.
+      await take(ledger, { nonce: 2n, stateNonce: 1n, head: HEAD + 1n });
+      expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({
+        [hashOf(ALICE, 1n)]: '20',
+        [hashOf(BOB, 0n)]: '300',
+        [hashOf(BOB, 1n)]: '4000',
+      });
+      // Bob's nonce 0 goes by head (taken at HEAD, now HEAD + 3), his nonce 1 stays.
+      await take(ledger, { sender: BOB, nonce: 2n, head: HEAD + 3n });
+      await ledger.release(ALICE, 1n, hashOf(ALICE, 1n));
+      expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({ [hashOf(BOB, 1n)]: '4000' });
+      expect((await redis.hkeys(KEY.inFlight(ALICE))).sort()).to.deep.equal(['2']);
+      expect((await redis.hkeys(KEY.inFlight(BOB))).sort()).to.deep.equal(['1', '2']);
+
+      await ledger.release(BOB, 1n, hashOf(BOB, 1n));
+      expect(await redis.exists(KEY.reserved(SPONSOR))).to.equal(0);
+    });
+
+    it('leaves both hashes as they were when a release names another hash', async () => {
+      await take(ledger, { nonce: 0n, cost: 9n, payer: SPONSOR });
+      await ledger.release(ALICE, 0n, TX);
+      expect(await redis.hgetall(KEY.inFlight(ALICE))).to.deep.equal({ '0': `${hashOf(ALICE, 0n)}|${SPONSOR}|9|${HEAD}` });
+      expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({ [hashOf(ALICE, 0n)]: '9' });
+    });
+  });
+});
