@@ -17,7 +17,7 @@ import { Approvals, defaultCodeScope, NEW_ACCOUNT_STATE_GAS } from '../../plugin
 import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../../plugins/gate/direct-evaluation.js';
 import { EXPIRY_VERIFIER, frameGas } from '../../plugins/gate/frame-checks.js';
 import { FrameMode, type Frame, type FrameTransaction } from '../../plugins/gate/frame-codec.js';
-import { Refusal } from '../../plugins/gate/refusal.js';
+import { Refusal } from '../../plugins/gate/errors.js';
 import { verifyFrameSignatures } from '../../plugins/gate/signatures.js';
 import { COMMON, isPrecompile, PRECOMPILES } from '../../plugins/gate/simulation/fork.js';
 import { frameOpcodes, journalApprovals, type CompletedFrame, type FrameContext } from '../../plugins/gate/simulation/frame-opcodes.js';

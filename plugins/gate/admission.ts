@@ -5,7 +5,7 @@
  */
 import type { Submission } from './decode.js';
 import type { Ledger } from './ledger.js';
-import { refuse } from './refusal.js';
+import { refuse } from './errors.js';
 import type { Head, HeadState } from './state.js';
 
 export interface AdmissionLimits {

@@ -9,9 +9,9 @@
  */
 import { checkFrameTransaction, TRANSACTION_EXECUTION_CAP, type FrameFacts, type FrameLimits } from './frame-checks.js';
 import { decodeFrameTransaction, FRAME_TX_TYPE, type FrameTransaction } from './frame-codec.js';
-import { refuse } from './refusal.js';
+import { refuse } from './errors.js';
 import { recoverAddress, SECP256K1_N } from './signatures.js';
-import type { RawTransaction } from './shape.js';
+import type { RawTransaction } from './raw-transaction.js';
 import { decodeStandardTransaction } from './standard-codec.js';
 
 export interface Submission {

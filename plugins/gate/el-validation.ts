@@ -10,15 +10,7 @@
  */
 import { METHOD_NOT_FOUND, RpcFailure, type Upstream } from '../../src/plugin.js';
 import type { Submission } from './decode.js';
-import { Refusal } from './refusal.js';
-import { Unavailable } from './state.js';
-
-/** An EL refusal: the reason is the EL's own text. */
-export class ExecutionLayerRefusal extends Refusal {
-  constructor(readonly elReason: string) {
-    super('el-rejected', elReason);
-  }
-}
+import { ExecutionLayerRefusal, Unavailable } from './errors.js';
 
 export type ElValidation = (sub: Submission) => Promise<void>;
 

@@ -5,8 +5,8 @@
  * Canonical encoding is enforced, integers included (rlp-fields.ts).
  */
 import { bytesOfHex, keccakHex } from './hex.js';
-import type { RawTransaction } from './shape.js';
-import { refuse } from './refusal.js';
+import type { RawTransaction } from './raw-transaction.js';
+import { refuse } from './errors.js';
 import { address, anyList, bytes as byteString, decodeCanonical, encodeRlp, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
 
 export const FRAME_TX_TYPE = 0x06;

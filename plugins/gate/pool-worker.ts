@@ -8,10 +8,10 @@ import { workerData } from 'node:worker_threads';
 import { Upstream, type UpstreamOptions } from '../../src/plugin.js';
 import type { FrameFacts } from './frame-checks.js';
 import type { FrameTransaction } from './frame-codec.js';
-import { Refusal } from './refusal.js';
+import { Refusal, Unavailable } from './errors.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
 import type { StateDependencies } from './dependencies.js';
-import { HeadState, Unavailable, type Head } from './state.js';
+import { HeadState, type Head } from './state.js';
 
 export interface PoolRefusal {
   readonly refusal: {

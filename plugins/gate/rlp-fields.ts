@@ -7,7 +7,7 @@
  */
 import { RLP } from '@ethereumjs/rlp';
 import { decodeRlp } from 'ethers';
-import { refuse } from './refusal.js';
+import { refuse } from './errors.js';
 
 export type Item = Uint8Array | Item[];
 

@@ -6,6 +6,7 @@
  * newer one arrived, reads without the cache). A failed read throws `Unavailable`: the gate then fails closed.
  */
 import { RpcFailure, sharedFor, type Answer, type Upstream } from '../../src/plugin.js';
+import { Unavailable } from './errors.js';
 
 export interface Head {
   readonly number: bigint;
@@ -18,11 +19,6 @@ export interface Head {
 export interface Account {
   readonly nonce: bigint;
   readonly balance: bigint;
-}
-
-/** The EL could not be read: not a verdict on the transaction. */
-export class Unavailable extends Error {
-  override name = 'Unavailable';
 }
 
 export class HeadState {

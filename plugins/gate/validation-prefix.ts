@@ -14,7 +14,7 @@
 import type { Submission } from './decode.js';
 import { evaluateDirectly } from './direct-evaluation.js';
 import { EXPIRY_VERIFIER } from './frame-checks.js';
-import { Refusal } from './refusal.js';
+import { Refusal } from './errors.js';
 import type { Head, HeadState } from './state.js';
 
 /** Runs the prefix in the embedded EVM; throws a `verify-rejected` Refusal (with its dependencies) on a rule violation. */

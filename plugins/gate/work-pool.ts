@@ -15,9 +15,8 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { Frame, SignatureEntry } from './frame-codec.js';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateTask } from './pool-worker.js';
-import { Refusal } from './refusal.js';
+import { PoolBusy, Refusal, Unavailable } from './errors.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
-import { Unavailable } from './state.js';
 
 const INLINE_SECP256K1_MAX = 4;
 const CONCURRENT_TASKS_PER_THREAD = 8;
@@ -28,11 +27,6 @@ const INLINE_SCHEMES = new Set([0x00, 0x01]);
 // Each field goes as its own bytes instead.
 const detachedFrame = (frame: Frame): Frame => ({ ...frame, data: frame.data.slice() });
 const detachedEntry = (entry: SignatureEntry): SignatureEntry => ({ ...entry, msg: entry.msg?.slice(), signature: entry.signature.slice() });
-
-/** The pool is full: not a verdict on the transaction. */
-export class PoolBusy extends Error {
-  override name = 'PoolBusy';
-}
 
 export interface WorkPool {
   /** Throws a Refusal for a bad entry, PoolBusy when the queue is full. */

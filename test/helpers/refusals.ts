@@ -1,5 +1,5 @@
 /** What a gate check throws, read as a submitter would: its reason code, or its whole message. */
-import { Refusal } from '../../plugins/gate/refusal.js';
+import { Refusal } from '../../plugins/gate/errors.js';
 
 function refusal(fn: () => unknown): Refusal | undefined {
   try {

@@ -18,7 +18,7 @@ import { Approvals, defaultCodeScope } from '../approval.js';
 import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
 import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
-import { Refusal, refuseFrame } from '../refusal.js';
+import { Refusal, refuseFrame } from '../errors.js';
 import type { Head, HeadState } from '../state.js';
 import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
 import { frameOpcodes, journalApprovals, type FrameContext } from './frame-opcodes.js';

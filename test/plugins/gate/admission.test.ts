@@ -4,8 +4,8 @@ import { checkAdmission, type AdmissionLimits, type Release } from '../../../plu
 import { decodeSubmission, type Submission } from '../../../plugins/gate/decode.js';
 import type { InFlightEntry } from '../../../plugins/gate/in-flight.js';
 import type { Ledger, Reservation, ReserveRequest } from '../../../plugins/gate/ledger.js';
-import { Refusal } from '../../../plugins/gate/refusal.js';
-import { readRawTransaction } from '../../../plugins/gate/shape.js';
+import { Refusal } from '../../../plugins/gate/errors.js';
+import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import type { Account, Head, HeadState } from '../../../plugins/gate/state.js';
 import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../helpers/frames.js';
 

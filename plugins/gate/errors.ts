@@ -1,0 +1,85 @@
+/**
+ * What the gate's parts throw, and the one place it becomes a wire answer (`answerFor`):
+ * - `Refusal`: a verdict on the transaction, a stable reason code (the ones of
+ *   frame-transactions.md and the gate's own) plus a sentence for humans; -32000.
+ * - `Unavailable`: the EL could not be read, not a verdict; -32603, fails closed.
+ * - `PoolBusy`: the worker pool is full, not a verdict; -32005 for the host.
+ * Anything else is a bug and goes up to the chain.
+ */
+import { errors, type Answer } from '../../src/plugin.js';
+import type { StateDependencies } from './dependencies.js';
+import type { CachedRefusal } from './verdict-cache.js';
+
+export class Refusal extends Error {
+  constructor(
+    readonly reason: string,
+    readonly detail: string,
+    /** Members added to `data` beside `reason` (a VERIFY refusal's frame and cause). */
+    readonly extra?: Readonly<Record<string, string | number>>,
+  ) {
+    super(`${reason}: ${detail}`);
+    this.name = 'Refusal';
+  }
+
+  /** The head state a validation-prefix refusal rests on (dependencies.ts), when known. */
+  dependencies: StateDependencies | undefined;
+}
+
+export function refuse(reason: string, detail: string): never {
+  throw new Refusal(reason, detail);
+}
+
+/**
+ * frame-transactions.md section 8: a validation-prefix frame failed. `cause` is short and
+ * stable ("reverted", "out of gas", "no APPROVE", "banned opcode TIMESTAMP", …) and goes into
+ * `data.cause`; `detail`, for humans, only into the message.
+ */
+export function refuseFrame(frame: number, mode: 'VERIFY' | 'deploy', cause: string, detail?: string): never {
+  throw new Refusal('verify-rejected', `${mode} frame ${frame}: ${cause}${detail === undefined ? '' : ` (${detail})`}`, { frame, cause });
+}
+
+/** An EL refusal (`validation_method`): the reason is the EL's own text. */
+export class ExecutionLayerRefusal extends Refusal {
+  constructor(readonly elReason: string) {
+    super('el-rejected', elReason);
+  }
+}
+
+/** The EL could not be read: not a verdict on the transaction. */
+export class Unavailable extends Error {
+  override name = 'Unavailable';
+}
+
+/** The pool is full: not a verdict on the transaction. */
+export class PoolBusy extends Error {
+  override name = 'PoolBusy';
+}
+
+/** How long a client should wait when the worker pool is full. */
+const POOL_BUSY_RETRY_MS = 1_000;
+
+/** The answer for what a judgement threw, or undefined for a bug (rethrown by the caller). */
+export function answerFor(err: unknown): Answer | undefined {
+  if (err instanceof PoolBusy) return { error: errors.rateLimited('host', POOL_BUSY_RETRY_MS) };
+  if (err instanceof Unavailable) return { error: errors.validationUnavailable() };
+  return undefined;
+}
+
+/** The wire error of a refusal, first given (`cached` false) or replayed. */
+export function refusalError(refusal: CachedRefusal, cached: boolean) {
+  return refusal.byExecutionLayer
+    ? errors.rejectedByExecutionLayer(refusal.detail, cached)
+    : errors.rejected(refusal.reason, refusal.detail, cached, refusal.extra);
+}
+
+/** What the ledger keeps of a refusal judged at `head`. */
+export function cachedRefusalOf(err: Refusal, head: bigint | undefined): CachedRefusal {
+  return {
+    reason: err.reason,
+    detail: err.detail,
+    extra: err.extra,
+    byExecutionLayer: err instanceof ExecutionLayerRefusal,
+    head,
+    ...(err.dependencies === undefined ? {} : { dependencies: err.dependencies }),
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * The validator gate's verdict on one raw transaction, in three stages:
+ * - `replay`: what the gate already said about these bytes (duplicate window, cached refusal);
+ * - `decide`: decode, signatures, the head state, the validation prefix, the EL's opinion;
+ *   an admission holds an in-flight slot;
+ * - `admit`: claim the bytes across the fleet, forward them, answer (with the receipt for sync).
+ * The same bytes judged twice at once wait for the first verdict.
+ */
+import {
+  CLOSED,
+  errors,
+  EXTRA_COST,
+  type Answer,
+  type Facts,
+  type LabelledCounter,
+  type ThrottledWarning,
+  type Upstream,
+} from '../../src/plugin.js';
+import { checkAdmission, type Release } from './admission.js';
+import { decodeSubmission, type Submission } from './decode.js';
+import { stillHolds } from './dependencies.js';
+import type { ElValidation } from './el-validation.js';
+import { answerFor, cachedRefusalOf, Refusal, refusalError, Unavailable } from './errors.js';
+import type { Ledger } from './ledger.js';
+import type { GateOptions } from './options.js';
+import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
+import { isPrecompile } from './simulation/fork.js';
+import type { Head, HeadState } from './state.js';
+import { receiptOf } from './sync.js';
+import { judgePrefix, type PrefixJudge } from './validation-prefix.js';
+import type { WorkPool } from './work-pool.js';
+
+export interface JudgeParts {
+  readonly options: GateOptions;
+  readonly state: HeadState;
+  readonly ledger: Ledger;
+  readonly pool: WorkPool;
+  readonly validate: ElValidation | undefined;
+  readonly submit: Upstream;
+  readonly stateReads: Upstream;
+  /** svc_ingress_gate_verdicts_total. */
+  readonly verdicts: LabelledCounter;
+  readonly sequenced: () => void;
+  readonly unavailable: ThrottledWarning;
+}
+
+/** EIP-7966's variant, answered with the receipt (`timeoutMs` to wait for it). */
+export type Sync = { readonly timeoutMs: number } | undefined;
+
+/** An admission: the decoded submission, the head it was judged at, and its in-flight slot. */
+interface Admission {
+  readonly sub: Submission;
+  readonly head: Head;
+  readonly release: Release;
+}
+
+/** What a judgement whose client left before the forward ends with (nobody reads it). */
+const ABANDONED: Answer = { error: errors.submissionUnavailable() };
+
+/**
+ * Rate-limit tokens a frame transaction's validation costs: one per 10,000 gas of its prefix
+ * (frames' execution limits, run in the EVM or evaluated directly, plus the entries'
+ * verification gas), at least one. At most 10 within the 100,000 budget.
+ */
+const GAS_PER_TOKEN = 10_000n;
+const validationTokens = (prefixGas: bigint) => Math.max(1, Number((prefixGas + GAS_PER_TOKEN - 1n) / GAS_PER_TOKEN));
+
+export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Facts, sync: Sync) => Promise<Answer> {
+  const { options, state, ledger, pool, validate, verdicts } = parts;
+  const prefixJudge: PrefixJudge = {
+    isPrecompile,
+    simulate: (sub, head) => pool.simulate({ tx: sub.frame!.tx, facts: sub.frame!.facts, head }),
+  };
+  const judging = new Map<string, Promise<Answer>>();
+
+  const replay = async (hash: string): Promise<Answer | undefined> => {
+    if (await ledger.isAdmitted(hash)) {
+      verdicts.inc('refused', 'already-known');
+      return { error: errors.alreadyKnown() };
+    }
+    const cached = await ledger.refusal(hash);
+    if (cached === undefined) return undefined;
+    // A state-bound verdict holds at the head it was judged at; a validation-prefix refusal
+    // also at a later head where everything it read is unchanged.
+    if (cached.head !== undefined) {
+      const latest = await state.latest();
+      if (cached.head !== latest.number && !(cached.dependencies !== undefined && (await stillHolds(cached.dependencies, state, latest)))) {
+        return undefined;
+      }
+    }
+    verdicts.inc('cached', cached.reason);
+    return { error: refusalError(cached, true) };
+  };
+
+  /** An admission, or the over-quota answer; throws what refuses. `judged.head`: the head read, once state is. */
+  const decide = async (raw: RawTransaction, facts: Facts, judged: { head?: bigint }): Promise<Admission | Answer> => {
+    const sub = decodeSubmission(raw, options);
+    if (sub.frame !== undefined) {
+      const overQuota = await facts.get(EXTRA_COST)?.(validationTokens(sub.frame.facts.prefixGas) - 1);
+      if (overQuota !== undefined) return overQuota;
+      await pool.verify(sub.frame.tx);
+    }
+    const atHead = async (head: Head): Promise<Admission> => {
+      judged.head = head.number;
+      const release = await checkAdmission(sub, head, state, ledger, options);
+      try {
+        if (sub.frame !== undefined) await judgePrefix(sub, head, state, prefixJudge);
+        await validate?.(sub);
+      } catch (err) {
+        await release();
+        throw err;
+      }
+      return { sub, head, release };
+    };
+    const cached = await state.latest();
+    try {
+      return await atHead(cached);
+    } catch (err) {
+      // A refusal that rests on state is confirmed on a fresh head before it is given: the
+      // cached one may be up to head_cache_ms old (a transfer sent right after its funding
+      // receipt would be refused "balance 0").
+      if (!(err instanceof Refusal)) throw err;
+      const fresh = await state.fresh();
+      if (fresh.number === cached.number) throw err;
+      return atHead(fresh);
+    }
+  };
+
+  const refused = async (err: unknown, hash: string, head: bigint | undefined): Promise<Answer> => {
+    if (err instanceof Unavailable) parts.unavailable({ error: err.message });
+    const answer = answerFor(err);
+    if (answer !== undefined) return answer;
+    if (!(err instanceof Refusal)) throw err;
+    const refusal = cachedRefusalOf(err, head);
+    await ledger.remember(hash, refusal);
+    verdicts.inc('refused', err.reason);
+    return { error: refusalError(refusal, false) };
+  };
+
+  const admit = async (raw: RawTransaction, facts: Facts, sync: Sync, { sub, head, release }: Admission): Promise<Answer> => {
+    // EIP-7966: a nonce ahead of the sender's next one is not accepted at all, with that nonce.
+    if (sync !== undefined) {
+      const next = (await state.account(sub.sender, head)).nonce;
+      if (sub.nonce > next) {
+        await release();
+        return { error: errors.syncNonceGap(next) };
+      }
+    }
+    // A client gone while the gate judged (closed, or half-closed: Node aborts the request then)
+    // would never learn that its transaction was ordered: it is not forwarded.
+    if (facts.get(CLOSED)) {
+      await release();
+      return ABANDONED;
+    }
+    // Claimed across the fleet before forwarding: another instance admitting the same bytes at
+    // the same moment gets "already known" instead of forwarding them twice.
+    if (!(await ledger.claim(raw.hash))) {
+      await release();
+      verdicts.inc('refused', 'already-known');
+      return { error: errors.alreadyKnown() };
+    }
+    let answer: Answer;
+    try {
+      answer = await forwardSubmission(parts.submit, raw);
+    } catch (err) {
+      await Promise.all([release(), ledger.unclaim(raw.hash)]);
+      throw err;
+    }
+    if ('error' in answer) {
+      await Promise.all([release(), ledger.unclaim(raw.hash)]);
+      verdicts.inc('refused', 'submit-rejected');
+      return answer;
+    }
+    verdicts.inc('admitted', '');
+    parts.sequenced();
+    return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, facts, state, parts.stateReads);
+  };
+
+  const judge = async (raw: RawTransaction, facts: Facts, sync: Sync): Promise<Answer> => {
+    const judged: { head?: bigint } = {};
+    let decided: Admission | Answer;
+    try {
+      decided = await decide(raw, facts, judged);
+    } catch (err) {
+      return refused(err, raw.hash, judged.head);
+    }
+    return 'release' in decided ? admit(raw, facts, sync, decided) : decided;
+  };
+
+  const judgeOnce = (raw: RawTransaction, facts: Facts, sync: Sync): Promise<Answer> => {
+    // The two variants answer differently: each is judged once on its own.
+    const key = sync === undefined ? raw.hash : `sync:${raw.hash}`;
+    const running = judging.get(key);
+    if (running !== undefined) {
+      // The same bytes from a client that is still there are judged afresh if the first one left.
+      return running.then((first) => (first === ABANDONED ? judgeOnce(raw, facts, sync) : 'result' in first ? { error: errors.alreadyKnown() } : first));
+    }
+    const verdict = judge(raw, facts, sync).finally(() => judging.delete(key));
+    judging.set(key, verdict);
+    return verdict;
+  };
+
+  return (raw, facts, sync) => {
+    if (judging.has(raw.hash)) return judgeOnce(raw, facts, sync);
+    return replay(raw.hash).then(
+      (earlier) => earlier ?? judgeOnce(raw, facts, sync),
+      (err) => {
+        if (!(err instanceof Unavailable)) throw err;
+        return { error: errors.validationUnavailable() };
+      },
+    );
+  };
+}
