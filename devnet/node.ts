@@ -133,7 +133,7 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
       await closeBlock(now, elBlocks).catch((err: unknown) => {
         // The commit still orders and answers its submissions; the frame transactions the block
         // could not execute are dropped (counted as other), not replayed into every later block.
-        framesDue.forEach(() => drop('other'));
+        for (const _ of framesDue) drop('other');
         framesDue = [];
         process.stderr.write(`devnet node stand-in: closing an EL block failed: ${String(err)}\n`);
       });

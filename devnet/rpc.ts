@@ -11,6 +11,7 @@ export class RpcError extends Error {
   }
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: JSON-RPC results are shaped by the method; callers read the fields they asked for.
 export type Rpc = (method: string, params?: readonly unknown[]) => Promise<any>;
 
 /** Calls `method` at `url`: its result, or an RpcError with the answer's code and message. */

@@ -12,6 +12,7 @@ import type { Metrics } from './metrics.js';
 
 /** An enabled YAML entry with its options already read. */
 export interface ChainEntry {
+  // biome-ignore lint/suspicious/noExplicitAny: each entry's options are of its own module's type, read by that module.
   readonly module: PluginModule<any>;
   readonly options: unknown;
 }

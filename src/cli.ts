@@ -42,7 +42,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const path = configPath;
-  let config;
+  let config: IngressConfig;
   try {
     config = loadConfigFile(path);
   } catch (err) {

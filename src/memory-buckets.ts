@@ -60,7 +60,10 @@ export class MemoryBuckets {
       this.sweep ??= this.buckets.entries();
       const next = this.sweep.next();
       // A finished iterator stays finished, even for keys added later: start again next time.
-      if (next.done === true) return void (this.sweep = undefined);
+      if (next.done === true) {
+        this.sweep = undefined;
+        return;
+      }
       const [key, bucket] = next.value;
       bucket.drip();
       if (bucket.content >= bucket.bucketSize) this.buckets.delete(key);

@@ -12,6 +12,7 @@ import { rateLimit } from '../plugins/rate-limit/index.js';
 import { sizeLimit } from '../plugins/size-limit.js';
 import type { PluginModule } from './plugin.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: one map of modules whose options types differ; each reads its own.
 export const PLUGINS: ReadonlyMap<string, PluginModule<any>> = new Map(
   [batchRefuse, sizeLimit, auth, allowlist, rateLimit, gate, feeRewrite, localMethods].map((m) => [m.name, m]),
 );

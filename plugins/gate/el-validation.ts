@@ -8,7 +8,7 @@
  * method missing, a result of another shape, such as a misspelt method that happens to exist)
  * fails closed as "validation unavailable": it is never read as a yes.
  */
-import { METHOD_NOT_FOUND, RpcFailure, type Upstream } from '../../src/plugin.js';
+import { METHOD_NOT_FOUND, RpcFailure, type Answer, type Upstream } from '../../src/plugin.js';
 import type { Submission } from './decode.js';
 import { ExecutionLayerRefusal, Unavailable } from './errors.js';
 
@@ -17,7 +17,7 @@ export type ElValidation = (sub: Submission) => Promise<void>;
 export function createElValidation(execution: Upstream, method: string | undefined): ElValidation | undefined {
   if (method === undefined) return undefined;
   return async function validate(sub: Submission): Promise<void> {
-    let answer;
+    let answer: Answer;
     try {
       answer = await execution.call(method, [sub.raw.hex]);
     } catch (err) {

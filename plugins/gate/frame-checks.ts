@@ -169,8 +169,8 @@ export function frameGas(tx: FrameTransaction): FrameGas {
   const fixed = BASE_COST + PER_FRAME_COST * frames + schemeGas + valueCost;
   const intrinsic = fixed + CALLDATA_TOKEN_COST * tokens;
   const floor = fixed + CALLDATA_FLOOR_PER_BYTE * bytes;
-  const maxGas = intrinsic + execution + state > floor + state ? intrinsic + execution + state : floor + state;
   const capped = intrinsic + execution > floor ? intrinsic + execution : floor;
+  const maxGas = capped + state;
   return { intrinsic, calldataFloor: floor, capped, maxGas };
 }
 

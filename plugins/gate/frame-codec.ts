@@ -12,7 +12,7 @@ import { address, anyList, bytes as byteString, decodeCanonical, encodeRlp, inte
 export const FRAME_TX_TYPE = 0x06;
 export const MAX_FRAMES = 64;
 
-export const enum FrameMode {
+export enum FrameMode {
   Default = 0,
   Verify = 1,
   Sender = 2,

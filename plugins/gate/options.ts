@@ -30,7 +30,7 @@ const BLOCK_GAS_LIMIT = 60_000_000;
 export function parseGateOptions(options: OptionsReader): GateOptions {
   const role = options.string('role', 'validator');
   if (role !== 'validator' && role !== 'follower') options.fail('role', 'must be validator or follower');
-  const relayUrl = options.has('relay_url') ? options.httpUrl('relay_url') : (options.optionalString('relay_url'), undefined);
+  const relayUrl = options.optional('relay_url', () => options.httpUrl('relay_url'));
   if (relayUrl !== undefined && role !== 'follower') options.fail('relay_url', 'applies only to role: follower');
   const parsed: GateOptions = {
     role,

@@ -59,7 +59,8 @@ export function verify(tx: SignedFrames): PoolRefusal | undefined {
 let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;
 
 export async function simulate({ tx, facts, head }: SimulateTask): Promise<PoolRefusal | PoolUnavailable | undefined> {
-  const { simulatePrefix } = await (simulator ??= import('./simulation/simulate.js'));
+  simulator ??= import('./simulation/simulate.js');
+  const { simulatePrefix } = await simulator;
   try {
     await simulatePrefix(tx, facts, head, state!);
     return undefined;

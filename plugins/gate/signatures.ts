@@ -68,7 +68,7 @@ export type SignedFrames = Pick<FrameTransaction, 'sender' | 'sigHash' | 'signat
 
 /** Verifies every SECP256K1, P256 and MLDSA65 entry; the first failure refuses the transaction. */
 export function verifyFrameSignatures(tx: SignedFrames): void {
-  tx.signatures.forEach((entry, i) => verifyEntry(tx, entry, i));
+  for (const [i, entry] of tx.signatures.entries()) verifyEntry(tx, entry, i);
 }
 
 function verifyEntry(tx: SignedFrames, entry: SignatureEntry, i: number): void {

@@ -136,7 +136,7 @@ function accessList(item: Item): void {
   anyList(item, 'access_list').forEach((entry, i) => {
     const [who, keys] = list(entry, 2, `access_list[${i}]`);
     address(who!, `access_list[${i}].address`, false);
-    anyList(keys!, `access_list[${i}].storage_keys`).forEach((key, k) => fixed(key, 32, `access_list[${i}].storage_keys[${k}]`));
+    for (const [k, key] of anyList(keys!, `access_list[${i}].storage_keys`).entries()) fixed(key, 32, `access_list[${i}].storage_keys[${k}]`);
   });
 }
 

@@ -1,7 +1,7 @@
 /** rate-limit's YAML options. */
 import type { OptionsReader } from '../../src/plugin.js';
 import type { BucketSpec } from './bucket.js';
-import { parseCidrs } from './source.js';
+import { parseCidrs, type Cidr } from './source.js';
 
 export interface TrafficLimits {
   readonly perSource: BucketSpec;
@@ -32,7 +32,7 @@ function readTraffic(parent: OptionsReader, key: string): TrafficLimits | undefi
   const options = parent.child(key);
   if (!options.has('per_source')) options.fail('per_source', 'is required: the bucket each source gets');
   const perSource = readBucket(options.child('per_source'));
-  const host = options.has('host') ? readBucket(options.child('host')) : (options.child('host'), undefined);
+  const host = options.optional('host', () => readBucket(options.child('host')));
   const costs = options.child('method_costs');
   const methodCosts = new Map<string, number>();
   for (const method of costs.keys()) {
@@ -49,7 +49,7 @@ function readTraffic(parent: OptionsReader, key: string): TrafficLimits | undefi
 
 export function parseRateLimitOptions(options: OptionsReader): RateLimitOptions {
   const list = options.stringList('trusted_proxies', []);
-  let trustedProxies;
+  let trustedProxies: Cidr[];
   try {
     trustedProxies = parseCidrs(list);
   } catch {

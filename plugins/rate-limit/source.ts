@@ -12,7 +12,7 @@
 import ipaddr from 'ipaddr.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
-type Cidr = [Address, number];
+export type Cidr = [Address, number];
 
 /** Parses a CIDR list once; throws with the offending entry. */
 export function parseCidrs(list: readonly string[]): Cidr[] {

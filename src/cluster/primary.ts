@@ -44,7 +44,7 @@ export async function runPrimary(config: IngressConfig, log: Logger, control: Pr
   const fork = () => cluster.fork();
   const started = new Promise<void>((resolve, reject) => {
     let listening = 0;
-    cluster.on('listening', (worker: Worker, address) => {
+    cluster.on('listening', (_worker: Worker, address) => {
       if (++listening !== config.workers) return;
       const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
       log.info('listening', { url: `http://${host}:${address.port}`, workers: config.workers, primary: process.pid });

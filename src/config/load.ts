@@ -68,7 +68,7 @@ export function parseConfig(text: string, source = 'config'): IngressConfig {
 
 function readConfig(root: OptionsReader): IngressConfig {
   const listen = readListen(root, 'listen');
-  const metricsListen = root.has('metrics_listen') ? readListen(root, 'metrics_listen') : (root.optionalString('metrics_listen'), undefined);
+  const metricsListen = root.optional('metrics_listen', () => readListen(root, 'metrics_listen'));
   const metricsPublic = root.boolean('metrics_public', false);
   // One idle heartbeat: 1,200 blockless commits (spec 1), about two minutes at ten a second.
   const readinessHeadAgeMs = root.integer('readiness_head_age_ms', 180_000);
@@ -130,7 +130,7 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
   const url = (key: string, fallback?: string) => options.httpUrl(key, fallback);
   const execution = url('execution');
   const submit = url('submit', execution);
-  const node = options.has('node') ? url('node') : (options.optionalString('node'), undefined);
+  const node = options.optional('node', () => url('node'));
   const common = {
     connections: options.integer('connections', 128, { max: 4096 }),
     headersTimeoutMs: options.integer('headers_timeout_ms', 10_000),
@@ -154,7 +154,7 @@ function readPlugins(root: OptionsReader, key: string): readonly ChainEntry[] {
   list.forEach((item, i) => {
     const at = `${key}[${i}]`;
     let name: string;
-    let raw: unknown = undefined;
+    let raw: unknown;
     if (typeof item === 'string') {
       name = item;
     } else if (item !== null && typeof item === 'object' && !Array.isArray(item) && Object.keys(item).length === 1) {

@@ -59,7 +59,14 @@ export class OptionsReader {
   }
 
   optionalString(key: string): string | undefined {
-    return this.has(key) ? this.string(key) : (this.take(key), undefined);
+    return this.optional(key, () => this.string(key));
+  }
+
+  /** `read()` when `key` has a value; otherwise undefined, the key (absent or null) counted as read. */
+  optional<T>(key: string, read: () => T): T | undefined {
+    if (this.has(key)) return read();
+    this.take(key);
+    return undefined;
   }
 
   integer(key: string, fallback: number, range: { min?: number; max?: number } = {}): number {

@@ -21,7 +21,10 @@ describe('devnet: the node stand-in when closing a block fails', () => {
     const node = await startNodeStandIn({ elUrl: anvil.current.url, frames, commitIntervalMs: 20, blockIntervalMs: 0 });
     const write = process.stderr.write;
     const errors: string[] = [];
-    process.stderr.write = ((text: string) => (errors.push(String(text)), true)) as typeof process.stderr.write;
+    process.stderr.write = ((text: string) => {
+      errors.push(String(text));
+      return true;
+    }) as typeof process.stderr.write;
     try {
       const frame = '0x06c0';
       expect(await call(node.url, 'eth_sendRawTransaction', [frame])).to.equal(keccak256(frame));

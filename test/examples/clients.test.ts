@@ -63,7 +63,7 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
     expect(code, out).to.equal(0);
     const ranges = [...out.matchAll(/^blocks (\d+)-(\d+): (\d+) logs$/gm)].map(([, first, last]) => [BigInt(first!), BigInt(last!)]);
     expect(ranges[0]![0]).to.equal(0n);
-    ranges.slice(1).forEach(([first], i) => expect(first).to.equal(ranges[i]![1]! + 1n));
+    for (const [i, [first]] of ranges.slice(1).entries()) expect(first).to.equal(ranges[i]![1]! + 1n);
     expect(ranges.at(-1)![1]! >= head).to.equal(true);
   });
 });

@@ -12,7 +12,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const DOOR = 'src/plugin.ts';
 
 /** Every module a source text names: static and dynamic imports, re-exports, worker URLs. */
-export function specifiersOf(text: string): string[] {
+function specifiersOf(text: string): string[] {
   const found: string[] = [];
   const patterns = [/\b(?:import|export)\s[^;]*?\sfrom\s*'([^']+)'/g, /\bimport\s*'([^']+)'/g, /\bimport\(\s*'([^']+)'\s*\)/g, /new URL\(\s*'([^']+)'/g];
   for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.push(match[1]!);

@@ -145,7 +145,12 @@ describe('gate: frame static checks', () => {
 
     it('[deploy, only, pay], the deploy frame aimed at an address: ends at pay, whose target pays', () => {
       const aimed = { ...deployFrame, target: OTHER };
-      expect(factsOf((f) => (onlyPay(f), f.frames.unshift(aimed)))).to.deep.equal({
+      expect(
+        factsOf((f) => {
+          onlyPay(f);
+          f.frames.unshift(aimed);
+        }),
+      ).to.deep.equal({
         payer: SPONSOR, deadline: undefined, prefixEnd: 2, prefixGas: 20_000n + 30_000n + 30_000n + 2_800n,
       });
     });

@@ -81,9 +81,15 @@ describe('gate: standard transaction decoder', () => {
 
     it('an empty list as a legacy transaction, data that is a list, an access-list entry without its address', async () => {
       expect(verdictOf(() => decodeStandardTransaction(getBytes('0xc0')))).to.equal('rlp-invalid: legacy transaction must have 9 items, not 0');
-      const dataList = await edited((f) => ((f[7] = [] as unknown as string), f));
+      const dataList = await edited((f) => {
+        f[7] = [] as unknown as string;
+        return f;
+      });
       expect(verdictOf(() => decodeStandardTransaction(dataList))).to.equal('rlp-invalid: data must be a byte string');
-      const noAddress = await edited((f) => ((f[8] = [['0x', []]] as unknown as string), f));
+      const noAddress = await edited((f) => {
+        f[8] = [['0x', []]] as unknown as string;
+        return f;
+      });
       expect(verdictOf(() => decodeStandardTransaction(noAddress))).to.equal('rlp-invalid: access_list[0].address must be 20 bytes');
     });
 
