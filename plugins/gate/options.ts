@@ -56,6 +56,9 @@ export function parseGateOptions(options: OptionsReader): GateOptions {
       options.integer('prefix_state_gas_budget', Number(PREFIX_STATE_GAS_BUDGET), { min: Number(PREFIX_STATE_GAS_BUDGET) }),
     ),
   };
+  if (parsed.syncTimeoutMs > parsed.syncTimeoutMaxMs) {
+    options.fail('sync_timeout_ms', `must not exceed sync_timeout_max_ms (${parsed.syncTimeoutMaxMs})`);
+  }
   options.done();
   return parsed;
 }

@@ -6,8 +6,8 @@
  *   parse stops the walk (the last trusted hop is used), so a client cannot smuggle a source in
  *   through garbage. From an untrusted peer the header is ignored entirely.
  * - IPv4-mapped IPv6 (`::ffff:1.2.3.4`) counts as the IPv4 address.
- * - IPv6 sources are grouped by /64: one host usually holds a whole /64, and counting single
- *   addresses would let it rotate through 2^64 buckets.
+ * - IPv6 sources are grouped by prefix (`ipv6_source_prefix`, /48 by default; see sourceKey):
+ *   counting single addresses would let one site rotate through 2^80 buckets.
  */
 import ipaddr from 'ipaddr.js';
 

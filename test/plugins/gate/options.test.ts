@@ -170,6 +170,7 @@ describe('gate: options', () => {
       ['a zero cache_max_entries', { cache_max_entries: 0 }, `${PATH}.cache_max_entries: must be a positive integer`],
       ['a zero sync_timeout_ms', { sync_timeout_ms: 0 }, `${PATH}.sync_timeout_ms: must be a positive integer`],
       ['a zero sync_timeout_max_ms', { sync_timeout_max_ms: 0 }, `${PATH}.sync_timeout_max_ms: must be a positive integer`],
+      ['a default wait above the most a client may ask', { sync_timeout_ms: 20_000 }, `${PATH}.sync_timeout_ms: must not exceed sync_timeout_max_ms (10000)`],
       ['a zero queue_max', { queue_max: 0 }, `${PATH}.queue_max: must be a positive integer`],
       ['a fractional duplicate_window_ms', { duplicate_window_ms: 1.5 }, `${PATH}.duplicate_window_ms: must be a positive integer`],
       ['an empty validation_method', { validation_method: '' }, `${PATH}.validation_method: must be a non-empty string`],
