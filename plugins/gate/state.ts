@@ -29,14 +29,29 @@ export class HeadState {
   /** Reads at the current head, by kind and address: each is made once per head. */
   private reads = new Map<string, Promise<unknown>>();
   private readsHead = -1n;
+  /** The newest head `fresh()` found: `latest()` never answers an older one after it. */
+  private newest: Head | undefined;
 
   constructor(
     private readonly execution: Upstream,
     headCacheMs: number,
   ) {
-    this.latest = sharedFor(headCacheMs, () => this.readHead());
+    const cached = sharedFor(headCacheMs, () => this.readHead());
+    // Otherwise every submission judged at the cached head after a confirming refusal reads
+    // state uncached (reads are cached for the newest head only) until the cache expires.
+    this.latest = () => cached().then((head) => (this.newest !== undefined && this.newest.number > head.number ? this.newest : head));
     let reading: Promise<Head> | undefined;
-    this.fresh = () => (reading ??= this.readHead().finally(() => (reading = undefined)));
+    this.fresh = () => {
+      reading ??= this.readHead()
+        .then((head) => {
+          if (this.newest === undefined || head.number > this.newest.number) this.newest = head;
+          return head;
+        })
+        .finally(() => {
+          reading = undefined;
+        });
+      return reading;
+    };
   }
 
   account(address: string, head: Head): Promise<Account> {
