@@ -16,13 +16,15 @@
  *   `svc_getSignatureSidecar`, and `strippedTransactionsRoot` on block objects.
  * - Frame transactions, which anvil cannot hold, from the execution stand-in
  *   (frames/frame-chain.ts): eth_getTransactionReceipt, eth_getTransactionByHash and
- *   eth_getRawTransactionByHash (frames/rpc-shapes.ts).
+ *   eth_getRawTransactionByHash (frames/rpc-shapes.ts); their receipts and logs added to
+ *   eth_getBlockReceipts and eth_getLogs (frames/frame-logs.ts).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { FrameChain } from './frames/frame-chain.js';
-import { rpcClient } from './rpc.js';
+import { frameAwareReads } from './frames/frame-logs.js';
+import { RpcError, rpcClient } from './rpc.js';
 import { InvalidParams, strippedMethods } from './stripped/methods.js';
 import { StrippedBlocks } from './stripped/stripped-blocks.js';
 import { frameReceiptRpc, frameTransactionRpc } from './frames/rpc-shapes.js';
@@ -94,6 +96,7 @@ export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
     eth_getTransactionByHash: frameTransactionRpc,
     eth_getRawTransactionByHash: (record) => record.raw,
   };
+  const frameReads = options.frames === undefined ? {} : frameAwareReads(anvil, options.frames);
   const frameRecord = (call: Call) => {
     const hash = Array.isArray(call.params) ? call.params[0] : undefined;
     return Object.hasOwn(frameAnswers, call.method) && typeof hash === 'string' ? options.frames?.record(hash) : undefined;
@@ -124,6 +127,15 @@ export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
       }
     }
     if (await prunedBlock(call)) return { error: PRUNED };
+    if (Object.hasOwn(frameReads, call.method)) {
+      try {
+        return { result: await frameReads[call.method]!(params) };
+      } catch (err) {
+        // anvil's refusal of the params (a bad filter, say) is answered as anvil gave it.
+        if (err instanceof RpcError) return { error: { code: err.code, message: err.message } };
+        throw err;
+      }
+    }
     return undefined;
   };
 

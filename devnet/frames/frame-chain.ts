@@ -114,6 +114,11 @@ export class FrameChain {
     return this.byBlock.get(blockHash.toLowerCase()) ?? [];
   }
 
+  /** The frame transactions executed in blocks `from` to `to`, in chain order. */
+  between(from: bigint, to: bigint): FrameRecord[] {
+    return [...this.records.values()].filter((record) => record.blockNumber >= from && record.blockNumber <= to);
+  }
+
   close(): Promise<void> {
     return this.reads.close();
   }

@@ -77,7 +77,7 @@ export function frameReceiptRpc(record: FrameRecord): object {
       logs: frame.logs,
     })),
     logs,
-    // The stand-in computes no bloom; clients filter by eth_getLogs, which anvil answers without these logs.
+    // The stand-in computes no bloom; clients filter by eth_getLogs, which the EL front answers with these logs.
     logsBloom: EMPTY_BLOOM,
   };
 }

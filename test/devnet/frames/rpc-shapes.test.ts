@@ -67,6 +67,35 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
     expect(await call(url, 'eth_getRawTransactionByHash', [hash])).to.equal(raw);
   });
 
+  it('adds the frame transaction to eth_getBlockReceipts, last, as eth_getTransactionReceipt answers it', async () => {
+    const receipt = await receiptOf<{ blockNumber: string; blockHash: string }>(url, hash);
+    const byNumber = await call<Array<{ transactionHash: string }>>(url, 'eth_getBlockReceipts', [receipt.blockNumber]);
+    expect(byNumber.at(-1)).to.deep.equal(receipt);
+    expect(await call(url, 'eth_getBlockReceipts', [receipt.blockHash])).to.deep.equal(byNumber);
+  });
+
+  it('answers eth_getLogs with the frames\' logs that match the filter, in log order', async () => {
+    const receipt = await receiptOf<{ blockNumber: string; blockHash: string; logs: unknown[] }>(url, hash);
+    const topic = '0x' + '2a'.padStart(64, '0');
+    const range = { fromBlock: receipt.blockNumber, toBlock: receipt.blockNumber };
+    expect(await call(url, 'eth_getLogs', [range])).to.deep.equal(receipt.logs);
+    expect(await call(url, 'eth_getLogs', [{ blockHash: receipt.blockHash }])).to.deep.equal(receipt.logs);
+    expect(await call(url, 'eth_getLogs', [{ fromBlock: '0x0', address: [LOGGER.toUpperCase().replace('0X', '0x')], topics: [[topic]] }])).to.deep.equal(receipt.logs);
+    expect(await call(url, 'eth_getLogs', [{ ...range, address: recipient }])).to.deep.equal([]);
+    expect(await call(url, 'eth_getLogs', [{ ...range, topics: [null, topic] }])).to.deep.equal([]);
+    expect(await call(url, 'eth_getLogs', [{ ...range, topics: ['0x' + '2b'.padStart(64, '0')] }])).to.deep.equal([]);
+  });
+
+  it('merges the frames\' logs with anvil\'s in chain order', async () => {
+    const frameReceipt = await receiptOf<{ logs: unknown[] }>(url, hash);
+    const later = await new Wallet(DEV_KEY).signTransaction({
+      chainId: 8141, nonce: 1, to: LOGGER, gasLimit: 50_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+    });
+    const laterReceipt = await receiptOf<{ logs: unknown[] }>(url, await call<string>(url, 'eth_sendRawTransaction', [later]));
+    expect(laterReceipt.logs).to.have.length(1);
+    expect(await call(url, 'eth_getLogs', [{ fromBlock: '0x0', address: LOGGER }])).to.deep.equal([...frameReceipt.logs, ...laterReceipt.logs]);
+  });
+
   it('still passes an unknown hash to the EL (null)', async () => {
     expect(await call(url, 'eth_getTransactionReceipt', ['0x' + '11'.repeat(32)])).to.equal(null);
   });
