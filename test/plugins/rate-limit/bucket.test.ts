@@ -1,0 +1,288 @@
+/**
+ * One kind of bucket, in its three homes: this process (synchronous), Redis (a real
+ * redis-server, through the real Fleet) with the local twin answering while Redis is down, and
+ * the primary process of `workers: N` (hostedBucket, and the call the bucket makes to it). The
+ * plugin's use of buckets over HTTP is test/plugins/rate-limit/index.test.ts; two processes
+ * sharing Redis, test/src/fleet.test.ts; the IPC to the primary, test/src/cluster/calls.test.ts.
+ */
+import { expect } from 'chai';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Bucket, hostedBucket, type BucketSpec, type Consumed } from '../../../plugins/rate-limit/bucket.js';
+import { rateLimit } from '../../../plugins/rate-limit/index.js';
+import { Fleet } from '../../../src/fleet.js';
+import { createLogger } from '../../../src/log.js';
+import type { PrimaryCall, SharedState } from '../../../src/plugin.js';
+import { startRedis, type RedisServer } from '../../helpers/redis.js';
+import { within } from '../../helpers/within.js';
+
+const log = createLogger('error');
+const memory = () => new Fleet({ store: 'memory', redisUrl: undefined }, log);
+
+/** Every outcome of `costs` taken in turn from `key`, awaited one by one. */
+async function takeAll(bucket: Bucket, key: string, costs: readonly number[]): Promise<Consumed[]> {
+  const out: Consumed[] = [];
+  for (const cost of costs) out.push(await bucket.consume(key, cost, (consumed) => consumed));
+  return out;
+}
+/** A take from a bucket in this process: answered before consume returns. */
+function takeNow(bucket: Bucket, key: string, cost: number): Consumed {
+  const consumed = bucket.consume(key, cost, (c) => c);
+  if (consumed instanceof Promise) throw new Error('expected a synchronous answer');
+  return consumed;
+}
+/**
+ * The next `event` of a Redis client. Not events.once: that rejects on the 'error' events ioredis
+ * emits for each failed reconnect while Redis is down.
+ */
+const next = (fleet: Fleet, event: 'ready' | 'close') => new Promise<void>((resolve) => fleet.redis!.once(event, () => resolve()));
+const oks = (outcomes: readonly Consumed[]) => outcomes.map((c) => c.ok);
+const waitOf = (consumed: Consumed | undefined) => {
+  if (consumed === undefined || consumed.ok) throw new Error(`expected a refusal, got ${JSON.stringify(consumed)}`);
+  return consumed.retryAfterMs;
+};
+
+describe('rate-limit bucket', () => {
+  describe('in this process (one process, no Redis)', () => {
+    it('answers synchronously: `then` runs before consume returns, and consume returns what it returned', () => {
+      const bucket = new Bucket('reads:source', { ratePerSecond: 1, burst: 1 }, memory());
+      const order: string[] = [];
+      const first = bucket.consume('10.0.0.1', 1, (consumed) => {
+        order.push(`then ${consumed.ok}`);
+        return 'first';
+      });
+      order.push('returned');
+      expect(order).to.deep.equal(['then true', 'returned']);
+      expect(first).to.equal('first');
+      const second = bucket.consume('10.0.0.1', 1, (consumed) => consumed);
+      expect(second).to.not.be.instanceOf(Promise);
+      expect(second).to.have.property('ok', false);
+    });
+
+    it('lets a new source send its burst at once, then refuses it until the next token, saying when', () => {
+      const bucket = new Bucket('reads:source', { ratePerSecond: 2, burst: 3 }, memory());
+      const outcomes = [1, 1, 1, 1].map((cost) => takeNow(bucket, '10.0.0.1', cost));
+      expect(oks(outcomes)).to.deep.equal([true, true, true, false]);
+      // One token at 2 a second: 500 ms, plus the one the bucket adds against early timers.
+      expect(waitOf(outcomes[3])).to.be.within(250, 501);
+    });
+
+    it('takes each cost whole, and a cost it refuses takes nothing', () => {
+      const bucket = new Bucket('reads:source', { ratePerSecond: 1, burst: 4 }, memory());
+      const outcomes = [2, 1, 2, 1, 1].map((cost) => takeNow(bucket, '10.0.0.1', cost));
+      expect(oks(outcomes)).to.deep.equal([true, true, false, true, false]);
+    });
+
+    it('keeps one bucket per key', () => {
+      const bucket = new Bucket('reads:source', { ratePerSecond: 1, burst: 1 }, memory());
+      expect(bucket.consume('10.0.0.1', 1, (c) => c.ok)).to.equal(true);
+      expect(bucket.consume('10.0.0.1', 1, (c) => c.ok)).to.equal(false);
+      expect(bucket.consume('10.0.0.2', 1, (c) => c.ok)).to.equal(true);
+    });
+  });
+
+  describe('in Redis (store: redis)', () => {
+    let redis: RedisServer;
+    let fleet: Fleet;
+    /** A second instance of the fleet on the same Redis. */
+    let other: Fleet;
+    let names = 0;
+    /** A bucket name of its own for each test: Redis keeps buckets between tests. */
+    const fresh = () => `test${++names}:source`;
+
+    before(async () => {
+      redis = await startRedis();
+      fleet = new Fleet({ store: 'redis', redisUrl: redis.url }, log);
+      other = new Fleet({ store: 'redis', redisUrl: redis.url }, log);
+      await within(5_000, 'both Redis clients ready', Promise.all([next(fleet, 'ready'), next(other, 'ready')]));
+    });
+    after(async () => {
+      await fleet?.close();
+      await other?.close();
+      await redis?.stop();
+    });
+
+    it('answers once Redis has: `then` has not run when consume returns its promise', async () => {
+      const bucket = new Bucket(fresh(), { ratePerSecond: 1, burst: 1 }, fleet);
+      const order: string[] = [];
+      const pending = bucket.consume('10.0.0.1', 1, (consumed) => {
+        order.push(`then ${consumed.ok}`);
+        return 'answered';
+      });
+      order.push('returned');
+      expect(pending).to.be.instanceOf(Promise);
+      expect(await pending).to.equal('answered');
+      expect(order).to.deep.equal(['returned', 'then true']);
+      expect(fleet.fallbacks).to.equal(0);
+    });
+
+    // Where both homes agree: the burst at once, the first refusal, and a wait no longer than
+    // the time the sustained rate takes to earn the burst back.
+    for (const spec of [
+      { ratePerSecond: 1, burst: 1 },
+      { ratePerSecond: 5, burst: 5 },
+      { ratePerSecond: 2, burst: 4 },
+      { ratePerSecond: 1, burst: 3 },
+    ] satisfies BucketSpec[]) {
+      it(`agrees with the memory bucket on ${spec.burst} at once and the next refused (${spec.ratePerSecond}/s)`, async () => {
+        const costs = Array.from({ length: spec.burst + 1 }, () => 1);
+        const inRedis = await takeAll(new Bucket(fresh(), spec, fleet), '10.0.0.1', costs);
+        const inMemory = await takeAll(new Bucket('reads:source', spec, memory()), '10.0.0.1', costs);
+        const expected = [...Array.from({ length: spec.burst }, () => true), false];
+        expect(oks(inRedis), 'redis').to.deep.equal(expected);
+        expect(oks(inMemory), 'memory').to.deep.equal(expected);
+        const refill = (spec.burst / spec.ratePerSecond) * 1_000;
+        expect(waitOf(inRedis.at(-1))).to.be.within(1, refill);
+        expect(waitOf(inMemory.at(-1))).to.be.within(1, 1_000 / spec.ratePerSecond + 1);
+        expect(fleet.fallbacks).to.equal(0);
+      });
+    }
+
+    it('agrees with the memory bucket on costs that fit the burst, and on a single cost over what is left', async () => {
+      const spec = { ratePerSecond: 4, burst: 4 };
+      const inRedis = await takeAll(new Bucket(fresh(), spec, fleet), '10.0.0.1', [3, 1, 1]);
+      const inMemory = await takeAll(new Bucket('reads:source', spec, memory()), '10.0.0.1', [3, 1, 1]);
+      expect(oks(inRedis)).to.deep.equal([true, true, false]);
+      expect(oks(inMemory)).to.deep.equal([true, true, false]);
+    });
+
+    it('serves a refused source again once the wait it was told has passed', async () => {
+      const bucket = new Bucket(fresh(), { ratePerSecond: 2, burst: 1 }, fleet);
+      const [, refused] = await takeAll(bucket, '10.0.0.1', [1, 1]);
+      await sleep(waitOf(refused));
+      expect(oks(await takeAll(bucket, '10.0.0.1', [1]))).to.deep.equal([true]);
+    });
+
+    it('shares one bucket per name and key among every instance on the Redis', async () => {
+      const name = fresh();
+      const spec = { ratePerSecond: 1, burst: 2 };
+      const here = new Bucket(name, spec, fleet);
+      const there = new Bucket(name, spec, other);
+      expect(oks(await takeAll(here, '10.0.0.1', [1]))).to.deep.equal([true]);
+      expect(oks(await takeAll(there, '10.0.0.1', [1]))).to.deep.equal([true]);
+      expect(oks(await takeAll(here, '10.0.0.1', [1]))).to.deep.equal([false]);
+      expect(oks(await takeAll(there, '10.0.0.1', [1]))).to.deep.equal([false]);
+      // Another key, or another kind of bucket, is another bucket.
+      expect(oks(await takeAll(there, '10.0.0.2', [1]))).to.deep.equal([true]);
+      expect(oks(await takeAll(new Bucket(fresh(), spec, other), '10.0.0.1', [1]))).to.deep.equal([true]);
+    });
+
+    it('answers from its local twin while Redis is down, counting each fallback, and uses Redis again once it is back', async () => {
+      const name = fresh();
+      const spec = { ratePerSecond: 1, burst: 2 };
+      const here = new Bucket(name, spec, fleet);
+      const there = new Bucket(name, spec, other);
+      // Spent in Redis.
+      expect(oks(await takeAll(here, '10.0.0.1', [1, 1, 1]))).to.deep.equal([true, true, false]);
+
+      const closed = next(fleet, 'close');
+      await redis.stop();
+      await within(5_000, 'the client seeing Redis gone', closed);
+      const before = fleet.fallbacks;
+      // The local twin never saw this source: its whole burst, then its own refusal.
+      const local = await takeAll(here, '10.0.0.1', [1, 1, 1]);
+      expect(oks(local)).to.deep.equal([true, true, false]);
+      expect(waitOf(local[2])).to.be.within(700, 1_001);
+      expect(fleet.fallbacks - before).to.equal(3);
+
+      const ready = Promise.all([next(fleet, 'ready'), next(other, 'ready')]);
+      await redis.restart();
+      await within(5_000, 'both clients back on Redis', ready);
+      // The restarted Redis is empty: one bucket again, shared by both instances, while the
+      // local twin, spent above, would refuse at once.
+      expect(oks(await takeAll(here, '10.0.0.1', [1]))).to.deep.equal([true]);
+      expect(oks(await takeAll(there, '10.0.0.1', [1]))).to.deep.equal([true]);
+      expect(oks(await takeAll(here, '10.0.0.1', [1]))).to.deep.equal([false]);
+      expect(fleet.fallbacks - before).to.equal(3);
+    });
+  });
+
+  describe('in the primary process (workers: N without Redis)', () => {
+    it('is what the rate-limit plugin hosts in the primary', () => {
+      expect(rateLimit.shared).to.deep.equal({ 'rate-limit': hostedBucket });
+    });
+
+    it('hostedBucket answers synchronously from a memory bucket of the spec it was built with, per key', () => {
+      const hosted = hostedBucket({ name: 'reads:source', spec: { ratePerSecond: 2, burst: 2 } });
+      expect([hosted.consume('10.0.0.1', 1), hosted.consume('10.0.0.1', 1)]).to.deep.equal([{ ok: true }, { ok: true }]);
+      const refused = hosted.consume('10.0.0.1', 1);
+      expect(waitOf(refused)).to.be.within(250, 501);
+      expect(hosted.consume('10.0.0.2', 2)).to.deep.equal({ ok: true });
+      // Another hosted object keeps its own buckets.
+      expect(hostedBucket({ name: 'reads:source', spec: { ratePerSecond: 2, burst: 2 } }).consume('10.0.0.1', 2)).to.deep.equal({ ok: true });
+    });
+
+    /**
+     * A worker's view of the shared state: calls go to objects built as the primary builds them
+     * (one per key, from the first call's init), recorded; a failed call falls back to local.
+     */
+    function primaryHome() {
+      const calls: Array<{ service: string; key: string; init: unknown; method: string; args: unknown[] }> = [];
+      const objects = new Map<string, ReturnType<typeof hostedBucket>>();
+      let down = false;
+      const call: PrimaryCall = async (service, key, init, method, args) => {
+        calls.push({ service, key, init, method, args });
+        if (down) throw Object.assign(new Error('the primary did not answer'), { code: 'PRIMARY_TIMEOUT' });
+        let target = objects.get(key);
+        if (target === undefined) {
+          target = rateLimit.shared!['rate-limit']!(init) as ReturnType<typeof hostedBucket>;
+          objects.set(key, target);
+        }
+        return (target as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!(...args);
+      };
+      const state: SharedState = {
+        home: (homes) => homes.primary(call),
+        either: async (_what, remote, local) => {
+          try {
+            return await remote();
+          } catch {
+            return local();
+          }
+        },
+      };
+      return {
+        state,
+        calls,
+        setDown: (value: boolean) => {
+          down = value;
+        },
+      };
+    }
+
+    it('asks the primary to consume key and cost, on an object keyed by name and numbers, built from name and spec', async () => {
+      const home = primaryHome();
+      const spec = { ratePerSecond: 3, burst: 2 };
+      const bucket = new Bucket('submissions:source', spec, home.state);
+      const pending = bucket.consume('10.0.0.1', 2, (c) => c);
+      expect(pending).to.be.instanceOf(Promise);
+      expect(await pending).to.deep.equal({ ok: true });
+      expect(waitOf(await bucket.consume('10.0.0.1', 1, (c) => c))).to.be.within(150, 335);
+      expect(home.calls).to.deep.equal([
+        { service: 'rate-limit', key: 'submissions:source:3:2', init: { name: 'submissions:source', spec }, method: 'consume', args: ['10.0.0.1', 2] },
+        { service: 'rate-limit', key: 'submissions:source:3:2', init: { name: 'submissions:source', spec }, method: 'consume', args: ['10.0.0.1', 1] },
+      ]);
+    });
+
+    it('shares the hosted bucket among workers with the same numbers, and starts afresh when a reload changes them', async () => {
+      const home = primaryHome();
+      const spec = { ratePerSecond: 1, burst: 1 };
+      expect(await new Bucket('reads:source', spec, home.state).consume('10.0.0.1', 1, (c) => c.ok)).to.equal(true);
+      expect(await new Bucket('reads:source', spec, home.state).consume('10.0.0.1', 1, (c) => c.ok)).to.equal(false);
+      const reloaded = new Bucket('reads:source', { ratePerSecond: 1, burst: 2 }, home.state);
+      expect(await reloaded.consume('10.0.0.1', 1, (c) => c.ok)).to.equal(true);
+      expect(home.calls.map((c) => c.key)).to.deep.equal(['reads:source:1:1', 'reads:source:1:1', 'reads:source:1:2']);
+    });
+
+    it('answers from its local twin when the primary does not answer', async () => {
+      const home = primaryHome();
+      const bucket = new Bucket('reads:source', { ratePerSecond: 1, burst: 1 }, home.state);
+      expect(await bucket.consume('10.0.0.1', 1, (c) => c.ok)).to.equal(true);
+      home.setDown(true);
+      // The primary's bucket is spent; the local twin's is not.
+      expect(await bucket.consume('10.0.0.1', 1, (c) => c.ok)).to.equal(true);
+      expect(await bucket.consume('10.0.0.1', 1, (c) => c.ok)).to.equal(false);
+      home.setDown(false);
+      expect(await bucket.consume('10.0.0.1', 1, (c) => c.ok)).to.equal(false);
+      expect(home.calls).to.have.length(4);
+    });
+  });
+});
