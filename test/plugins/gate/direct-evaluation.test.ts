@@ -1,0 +1,204 @@
+import { expect } from 'chai';
+import {
+  COLD_ACCOUNT_ACCESS_GAS,
+  evaluateDirectly,
+  EXPIRY_VERIFIER_GAS,
+  WARM_ACCOUNT_ACCESS_GAS,
+} from '../../../plugins/gate/direct-evaluation.js';
+import { Refusal } from '../../../plugins/gate/errors.js';
+import { decodeFrameTransaction, type FrameTransaction } from '../../../plugins/gate/frame-codec.js';
+import { RECIPIENT, secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../helpers/frames.js';
+import { walletFor } from '../../helpers/keys.js';
+
+const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+const FACTORY = '0x000000000000000000000000000000000000f00d';
+const COINBASE_AT_HEAD = '0x' + 'c0'.repeat(20);
+const MAX_COST = 10n ** 15n;
+
+const senderKey = walletFor('gate: direct evaluation sender');
+const sponsorKey = walletFor('gate: direct evaluation sponsor');
+const SENDER = senderKey.address.toLowerCase();
+const SPONSOR = sponsorKey.address.toLowerCase();
+const signSender = (digest: string) => secp256k1Entry(senderKey.privateKey, digest);
+const signSponsor = (digest: string) => secp256k1Entry(sponsorKey.privateKey, digest);
+
+const send: FrameFields = { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n };
+
+/** [..., self, send] signed by the sender; `before` goes ahead of self (an expiry or a deploy frame). */
+function selfTx(options: { verifyGas?: bigint; stateGas?: bigint; before?: FrameFields } = {}): FrameTransaction {
+  const fields: FrameTxFields = {
+    sender: SENDER,
+    frames: [{ mode: 1, flags: 3, executionGas: options.verifyGas ?? 10_000n, stateGas: options.stateGas ?? 0n }, send],
+    signatures: [{ scheme: 1 }],
+  };
+  if (options.before !== undefined) fields.frames.unshift(options.before);
+  return decodeFrameTransaction(signed(fields, [signSender]));
+}
+
+/** [only, pay → sponsor, send]: the sender approves execution, the sponsor (entry 1) pays. */
+function sponsoredTx(
+  options: { payGas?: bigint; sponsor?: string; sponsorEntrySigner?: string; signSponsorWith?: (digest: string) => string } = {},
+): FrameTransaction {
+  const sponsor = options.sponsor ?? SPONSOR;
+  const fields: FrameTxFields = {
+    sender: SENDER,
+    frames: [
+      { mode: 1, flags: 2, executionGas: 10_000n },
+      { mode: 1, flags: 1, target: sponsor, executionGas: options.payGas ?? 10_000n },
+      { ...send, value: 0n },
+    ],
+    signatures: [{ scheme: 1 }, { scheme: 1, signer: options.sponsorEntrySigner ?? sponsor }],
+  };
+  return decodeFrameTransaction(signed(fields, [signSender, options.signSponsorWith ?? signSponsor]));
+}
+
+/** What direct evaluation made of the prefix: 'valid', or the refusal as a client reads it; and whose balances it read. */
+async function evaluate(
+  tx: FrameTransaction,
+  prefixEnd: number,
+  options: { balance?: bigint; senderExists?: boolean; coinbase?: string } = {},
+): Promise<{ outcome: string; balancesRead: string[] }> {
+  const balancesRead: string[] = [];
+  const balanceOf = async (address: string) => {
+    balancesRead.push(address);
+    return options.balance ?? MAX_COST;
+  };
+  try {
+    await evaluateDirectly({
+      tx,
+      prefixEnd,
+      maxCost: MAX_COST,
+      senderExists: options.senderExists ?? true,
+      coinbase: options.coinbase ?? COINBASE_AT_HEAD,
+      balanceOf,
+    });
+    return { outcome: 'valid', balancesRead };
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    expect(err.reason).to.equal('verify-rejected');
+    return { outcome: err.detail, balancesRead };
+  }
+}
+
+describe('gate: direct evaluation of protocol-defined frames (EIP-8141; frame-transactions.md section 7)', () => {
+  it("prices account access as EIP-2929 does, and the expiry verifier's passing path at 51 gas", () => {
+    expect([COLD_ACCOUNT_ACCESS_GAS, WARM_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS]).to.deep.equal([2_600n, 100n, 51n]);
+  });
+
+  describe("the entry access charge, from each frame's own execution limit", () => {
+    it("a self frame pays the warm sender's 100: takes 100, refuses 99 as out of gas", async () => {
+      expect(await evaluate(selfTx({ verifyGas: 100n }), 0)).to.deep.equal({ outcome: 'valid', balancesRead: [SENDER] });
+      expect((await evaluate(selfTx({ verifyGas: 99n }), 0)).outcome).to.equal(
+        'VERIFY frame 0: out of gas (the frame needs 100, its limit is 99)',
+      );
+    });
+
+    it("a pay frame pays the cold sponsor's 2 600: takes 2 600, refuses 2 599 as out of gas", async () => {
+      expect(await evaluate(sponsoredTx({ payGas: 2_600n }), 1)).to.deep.equal({ outcome: 'valid', balancesRead: [SPONSOR] });
+      expect((await evaluate(sponsoredTx({ payGas: 2_599n }), 1)).outcome).to.equal(
+        'VERIFY frame 1: out of gas (the frame needs 2600, its limit is 2599)',
+      );
+    });
+
+    it("a sponsor that is the head's coinbase is warm (EIP-3651): 100 suffices", async () => {
+      expect((await evaluate(sponsoredTx({ payGas: 100n }), 1, { coinbase: SPONSOR })).outcome).to.equal('valid');
+    });
+
+    it("the expiry frame pays its cold target plus the verifier's 51: takes 2 651, refuses 2 650", async () => {
+      const expiry = (executionGas: bigint): FrameFields => ({
+        mode: 1,
+        flags: 0,
+        target: EXPIRY_VERIFIER,
+        executionGas,
+        data: '0x00000000ffffffff',
+      });
+      expect(await evaluate(selfTx({ before: expiry(2_651n) }), 1)).to.deep.equal({ outcome: 'valid', balancesRead: [SENDER] });
+      expect((await evaluate(selfTx({ before: expiry(2_650n) }), 1)).outcome).to.equal(
+        'VERIFY frame 0: out of gas (the frame needs 2651, its limit is 2650)',
+      );
+    });
+
+    it("a deploy frame pays its cold factory's 2 600 before anything else is judged", async () => {
+      const deploy = (executionGas: bigint): FrameFields => ({ mode: 0, flags: 0, target: FACTORY, executionGas });
+      expect((await evaluate(selfTx({ before: deploy(2_599n) }), 1)).outcome).to.equal(
+        'deploy frame 0: out of gas (the frame needs 2600, its limit is 2599)',
+      );
+    });
+  });
+
+  it('refuses a deploy frame aimed at a code-less account: nothing is installed at the sender', async () => {
+    const deploy: FrameFields = { mode: 0, flags: 0, target: FACTORY, executionGas: 2_600n };
+    expect(await evaluate(selfTx({ before: deploy }), 1)).to.deep.equal({
+      outcome: 'deploy frame 0: no code at the sender after deploy',
+      balancesRead: [],
+    });
+  });
+
+  it('judges the validation prefix only: frames after prefixEnd are not evaluated', async () => {
+    const fields: FrameTxFields = {
+      sender: SENDER,
+      frames: [
+        { mode: 1, flags: 3, executionGas: 100n },
+        { mode: 2, flags: 0, target: FACTORY, executionGas: 0n },
+      ],
+      signatures: [{ scheme: 1 }],
+    };
+    expect((await evaluate(decodeFrameTransaction(signed(fields, [signSender])), 0)).outcome).to.equal('valid');
+  });
+
+  describe("the payer's balance (APPROVE's payment)", () => {
+    it('takes a payer holding exactly the maximum cost and refuses one wei less as reverted', async () => {
+      expect((await evaluate(selfTx(), 0, { balance: MAX_COST })).outcome).to.equal('valid');
+      expect((await evaluate(selfTx(), 0, { balance: MAX_COST - 1n })).outcome).to.equal(
+        'VERIFY frame 0: reverted (the payer cannot cover the maximum cost)',
+      );
+    });
+
+    it("reads the sponsor's balance for [only, pay], never the sender's", async () => {
+      expect(await evaluate(sponsoredTx(), 1, { balance: MAX_COST - 1n })).to.deep.equal({
+        outcome: 'VERIFY frame 1: reverted (the payer cannot cover the maximum cost)',
+        balancesRead: [SPONSOR],
+      });
+    });
+  });
+
+  describe('a sender that does not exist yet', () => {
+    it('halts a self frame without the state gas to create it, as out of state gas', async () => {
+      expect((await evaluate(selfTx(), 0, { senderExists: false })).outcome).to.equal(
+        "VERIFY frame 0: out of state gas (creating the sender needs 183600 state gas, the frame's limit is 0)",
+      );
+    });
+
+    it('takes a self frame carrying 183 600 state gas', async () => {
+      expect((await evaluate(selfTx({ stateGas: 183_600n }), 0, { senderExists: false })).outcome).to.equal('valid');
+    });
+  });
+
+  it("refuses a pay frame whose entry 1 is not the sponsor's as reverted by default code", async () => {
+    const tx = sponsoredTx({ sponsorEntrySigner: SENDER, signSponsorWith: signSender });
+    expect((await evaluate(tx, 1)).outcome).to.equal(
+      `VERIFY frame 1: reverted (default code: signature 1 must be a SECP256K1 or MLDSA65 entry of ${SPONSOR} over the signature hash)`,
+    );
+  });
+
+  it('puts the frame index and the short cause in the refusal, the detail in brackets in its message only', async () => {
+    let refusal: Refusal | undefined;
+    try {
+      await evaluateDirectly({
+        tx: selfTx({ verifyGas: 99n }),
+        prefixEnd: 0,
+        maxCost: MAX_COST,
+        senderExists: true,
+        coinbase: COINBASE_AT_HEAD,
+        balanceOf: async () => MAX_COST,
+      });
+    } catch (err) {
+      refusal = err as Refusal;
+    }
+    expect(refusal).to.be.instanceOf(Refusal);
+    expect({ reason: refusal!.reason, extra: refusal!.extra }).to.deep.equal({
+      reason: 'verify-rejected',
+      extra: { frame: 0, cause: 'out of gas' },
+    });
+  });
+});
