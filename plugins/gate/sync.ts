@@ -1,5 +1,6 @@
 /** EIP-7966 `eth_sendRawTransactionSync`: its params, its timeout, and the wait for the receipt. */
-import { CLOSED, errors, SYNC_SUBMISSION_METHOD, type Answer, type Facts, type Upstream } from '../../src/plugin.js';
+import { CLOSED, errors, RpcFailure, SYNC_SUBMISSION_METHOD, type Answer, type Facts, type Upstream } from '../../src/plugin.js';
+import { Unavailable } from './errors.js';
 import type { GateOptions } from './options.js';
 import type { HeadState } from './state.js';
 
@@ -19,17 +20,23 @@ const RECEIPT_WAIT_STEP_MS = 50;
 
 /**
  * The receipt once the EL has it, or error 4 at the timeout. The receipt is asked for once per
- * new head (the head read is the one every submission shares), not polled.
+ * new head (the head read is the one every submission shares), not polled. The transaction is
+ * already forwarded: an EL that cannot be read or answers an error meanwhile ends in error 4
+ * with the hash too, never in an answer that reads as "not sent".
  */
 export async function receiptOf(hash: string, timeoutMs: number, facts: Facts, state: HeadState, stateReads: Upstream): Promise<Answer> {
   const deadline = Date.now() + timeoutMs;
   let seen = -1n;
   while (Date.now() < deadline && !facts.get(CLOSED)) {
-    const latest = await state.latest();
-    if (latest.number !== seen) {
-      seen = latest.number;
-      const answer = await stateReads.call('eth_getTransactionReceipt', [hash]);
-      if ('error' in answer || answer.result !== null) return answer;
+    try {
+      const latest = await state.latest();
+      if (latest.number !== seen) {
+        seen = latest.number;
+        const answer = await stateReads.call('eth_getTransactionReceipt', [hash]);
+        if ('result' in answer && answer.result !== null) return answer;
+      }
+    } catch (err) {
+      if (!(err instanceof Unavailable || err instanceof RpcFailure)) throw err;
     }
     await new Promise((resolve) => setTimeout(resolve, Math.min(RECEIPT_WAIT_STEP_MS, Math.max(0, deadline - Date.now()))));
   }

@@ -163,17 +163,29 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
       expect(el.received).to.deep.equal([]);
     });
 
-    it('passes an error answer to eth_getTransactionReceipt through as it came', async () => {
+    it('ends an error answer to eth_getTransactionReceipt in error 4 with the hash, asking again only at a new head', async () => {
       const failing = await startStubEl({
         eth_getBlockByNumber: (id) => answer(id, { number: '0x64', timestamp: '0x1' }),
-        eth_getTransactionReceipt: (id) =>
-          JSON.stringify({ jsonrpc: '2.0', id, error: { code: 4444, message: 'pruned history', data: 'x' } }),
+        eth_getTransactionReceipt: (id) => JSON.stringify({ jsonrpc: '2.0', id, error: { code: 4444, message: 'pruned history', data: 'x' } }),
       });
       const reads = new Upstream({ url: failing.url, connections: 1, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000 });
       try {
-        expect(await within(5_000, 'receipt', receiptOf(HASH, 10_000, new Facts(), new HeadState(reads, 0), reads))).to.deep.equal({
-          error: { code: 4444, message: 'pruned history', data: 'x' },
-        });
+        expect(await within(5_000, 'timeout', receiptOf(HASH, 200, new Facts(), new HeadState(reads, 0), reads))).to.deep.equal(TIMEOUT);
+        expect(failing.received.filter((r) => r.method === 'eth_getTransactionReceipt')).to.have.length(1);
+      } finally {
+        await reads.close();
+        await failing.close();
+      }
+    });
+
+    it('ends in error 4 with the hash when the EL cannot be read at all, not in an internal error', async () => {
+      const failing = await startStubEl({
+        eth_getBlockByNumber: (id) => JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: 'syncing' } }),
+      });
+      const reads = new Upstream({ url: failing.url, connections: 1, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000 });
+      try {
+        expect(await within(5_000, 'timeout', receiptOf(HASH, 200, new Facts(), new HeadState(reads, 0), reads))).to.deep.equal(TIMEOUT);
+        expect(failing.received.filter((r) => r.method === 'eth_getBlockByNumber').length).to.be.at.least(2);
       } finally {
         await reads.close();
         await failing.close();
