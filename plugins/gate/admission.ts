@@ -62,7 +62,7 @@ export async function checkAdmission(
   try {
     const payer = sub.payer === sub.sender ? sender : await state.account(sub.payer, head);
     // What the payer's in-flight transactions may spend, this one included.
-    const reserved = await ledger.reserved(sub.payer);
+    const reserved = await ledger.reserved(sub.payer, head.number);
     if (payer.balance < reserved) {
       const others = reserved - sub.maxCost;
       // frame-transactions.md section 6 names this `payer-balance`; the gate's own code for the rest.

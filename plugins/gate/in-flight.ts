@@ -3,8 +3,10 @@
  * they reserve per payer. An entry stops counting as soon as the head shows it done:
  * - executed: the sender's state nonce has passed it;
  * - skipped (ordered, then dropped by the EL): `skipAfterBlocks` heads went by without that;
- * so the cap can never leak slots. Pruning is lazy, when the sender submits again, plus a
- * bounded sweep of stale entries so that abandoned senders do not hold memory.
+ * so the cap can never leak slots. A sender's entries are pruned when it submits again, a payer's
+ * when its reservation is asked at a head, plus a bounded sweep of stale entries so that
+ * abandoned senders do not hold memory. A payer knows no sender's state nonce: an executed entry
+ * whose sender never returns counts against its payer until `skipAfterBlocks` heads went by.
  */
 export interface InFlightEntry {
   readonly hash: string;
@@ -14,9 +16,15 @@ export interface InFlightEntry {
   readonly head: bigint;
 }
 
+interface Held {
+  readonly sender: string;
+  readonly entry: InFlightEntry;
+}
+
 export class InFlight {
   private readonly bySender = new Map<string, Map<bigint, InFlightEntry>>();
-  private readonly reservedByPayer = new Map<string, bigint>();
+  /** The same entries, per payer by hash (RedisLedger's payer hash in memory). */
+  private readonly byPayer = new Map<string, Map<string, Held>>();
 
   constructor(private readonly skipAfterBlocks: bigint) {}
 
@@ -25,20 +33,29 @@ export class InFlight {
     const entries = this.bySender.get(sender);
     if (entries === undefined) return EMPTY;
     for (const entry of entries.values()) {
-      if (entry.nonce < stateNonce || head >= entry.head + this.skipAfterBlocks) this.remove(sender, entry);
+      if (entry.nonce < stateNonce || this.skipped(entry, head)) this.remove(sender, entry);
     }
     return this.bySender.get(sender) ?? EMPTY;
   }
 
-  reserved(payer: string): bigint {
-    return this.reservedByPayer.get(payer) ?? 0n;
+  /** Forgets the payer's entries that `head` shows skipped, then sums what the rest may spend. */
+  reserved(payer: string, head: bigint): bigint {
+    let sum = 0n;
+    for (const { sender, entry } of this.byPayer.get(payer)?.values() ?? []) {
+      if (this.skipped(entry, head)) this.remove(sender, entry);
+      else sum += entry.cost;
+    }
+    return sum;
   }
 
+  /** Takes the slot at `entry.nonce`, in place of the entry that held it, if any. */
   add(sender: string, entry: InFlightEntry): void {
-    let entries = this.bySender.get(sender);
-    if (entries === undefined) this.bySender.set(sender, (entries = new Map()));
-    entries.set(entry.nonce, entry);
-    this.reservedByPayer.set(entry.payer, this.reserved(entry.payer) + entry.cost);
+    const replaced = this.bySender.get(sender)?.get(entry.nonce);
+    if (replaced !== undefined) this.remove(sender, replaced);
+    const entries = this.bySender.get(sender) ?? new Map<bigint, InFlightEntry>();
+    this.bySender.set(sender, entries.set(entry.nonce, entry));
+    const held = this.byPayer.get(entry.payer) ?? new Map<string, Held>();
+    this.byPayer.set(entry.payer, held.set(entry.hash, { sender, entry }));
   }
 
   /** Gives back the slot of `hash`, if it still holds one. */
@@ -50,17 +67,21 @@ export class InFlight {
   /** Drops every entry admitted more than `skipAfterBlocks` before `head`. */
   sweep(head: bigint): void {
     for (const [sender, entries] of this.bySender) {
-      for (const entry of entries.values()) if (head >= entry.head + this.skipAfterBlocks) this.remove(sender, entry);
+      for (const entry of entries.values()) if (this.skipped(entry, head)) this.remove(sender, entry);
     }
+  }
+
+  private skipped(entry: InFlightEntry, head: bigint): boolean {
+    return head >= entry.head + this.skipAfterBlocks;
   }
 
   private remove(sender: string, entry: InFlightEntry): void {
     const entries = this.bySender.get(sender)!;
     entries.delete(entry.nonce);
     if (entries.size === 0) this.bySender.delete(sender);
-    const left = this.reserved(entry.payer) - entry.cost;
-    if (left > 0n) this.reservedByPayer.set(entry.payer, left);
-    else this.reservedByPayer.delete(entry.payer);
+    const held = this.byPayer.get(entry.payer)!;
+    held.delete(entry.hash);
+    if (held.size === 0) this.byPayer.delete(entry.payer);
   }
 }
 

@@ -31,8 +31,11 @@ export interface Ledger {
   /** Frees slots the head shows done, then takes one for `entry` if the nonce and cap allow. */
   reserve(request: ReserveRequest): Promise<Reservation>;
   release(sender: string, nonce: bigint, hash: string): Promise<void>;
-  /** Wei the payer's in-flight transactions may still spend. */
-  reserved(payer: string): Promise<bigint>;
+  /**
+   * Wei the payer's in-flight transactions may still spend, judged at `head`: reservations taken
+   * `skipAfterBlocks` or more heads before it are done, and dropped.
+   */
+  reserved(payer: string, head: bigint): Promise<bigint>;
 }
 
 export interface LedgerOptions {
@@ -86,8 +89,8 @@ export class MemoryLedger implements Ledger {
   async release(sender: string, nonce: bigint, hash: string) {
     this.inFlight.release(sender, nonce, hash);
   }
-  async reserved(payer: string) {
-    return this.inFlight.reserved(payer);
+  async reserved(payer: string, head: bigint) {
+    return this.inFlight.reserved(payer, head);
   }
 }
 
@@ -97,8 +100,9 @@ const IN_FLIGHT_TTL_MS = 10 * 60_000;
 
 /**
  * Takes an in-flight slot atomically across the fleet. Slots are `nonce -> hash|payer|cost|head`
- * in one hash per sender; each payer's reservations are `hash -> cost`. Nonces and heads are
- * compared as Lua numbers (doubles): exact below 2^53, far beyond any real nonce or height.
+ * in one hash per sender; each payer's reservations are `hash -> cost|head`, the head so that
+ * RESERVED_SCRIPT can drop those of senders who never come back to prune their own. Nonces and
+ * heads are compared as Lua numbers (doubles): exact below 2^53, far beyond any real nonce or height.
  */
 const RESERVE_SCRIPT = `
 local slots = KEYS[1]
@@ -117,10 +121,10 @@ for i = 1, #entries, 2 do
 end
 if redis.call('HEXISTS', slots, nonce) == 1 then return 'nonce-in-flight' end
 if count >= cap then return 'cap' end
-local h, payer, cost = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|')
+local h, payer, cost, at = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
 redis.call('HSET', slots, nonce, value)
 redis.call('PEXPIRE', slots, ttl)
-redis.call('HSET', payerPrefix .. payer, h, cost)
+redis.call('HSET', payerPrefix .. payer, h, cost .. '|' .. at)
 redis.call('PEXPIRE', payerPrefix .. payer, ttl)
 return 'ok'
 `;
@@ -133,6 +137,27 @@ if h ~= ARGV[2] then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', ARGV[3] .. payer, h)
 return 1
+`;
+
+/**
+ * Drops the payer's reservations done at head ARGV[1], and returns the costs of the others as
+ * strings: wei amounts exceed what a Lua double holds exactly, so JS sums them. A bare `cost`
+ * field (written before the head was stored, by an older instance) cannot be judged: kept, it
+ * would count for as long as new reservations push the hash's TTL back, so it is dropped too.
+ */
+const RESERVED_SCRIPT = `
+local head, skip = tonumber(ARGV[1]), tonumber(ARGV[2])
+local fields = redis.call('HGETALL', KEYS[1])
+local live = {}
+for i = 1, #fields, 2 do
+  local cost, at = string.match(fields[i + 1], '^([^|]*)|([^|]*)$')
+  if at == nil or head >= tonumber(at) + skip then
+    redis.call('HDEL', KEYS[1], fields[i])
+  else
+    live[#live + 1] = cost
+  end
+end
+return live
 `;
 
 export class RedisLedger implements Ledger {
@@ -171,8 +196,9 @@ export class RedisLedger implements Ledger {
   async release(sender: string, nonce: bigint, hash: string) {
     await this.redis.eval(RELEASE_SCRIPT, 1, `${PREFIX}:inflight:${sender}`, nonce.toString(), hash, `${PREFIX}:reserved:`);
   }
-  async reserved(payer: string) {
-    const costs = await this.redis.hvals(`${PREFIX}:reserved:${payer}`);
+  async reserved(payer: string, head: bigint) {
+    const key = `${PREFIX}:reserved:${payer}`;
+    const costs = (await this.redis.eval(RESERVED_SCRIPT, 1, key, head.toString(), this.options.skipAfterBlocks.toString())) as string[];
     return costs.reduce((sum, cost) => sum + BigInt(cost), 0n);
   }
 }
@@ -214,8 +240,8 @@ export class PrimaryLedger implements Ledger {
   release(sender: string, nonce: bigint, hash: string) {
     return this.call<void>('release', sender, nonce, hash);
   }
-  reserved(payer: string) {
-    return this.call<bigint>('reserved', payer);
+  reserved(payer: string, head: bigint) {
+    return this.call<bigint>('reserved', payer, head);
   }
 
   private call<T>(method: keyof Ledger, ...args: unknown[]): Promise<T> {

@@ -79,9 +79,11 @@ const fakeState = (accounts: Record<string, Account>) => fakeStateAt(HEAD, accou
 /**
  * The in-flight part of the Ledger contract (ledger.ts): slots per sender by nonce; those below
  * the state nonce are done; a taken nonce, then the cap, refuse; each slot reserves its cost.
+ * Slots never end by head here; the heads that `reserved` is asked at are recorded instead.
  */
 class FakeLedger implements Ledger {
   readonly slots = new Map<string, Map<bigint, InFlightEntry>>();
+  readonly reservedAsked: Array<[payer: string, head: bigint]> = [];
 
   async reserve({ sender, entry, stateNonce, cap }: ReserveRequest): Promise<Reservation> {
     let slots = this.slots.get(sender);
@@ -96,7 +98,8 @@ class FakeLedger implements Ledger {
     const slots = this.slots.get(sender);
     if (slots?.get(nonce)?.hash === hash) slots.delete(nonce);
   }
-  async reserved(payer: string) {
+  async reserved(payer: string, head: bigint) {
+    this.reservedAsked.push([payer, head]);
     let sum = 0n;
     for (const slots of this.slots.values()) for (const entry of slots.values()) if (entry.payer === payer) sum += entry.cost;
     return sum;
@@ -220,6 +223,14 @@ describe('gate: admission against head state', () => {
         `insufficient funds for gas * price + value: the payer ${SENDER} cannot cover the maximum cost ${second.maxCost} wei ` +
         `(balance ${first.maxCost + second.maxCost - 1n}, ${first.maxCost} reserved by its in-flight transactions)`,
     });
+  });
+
+  it("asks the payer's reservations at the head it judges the transaction at", async () => {
+    const ledger = new FakeLedger();
+    const later = { ...HEAD, number: HEAD.number + 7n };
+    const state = fakeStateAt(later, { [SENDER]: { nonce: STATE_NONCE, balance: 0n }, [SPONSOR]: { nonce: 0n, balance: RICH } });
+    expect(await outcome(sponsoredFrame(), { head: later, state, ledger })).to.equal('admitted');
+    expect(ledger.reservedAsked).to.deep.equal([[SPONSOR, 107n]]);
   });
 
   describe("a sponsored frame transaction is judged on the sponsor's balance", () => {

@@ -1,7 +1,16 @@
+import { deserialize, serialize } from 'node:v8';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import type { StateDependencies } from '../../../plugins/gate/dependencies.js';
-import { MemoryLedger, RedisLedger, type Ledger, type LedgerOptions, type Reservation } from '../../../plugins/gate/ledger.js';
+import {
+  MemoryLedger,
+  PrimaryLedger,
+  RedisLedger,
+  type Ledger,
+  type LedgerOptions,
+  type Reservation,
+} from '../../../plugins/gate/ledger.js';
+import type { PrimaryCall } from '../../../src/plugin.js';
 import { startRedis, type RedisServer } from '../../helpers/redis.js';
 
 const ALICE = '0x' + '11'.repeat(20);
@@ -198,7 +207,7 @@ const ROWS: Row[] = [
       const atStateNonce = await take(ledger, { nonce: 6n, stateNonce: 6n, cap: 2 });
       const nextFits = await take(ledger, { nonce: 7n, stateNonce: 6n, cap: 2, cost: 10n });
       const full = await take(ledger, { nonce: 8n, stateNonce: 6n, cap: 2 });
-      return { atStateNonce, nextFits, full, reserved: await ledger.reserved(ALICE) };
+      return { atStateNonce, nextFits, full, reserved: await ledger.reserved(ALICE, HEAD) };
     },
     expected: { atStateNonce: 'nonce-in-flight', nextFits: 'ok', full: 'cap', reserved: 20n },
   },
@@ -208,9 +217,9 @@ const ROWS: Row[] = [
     async run(ledger) {
       await take(ledger, { nonce: 0n, head: 100n, cost: 5n });
       const atTakenHead = await take(ledger, { nonce: 0n, head: 100n });
-      const reservedBefore = await ledger.reserved(ALICE);
+      const reservedBefore = await ledger.reserved(ALICE, 100n);
       const atSkip = await take(ledger, { nonce: 0n, head: 101n, cost: 7n });
-      return { atTakenHead, reservedBefore, atSkip, reserved: await ledger.reserved(ALICE) };
+      return { atTakenHead, reservedBefore, atSkip, reserved: await ledger.reserved(ALICE, 101n) };
     },
     expected: { atTakenHead: 'nonce-in-flight', reservedBefore: 5n, atSkip: 'ok', reserved: 7n },
   },
@@ -224,7 +233,7 @@ const ROWS: Row[] = [
       const oneShort = await take(ledger, { nonce: 0n, head: 102n, cap: 2 });
       const atSkip = await take(ledger, { nonce: 0n, head: 103n, cost: 7n, cap: 2 });
       const laterSlotKept = await take(ledger, { nonce: 1n, head: 103n, cap: 2 });
-      return { oneShort, atSkip, laterSlotKept, reserved: await ledger.reserved(ALICE) };
+      return { oneShort, atSkip, laterSlotKept, reserved: await ledger.reserved(ALICE, 103n) };
     },
     expected: { oneShort: 'nonce-in-flight', atSkip: 'ok', laterSlotKept: 'nonce-in-flight', reserved: 13n },
   },
@@ -236,9 +245,9 @@ const ROWS: Row[] = [
       await ledger.release(ALICE, 1n, hashOf(ALICE, 0n));
       await ledger.release(BOB, 0n, hashOf(ALICE, 0n));
       const keptAfterWrongReleases = await take(ledger, { nonce: 0n });
-      const reservedKept = await ledger.reserved(ALICE);
+      const reservedKept = await ledger.reserved(ALICE, HEAD);
       await ledger.release(ALICE, 0n, hashOf(ALICE, 0n));
-      const reservedAfterRelease = await ledger.reserved(ALICE);
+      const reservedAfterRelease = await ledger.reserved(ALICE, HEAD);
       return { keptAfterWrongReleases, reservedKept, reservedAfterRelease, retaken: await take(ledger, { nonce: 0n }) };
     },
     expected: { keptAfterWrongReleases: 'nonce-in-flight', reservedKept: 5n, reservedAfterRelease: 0n, retaken: 'ok' },
@@ -250,39 +259,78 @@ const ROWS: Row[] = [
       await take(ledger, { nonce: 1n, cost: 20n, payer: SPONSOR });
       await take(ledger, { sender: BOB, nonce: 0n, cost: 300n, payer: SPONSOR });
       await take(ledger, { sender: BOB, nonce: 1n, cost: 4000n });
-      const [alice, bob, sponsor] = await Promise.all([ALICE, BOB, SPONSOR].map((payer) => ledger.reserved(payer)));
-      return { alice, bob, sponsor, nobody: await ledger.reserved('0x' + '44'.repeat(20)) };
+      const [alice, bob, sponsor] = await Promise.all([ALICE, BOB, SPONSOR].map((payer) => ledger.reserved(payer, HEAD)));
+      return { alice, bob, sponsor, nobody: await ledger.reserved('0x' + '44'.repeat(20), HEAD) };
     },
     expected: { alice: 10n, bob: 4000n, sponsor: 320n, nobody: 0n },
   },
   {
-    name: "drops the payer's reservation of a released slot and of slots freed by state nonce or head",
+    name: 'sums wei amounts past 2^53 exactly',
     async run(ledger) {
+      await take(ledger, { nonce: 0n, cost: 2n ** 64n + 1n, payer: SPONSOR });
+      await take(ledger, { sender: BOB, nonce: 0n, cost: 2n ** 70n + 3n, payer: SPONSOR });
+      return { sponsor: await ledger.reserved(SPONSOR, HEAD) };
+    },
+    expected: { sponsor: 2n ** 64n + 2n ** 70n + 4n },
+  },
+  {
+    name: "drops the payer's reservation of a released slot and of slots its sender's reserve frees by state nonce or head",
+    async run(ledger) {
+      // Each sum asked at HEAD, where none of these is done: only the release and reserve free them.
       await take(ledger, { nonce: 0n, cost: 1n, payer: SPONSOR });
       await take(ledger, { nonce: 1n, cost: 20n, payer: SPONSOR });
       await take(ledger, { sender: BOB, nonce: 0n, cost: 300n, payer: SPONSOR, head: HEAD });
       await take(ledger, { sender: BOB, nonce: 1n, cost: 4000n, payer: SPONSOR, head: HEAD + 1n });
-      const all = await ledger.reserved(SPONSOR);
+      const all = await ledger.reserved(SPONSOR, HEAD);
       await ledger.release(ALICE, 1n, hashOf(ALICE, 1n));
-      const released = await ledger.reserved(SPONSOR);
+      const released = await ledger.reserved(SPONSOR, HEAD);
       await take(ledger, { nonce: 2n, stateNonce: 1n, cost: 50_000n });
-      const freedByNonce = await ledger.reserved(SPONSOR);
+      const freedByNonce = await ledger.reserved(SPONSOR, HEAD);
       await take(ledger, { sender: BOB, nonce: 2n, head: HEAD + 3n, cost: 600_000n });
-      const freedByHead = await ledger.reserved(SPONSOR);
-      return { all, released, freedByNonce, freedByHead, alice: await ledger.reserved(ALICE), bob: await ledger.reserved(BOB) };
+      const freedByHead = await ledger.reserved(SPONSOR, HEAD);
+      return { all, released, freedByNonce, freedByHead, alice: await ledger.reserved(ALICE, HEAD), bob: await ledger.reserved(BOB, HEAD) };
     },
     expected: { all: 4321n, released: 4301n, freedByNonce: 4300n, freedByHead: 4000n, alice: 50_000n, bob: 600_000n },
   },
   {
-    name: "keeps counting a done slot in the payer's reservation until its sender reserves again (pruning is lazy)",
+    name: "with skipAfterBlocks 3: stops counting a one-off sponsored sender's reservation at exactly taken head + 3, though the sender never returns",
+    async run(ledger) {
+      await take(ledger, { nonce: 0n, head: 100n, cost: 7n, payer: SPONSOR });
+      await take(ledger, { sender: BOB, nonce: 0n, head: 101n, cost: 300n, payer: SPONSOR });
+      const atTaken = await ledger.reserved(SPONSOR, 100n);
+      // A `>` in place of `>=` would still count Alice's at 103.
+      const oneShort = await ledger.reserved(SPONSOR, 102n);
+      const atSkip = await ledger.reserved(SPONSOR, 103n);
+      // Dropped, not skipped over: asked again at an earlier head, it stays gone.
+      const earlierAgain = await ledger.reserved(SPONSOR, 100n);
+      const bobAtSkip = await ledger.reserved(SPONSOR, 104n);
+      const retaken = await take(ledger, { nonce: 0n, head: 104n, cost: 50n, payer: SPONSOR });
+      return { atTaken, oneShort, atSkip, earlierAgain, bobAtSkip, retaken, reserved: await ledger.reserved(SPONSOR, 104n) };
+    },
+    expected: { atTaken: 307n, oneShort: 307n, atSkip: 300n, earlierAgain: 300n, bobAtSkip: 0n, retaken: 'ok', reserved: 50n },
+  },
+  {
+    name: "counts a reservation its sender's state nonce passed until the sender reserves again (the payer knows no state nonce)",
     async run(ledger) {
       await take(ledger, { nonce: 0n, cost: 7n, payer: SPONSOR });
-      await take(ledger, { sender: BOB, nonce: 5n, stateNonce: 5n, head: HEAD + 100n });
-      const otherSenderCame = await ledger.reserved(SPONSOR);
-      await take(ledger, { nonce: 1n, stateNonce: 1n });
-      return { otherSenderCame, senderCame: await ledger.reserved(SPONSOR) };
+      await take(ledger, { sender: BOB, nonce: 5n, stateNonce: 5n, head: HEAD + 2n });
+      const otherSenderCame = await ledger.reserved(SPONSOR, HEAD + 2n);
+      await take(ledger, { nonce: 1n, stateNonce: 1n, head: HEAD + 2n });
+      return { otherSenderCame, senderCame: await ledger.reserved(SPONSOR, HEAD + 2n) };
     },
     expected: { otherSenderCame: 7n, senderCame: 0n },
+  },
+  {
+    name: "drops only the asked payer's done reservations: its live ones and the sender's other payers' stay",
+    async run(ledger) {
+      await take(ledger, { nonce: 0n, cost: 7n, payer: SPONSOR });
+      await take(ledger, { nonce: 1n, cost: 10n });
+      await take(ledger, { nonce: 2n, cost: 20n, payer: SPONSOR, head: HEAD + 1n });
+      const sponsor = await ledger.reserved(SPONSOR, HEAD + 3n);
+      const selfSlotKept = await take(ledger, { nonce: 1n, head: HEAD + 2n });
+      return { sponsor, selfSlotKept, alice: await ledger.reserved(ALICE, HEAD + 2n) };
+    },
+    expected: { sponsor: 20n, selfSlotKept: 'nonce-in-flight', alice: 10n },
   },
   {
     name: 'keeps two senders apart: same nonces, separate caps, pruning one frees nothing of the other',
@@ -318,6 +366,22 @@ describe('gate: ledger', () => {
       open: async (options) => {
         await redis.flushdb();
         return new RedisLedger(redis, options);
+      },
+    },
+    {
+      name: 'PrimaryLedger',
+      // A MemoryLedger per key, built from the init the call carries, as the primary builds it; the
+      // V8 serializer copies args and answers, as the cluster's IPC channel (advanced serialization) does.
+      open: async (options) => {
+        const copy = <T>(value: T): T => deserialize(serialize(value)) as T;
+        const hosted = new Map<string, Ledger>();
+        const call: PrimaryCall = async (service, key, init, method, args) => {
+          expect(service).to.equal('gate-ledger');
+          const ledger = hosted.get(key) ?? new MemoryLedger(copy(init) as LedgerOptions);
+          hosted.set(key, ledger);
+          return copy(await (ledger as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...copy(args)));
+        };
+        return new PrimaryLedger(call, options);
       },
     },
   ];
@@ -360,14 +424,14 @@ describe('gate: ledger', () => {
       });
     });
 
-    it("stores a slot as hash|payer|cost|head under the sender, and its cost under the payer's hash", async () => {
+    it("stores a slot as hash|payer|cost|head under the sender, and cost|head under the payer's hash", async () => {
       expect(await take(ledger, { nonce: 7n, cost: 123n, payer: SPONSOR, head: 456n })).to.equal('ok');
       expect(await hashWithTtl(KEY.inFlight(ALICE), IN_FLIGHT_TTL_MS)).to.deep.equal({
         fields: { '7': `${hashOf(ALICE, 7n)}|${SPONSOR}|123|456` },
         ttlSet: true,
       });
       expect(await hashWithTtl(KEY.reserved(SPONSOR), IN_FLIGHT_TTL_MS)).to.deep.equal({
-        fields: { [hashOf(ALICE, 7n)]: '123' },
+        fields: { [hashOf(ALICE, 7n)]: '123|456' },
         ttlSet: true,
       });
     });
@@ -381,14 +445,14 @@ describe('gate: ledger', () => {
       // Alice's nonce 0 goes by state nonce, her nonce 1 stays; she pays her new slot herself.
       await take(ledger, { nonce: 2n, stateNonce: 1n, head: HEAD + 1n });
       expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({
-        [hashOf(ALICE, 1n)]: '20',
-        [hashOf(BOB, 0n)]: '300',
-        [hashOf(BOB, 1n)]: '4000',
+        [hashOf(ALICE, 1n)]: '20|101',
+        [hashOf(BOB, 0n)]: '300|100',
+        [hashOf(BOB, 1n)]: '4000|101',
       });
       // Bob's nonce 0 goes by head (taken at HEAD, now HEAD + 3), his nonce 1 stays.
       await take(ledger, { sender: BOB, nonce: 2n, head: HEAD + 3n });
       await ledger.release(ALICE, 1n, hashOf(ALICE, 1n));
-      expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({ [hashOf(BOB, 1n)]: '4000' });
+      expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({ [hashOf(BOB, 1n)]: '4000|101' });
       expect((await redis.hkeys(KEY.inFlight(ALICE))).sort()).to.deep.equal(['2']);
       expect((await redis.hkeys(KEY.inFlight(BOB))).sort()).to.deep.equal(['1', '2']);
 
@@ -400,7 +464,30 @@ describe('gate: ledger', () => {
       await take(ledger, { nonce: 0n, cost: 9n, payer: SPONSOR });
       await ledger.release(ALICE, 0n, TX);
       expect(await redis.hgetall(KEY.inFlight(ALICE))).to.deep.equal({ '0': `${hashOf(ALICE, 0n)}|${SPONSOR}|9|${HEAD}` });
-      expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({ [hashOf(ALICE, 0n)]: '9' });
+      expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({ [hashOf(ALICE, 0n)]: `9|${HEAD}` });
+    });
+
+    it("deletes the payer's fields (HDEL) that the head asked at shows done, and the key with the last", async () => {
+      await take(ledger, { nonce: 0n, cost: 7n, payer: SPONSOR, head: HEAD });
+      await take(ledger, { sender: BOB, nonce: 0n, cost: 300n, payer: SPONSOR, head: HEAD + 1n });
+      const both = { [hashOf(ALICE, 0n)]: '7|100', [hashOf(BOB, 0n)]: '300|101' };
+
+      await ledger.reserved(SPONSOR, HEAD + 2n);
+      expect(await hashWithTtl(KEY.reserved(SPONSOR), IN_FLIGHT_TTL_MS), 'one short').to.deep.equal({ fields: both, ttlSet: true });
+      await ledger.reserved(SPONSOR, HEAD + 3n);
+      expect(await hashWithTtl(KEY.reserved(SPONSOR), IN_FLIGHT_TTL_MS), 'at HEAD + 3').to.deep.equal({
+        fields: { [hashOf(BOB, 0n)]: '300|101' },
+        ttlSet: true,
+      });
+      await ledger.reserved(SPONSOR, HEAD + 4n);
+      expect(await redis.exists(KEY.reserved(SPONSOR)), 'at HEAD + 4').to.equal(0);
+    });
+
+    it('drops a bare cost field (written before heads were stored), which no head can show done', async () => {
+      await redis.hset(KEY.reserved(SPONSOR), hashOf(BOB, 0n), '500');
+      await take(ledger, { nonce: 0n, cost: 7n, payer: SPONSOR, head: HEAD });
+      expect(await ledger.reserved(SPONSOR, HEAD)).to.equal(7n);
+      expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({ [hashOf(ALICE, 0n)]: '7|100' });
     });
   });
 });
