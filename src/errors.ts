@@ -82,7 +82,8 @@ export const errors = {
    * and cause); a verdict answered from the cache says so.
    */
   rejected: (reason: string, detail: string, cached = false, extra?: Readonly<Record<string, unknown>>) =>
-    rpcError(SERVER_ERROR, `rejected: ${detail}${cached ? ' (cached verdict)' : ''}`, { reason, ...extra, ...(cached ? { cached } : {}) }),
+    // `reason` is the stable code clients branch on: set first (its place on the wire), and last (no extra member replaces it).
+    rpcError(SERVER_ERROR, `rejected: ${detail}${cached ? ' (cached verdict)' : ''}`, Object.assign({ reason }, extra, { reason }, cached ? { cached } : {})),
   /** Spec 7: the execution layer's own validation refused it; its reason is carried verbatim. */
   rejectedByExecutionLayer: (reason: string, cached = false) =>
     rpcError(

@@ -19,10 +19,16 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
   const at = (lvl: LogLevel) =>
     RANK[lvl] < RANK[level]
       ? () => {}
-      : (msg: string, fields?: Fields) =>
-          write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }) + '\n');
+      : (msg: string, fields?: Fields) => {
+          const head = { time: new Date().toISOString(), level: lvl, msg };
+          // The head keeps its place and its values whatever the fields are named; a bigint
+          // field (a nonce, a head) is written as its decimal string instead of throwing.
+          write(JSON.stringify(fields === undefined ? head : Object.assign({ ...head }, fields, head), bigintAsString) + '\n');
+        };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
+
+const bigintAsString = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);
 
 /** The message and stack of an unexpected error, for the log only. */
 export function describeError(err: unknown): Fields {

@@ -118,7 +118,8 @@ export class OptionsReader {
     return value === null ? undefined : value;
   }
 
-  private at(key: string): string {
+  /** The YAML path of `key`, as complaints name it. */
+  at(key: string): string {
     return this.path === '' ? key : `${this.path}.${key}`;
   }
 }

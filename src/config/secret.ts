@@ -10,7 +10,7 @@ import { ConfigError, type OptionsReader } from './reader.js';
 export function readSecret(options: OptionsReader, key: string): string {
   const file = options.optionalString(`${key}_file`);
   const env = options.optionalString(`${key}_env`);
-  const where = `${options.path}.${key}`;
+  const where = options.at(key);
   if ((file === undefined) === (env === undefined)) {
     throw new ConfigError(`${where}_file or ${where}_env: exactly one must be set`);
   }
