@@ -20,16 +20,15 @@
  */
 import { getBytes, keccak256, Transaction, Wallet } from 'ethers';
 import { Pool } from 'undici';
-import { AnswerText } from '../src/answer-text.js';
+import { startAnvil } from '../devnet/anvil.js';
 import { decodeFrameTransaction } from '../plugins/gate/frame-codec.js';
 import { recoverAddress, verifyFrameSignatures } from '../plugins/gate/signatures.js';
-import { startAnvil } from '../devnet/anvil.js';
-import { mldsaEntry, mldsaKeys, transferFrameTx } from '../test/helpers/frames.js';
-import { startSubmitTarget } from '../test/helpers/submit-target.js';
-import { APPROVE_IF_SLOT0 } from '../test/fixtures/verify-code.js';
-import { encodeFrameTx } from '../test/helpers/frames.js';
-import { benchIngress, productionChain, runBench, stopIngress, UNLIMITED_READS, UNLIMITED_SUBMISSIONS, type StopLater } from './production.js';
+import { AnswerText } from '../src/answer-text.js';
+import { encodeFrameTx, mldsaEntry, mldsaKeys, transferFrameTx } from '../support/frames.js';
+import { startSubmitTarget } from '../support/submit-target.js';
+import { APPROVE_IF_SLOT0 } from '../support/verify-code.js';
 import { cpuSeconds } from './measure.js';
+import { benchIngress, productionChain, runBench, stopIngress, UNLIMITED_READS, UNLIMITED_SUBMISSIONS, type StopLater } from './production.js';
 import { wrk } from './wrk.js';
 
 const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
@@ -222,7 +221,7 @@ async function main(stopLater: StopLater): Promise<void> {
   }
 
   // Contract senders with a typical ~2,000-gas VERIFY routine: a cold SLOAD of their own slot 0,
-  // then APPROVE(3) (test/fixtures/verify-code.ts). No signature entries: the code decides.
+  // then APPROVE(3) (support/verify-code.ts). No signature entries: the code decides.
   const contractFrames: string[] = [];
   for (let i = 0; i <= FRAME_COUNT; i++) {
     const sender = '0x' + (0xc0de0000 + i).toString(16).padStart(40, '0');

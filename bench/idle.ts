@@ -10,8 +10,8 @@
 import { connect, type Socket } from 'node:net';
 import { request } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
-import { memoryOf } from '../test/helpers/log-bomb.js';
-import { within } from '../test/helpers/within.js';
+import { memoryOf } from '../support/log-bomb.js';
+import { within } from '../support/within.js';
 import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 
 const CONNECTIONS = Number(process.argv[2] ?? 10_000);

@@ -1,6 +1,6 @@
 /** The shipped production chain (`config/ingress.yaml`) with a bench EL as every upstream, on free ports. */
 import { readFileSync } from 'node:fs';
-import { startIngressProcess, type IngressProcess } from '../test/helpers/child.js';
+import { startIngressProcess, type IngressProcess } from '../support/child.js';
 
 /** `edits` replace text in the shipped file (to raise a rate limit, say); each must match. */
 export function productionChain(elUrl: string, edits: ReadonlyArray<readonly [string, string]> = []): string {

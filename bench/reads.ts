@@ -27,11 +27,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAnvil } from '../devnet/anvil.js';
-import { freePort } from '../test/helpers/ports.js';
-import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
-import { startReferenceProcess } from './reference-proxy.js';
+import { freePort } from '../support/ports.js';
 import { canPin, LOAD_CPU, onCpu, pin, PROXY_CPU } from './cores.js';
 import { median, rotated } from './measure.js';
+import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
+import { startReferenceProcess } from './reference-proxy.js';
 import { wrk, type Run } from './wrk.js';
 
 const SECONDS = Number(process.argv[2] ?? 2);

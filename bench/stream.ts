@@ -10,10 +10,10 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
-import { memoryOf, mineLogBomb } from '../test/helpers/log-bomb.js';
-import { within } from '../test/helpers/within.js';
-import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
+import { memoryOf, mineLogBomb } from '../support/log-bomb.js';
+import { within } from '../support/within.js';
 import { median } from './measure.js';
+import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 
 const REPS = Number(process.argv[2] ?? 30);
 const HELD = 32;

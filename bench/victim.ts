@@ -12,7 +12,7 @@
  */
 import { Pool } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
-import { p256HeavyFrames } from '../test/helpers/frames.js';
+import { p256HeavyFrames } from '../support/frames.js';
 import { median } from './measure.js';
 import { benchIngress, productionChain, runBench, stopIngress, type StopLater } from './production.js';
 

@@ -10,7 +10,7 @@
  * semi-space, and with a few hundred requests in flight their objects outlive it, get promoted
  * and need full collections: at 256 keep-alive clients that cost 4-18 µs of collection per call,
  * against ~2 µs with 32 MiB (docs/decisions/0006). Tests and benches start the process with the
- * same flags (test/helpers/child.ts reads them from this line).
+ * same flags (support/child.ts reads them from this line).
  */
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';

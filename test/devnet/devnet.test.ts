@@ -4,9 +4,9 @@ import { request } from 'undici';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
 import { startNodeStandIn, type CommitRecord as Commit } from '../../devnet/node.js';
 import { createLogger } from '../../src/log.js';
-import { DEV_KEYS } from '../helpers/el.js';
-import { secp256k1Entry, selfTransfer, signed } from '../helpers/frames.js';
-import { call, receiptOf, rpc } from '../helpers/http.js';
+import { secp256k1Entry, selfTransfer, signed } from '../../support/frames.js';
+import { call, receiptOf, rpc } from '../../support/http.js';
+import { DEV_KEYS } from '../../support/keys.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
 
 

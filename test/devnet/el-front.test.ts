@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startElFront, type ElFront } from '../../devnet/el-front.js';
+import { call, rpc } from '../../support/http.js';
 import { useAnvil } from '../helpers/el.js';
-import { call, rpc } from '../helpers/http.js';
 
 describe('devnet: the EL front (what the chain\'s own EL answers and anvil does not)', () => {
   const anvil = useAnvil();

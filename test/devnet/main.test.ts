@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rpc } from '../helpers/http.js';
+import { rpc } from '../../support/http.js';
 
 describe('npm start (devnet/main.js)', () => {
   it('prints the URL when ready, serves chain 8141 there, and stops everything on Ctrl-C', async function () {

@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { keccak256, toBeHex, Transaction } from 'ethers';
 import { encodeFunctionData, decodeFunctionResult, multicall3Abi } from 'viem';
 import { MULTICALL3_ADDRESS, MULTICALL3_DEPLOYMENT, placeMulticall3 } from '../../devnet/multicall3.js';
-import { DEV_ADDRESS, useAnvil } from '../helpers/el.js';
-import { call } from '../helpers/http.js';
+import { call } from '../../support/http.js';
+import { DEV_ADDRESS } from '../../support/keys.js';
+import { useAnvil } from '../helpers/el.js';
 
 describe('devnet: Multicall3 placed at its canonical address', () => {
   const anvil = useAnvil();

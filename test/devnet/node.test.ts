@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
 import type { FrameChain } from '../../devnet/frames/frame-chain.js';
 import { startNodeStandIn } from '../../devnet/node.js';
-import { DEV_KEYS, useAnvil } from '../helpers/el.js';
-import { call, receiptOf } from '../helpers/http.js';
+import { call, receiptOf } from '../../support/http.js';
+import { DEV_KEYS } from '../../support/keys.js';
+import { useAnvil } from '../helpers/el.js';
 
 describe('devnet: the node stand-in when closing a block fails', () => {
   const anvil = useAnvil({ extraArgs: ['--no-mining'] });

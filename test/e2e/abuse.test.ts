@@ -7,9 +7,9 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { Agent, request } from 'undici';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { post, rpc } from '../helpers/http.js';
+import { post, rpc } from '../../support/http.js';
+import { startStubEl, type StubEl } from '../../support/stub-el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { startStubEl, type StubEl } from '../helpers/stub-el.js';
 
 /** A raw client that keeps its own side open when the server closes its side (as an attacker would). */
 async function rawClient(port: number): Promise<{ socket: Socket; received: () => string; ended: Promise<unknown>; closed: Promise<unknown> }> {
@@ -163,16 +163,12 @@ describe('abuse: transport attacks on the running ingress', () => {
 describe('abuse: an EL that answers nothing', () => {
   it('G: turns an HTTP 200 JSON answer with an empty body, declared or chunked, into -32603', async () => {
     let calls = 0;
-    const el = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        // First an empty body with Content-Length 0, then an empty chunked one.
-        const framing = calls++ === 0 ? { 'content-length': '0' } : { 'transfer-encoding': 'chunked' };
-        res.writeHead(200, { 'content-type': 'application/json', ...framing }).end();
-      });
-    });
-    await new Promise<void>((resolve) => el.listen(0, '127.0.0.1', resolve));
-    const ingress = await startTestIngress(testConfig(`http://127.0.0.1:${(el.address() as AddressInfo).port}`, '\n  - allowlist\n'));
+    // First an empty body with Content-Length 0, then an empty chunked one.
+    const el = await startStubEl(
+      {},
+      { intercept: () => ({ headers: calls++ === 0 ? { 'content-length': '0' } : { 'transfer-encoding': 'chunked' } }) },
+    );
+    const ingress = await startTestIngress(testConfig(el.url, '\n  - allowlist\n'));
     try {
       const invalid = '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"upstream error: the execution layer answered an invalid response"}}';
       expect((await rpc(ingress.url, 'eth_chainId', [], 3)).text).to.equal(invalid);
@@ -180,8 +176,7 @@ describe('abuse: an EL that answers nothing', () => {
       expect(calls).to.equal(2);
     } finally {
       await ingress.shutdown();
-      el.closeAllConnections();
-      await new Promise((resolve) => el.close(resolve));
+      await el.close();
     }
   });
 });

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { request } from 'undici';
-import { rpc } from '../helpers/http.js';
+import { rpc } from '../../support/http.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
 interface BadInput {

@@ -10,9 +10,9 @@ import {
   NonceTooLowError, type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { call } from '../../support/http.js';
+import { walletFor } from '../../support/keys.js';
 import { useAnvil } from '../helpers/el.js';
-import { call } from '../helpers/http.js';
-import { walletFor } from '../helpers/keys.js';
 import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';

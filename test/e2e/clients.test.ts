@@ -18,9 +18,10 @@ import { promisify } from 'node:util';
 import { request } from 'undici';
 import { createPublicClient, createWalletClient, defineChain, http, type Chain, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { CAST_BIN } from '../helpers/child.js';
-import { DEV_KEYS, useAnvil } from '../helpers/el.js';
-import { call, receiptOf } from '../helpers/http.js';
+import { CAST_BIN } from '../../support/child.js';
+import { call, receiptOf } from '../../support/http.js';
+import { DEV_KEYS } from '../../support/keys.js';
+import { useAnvil } from '../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 const runFile = promisify(execFile);

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { Pool } from 'undici';
 import { startAnvil, type Anvil } from '../../devnet/anvil.js';
 import { parseConfig } from '../../src/config/load.js';
-import { startIngressProcess } from '../helpers/child.js';
+import { startIngressProcess } from '../../support/child.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 const BODY = '{"jsonrpc":"2.0","id":3,"method":"eth_chainId","params":[]}';

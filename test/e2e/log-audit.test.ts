@@ -5,11 +5,11 @@
 import { expect } from 'chai';
 import { Wallet } from 'ethers';
 import { startAnvil } from '../../devnet/anvil.js';
-import { DEV_KEYS } from '../helpers/el.js';
-import { rpc } from '../helpers/http.js';
+import { rpc } from '../../support/http.js';
+import { DEV_KEYS } from '../../support/keys.js';
+import { startStubEl } from '../../support/stub-el.js';
 import { OPERATOR_TOKEN, startTestIngress, testConfig } from '../helpers/ingress.js';
 import { startRedis } from '../helpers/redis.js';
-import { startStubEl } from '../helpers/stub-el.js';
 
 describe('log audit at the default level', () => {
   it('names no upstream address and no secret while the EL, the node and Redis fail', async function () {

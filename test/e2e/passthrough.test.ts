@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { rpc } from '../helpers/http.js';
+import { rpc } from '../../support/http.js';
+import { startStubEl, type StubEl } from '../../support/stub-el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { startStubEl, type StubEl } from '../helpers/stub-el.js';
 
 // Byte layouts the ingress must not touch: odd spacing, key order, and a trailing newline.
 const HISTORY = (id: unknown) =>

@@ -7,10 +7,10 @@
 import { expect } from 'chai';
 import { readdirSync } from 'node:fs';
 import { Pool, request } from 'undici';
-import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
+import { startIngressProcess, type IngressProcess } from '../../support/child.js';
 import { useAnvil } from '../helpers/el.js';
-import { collectGarbage, inspectorUrl } from '../helpers/inspector.js';
 import { testConfig } from '../helpers/ingress.js';
+import { collectGarbage, inspectorUrl } from '../helpers/inspector.js';
 
 const TOTAL = 100_000;
 const ABORTED_EVERY = 20;

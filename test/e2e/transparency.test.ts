@@ -15,9 +15,9 @@ import { keccak256, Transaction, Wallet, type TransactionLike } from 'ethers';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROXIED_SVC_METHODS, READ_METHODS, SUBMISSION_METHOD } from '../../src/methods.js';
-import { DEV_KEYS } from '../helpers/el.js';
-import { secpAccount, selfTransfer, signed } from '../helpers/frames.js';
-import { call, post, receiptOf, rpc } from '../helpers/http.js';
+import { secpAccount, selfTransfer, signed } from '../../support/frames.js';
+import { call, post, receiptOf, rpc } from '../../support/http.js';
+import { DEV_KEYS } from '../../support/keys.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
 interface Case {

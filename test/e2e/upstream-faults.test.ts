@@ -3,73 +3,43 @@
  * its documented answer, the ingress survives every one, and a healthy EL is served again after.
  */
 import { expect } from 'chai';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { rpc } from '../helpers/http.js';
+import { rpc } from '../../support/http.js';
+import { CUT, HANG, startStubEl, type StubEl, type StubReply } from '../../support/stub-el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-
-type Mode = 'healthy' | 'hang' | 'drip' | 'reset' | 'garbage-html' | 'garbage-json' | 'server-error' | 'wrong-type' | 'empty' | 'oversized';
 
 const UNAVAILABLE = { code: -32603, message: 'upstream unavailable: the execution layer did not answer' };
 const INVALID = { code: -32603, message: 'upstream error: the execution layer answered an invalid response' };
 
+const chainId = (id: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' });
+
+/** What the fake EL answers any request with, in each mode. */
+const REPLIES = {
+  healthy: chainId,
+  hang: () => HANG, // accepts, reads, never answers
+  drip: (id) => ({ body: chainId(id), dripMs: 20 }), // a valid answer, one byte every 20 ms
+  reset: () => CUT,
+  'garbage-html': () => ({ headers: { 'content-type': 'text/html' }, body: '<html>oops</html>' }),
+  'garbage-json': () => '}{not json',
+  'server-error': () => ({ status: 500, body: '{"error":"internal"}' }),
+  'wrong-type': () => ({ headers: { 'content-type': 'application/octet-stream' }, body: '\x00\x01' }),
+  empty: () => ({}),
+  // Valid JSON-RPC, but past the 4 MiB the ingress reads of an answer it parses itself.
+  oversized: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: 'a'.repeat(5 * 1024 * 1024) }),
+} satisfies Record<string, (id: unknown) => StubReply>;
+type Mode = keyof typeof REPLIES;
+
 describe('upstream faults: one recording fake EL, many modes', () => {
   let mode: Mode = 'healthy';
-  const received: string[] = [];
-  const el = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      received.push(body);
-      const id = (JSON.parse(body) as { id: unknown }).id;
-      switch (mode) {
-        case 'healthy':
-          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }));
-        case 'hang':
-          return; // accepts, reads, never answers
-        case 'drip': {
-          // A valid answer, one byte every 20 ms.
-          const answer = JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' });
-          res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(answer.length) });
-          let i = 0;
-          const timer = setInterval(() => {
-            if (res.destroyed) return clearInterval(timer);
-            res.write(answer[i++]!);
-            if (i === answer.length) {
-              clearInterval(timer);
-              res.end();
-            }
-          }, 20);
-          return;
-        }
-        case 'reset':
-          return req.socket.destroy();
-        case 'garbage-html':
-          return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops</html>');
-        case 'garbage-json':
-          return res.writeHead(200, { 'content-type': 'application/json' }).end('}{not json');
-        case 'server-error':
-          return res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"internal"}');
-        case 'wrong-type':
-          return res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('\x00\x01');
-        case 'empty':
-          return res.writeHead(200, { 'content-type': 'application/json' }).end();
-        case 'oversized':
-          // Valid JSON-RPC, but past the 4 MiB the ingress reads of an answer it parses itself.
-          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: 'a'.repeat(5 * 1024 * 1024) }));
-      }
-    });
-  });
+  let el: StubEl;
   let ingress: TestIngress;
 
   before(async () => {
-    await new Promise<void>((resolve) => el.listen(0, '127.0.0.1', resolve));
-    ingress = await startTestIngress(testConfig(`http://127.0.0.1:${(el.address() as AddressInfo).port}`));
+    el = await startStubEl({}, { intercept: ({ request }) => REPLIES[mode](request.id) });
+    ingress = await startTestIngress(testConfig(el.url));
   });
   after(async () => {
     await ingress.shutdown();
-    el.closeAllConnections();
-    await new Promise((resolve) => el.close(resolve));
+    await el.close();
   });
   afterEach(async () => {
     // Whatever the mode did, a healthy EL is served again by the same ingress.
@@ -91,11 +61,9 @@ describe('upstream faults: one recording fake EL, many modes', () => {
   });
 
   it('answers -32603 while the EL is restarting, and serves it again once it listens', async () => {
-    const port = (el.address() as AddressInfo).port;
-    el.closeAllConnections();
-    await new Promise((resolve) => el.close(resolve));
+    await el.close();
     expect(JSON.parse((await read()).body).error).to.deep.equal(UNAVAILABLE);
-    await new Promise<void>((resolve) => el.listen(port, '127.0.0.1', resolve));
+    await el.reopen();
   });
 
   const read = async (method = 'eth_chainId') => {
@@ -137,7 +105,7 @@ describe('upstream faults: one recording fake EL, many modes', () => {
   }
 
   it('recorded every request it was sent, each one canonical JSON-RPC', () => {
-    expect(received.length).to.be.greaterThan(10);
-    for (const body of received) expect(Object.keys(JSON.parse(body))).to.deep.equal(['jsonrpc', 'id', 'method', 'params']);
+    expect(el.bodies.length).to.be.greaterThan(10);
+    for (const body of el.bodies) expect(Object.keys(JSON.parse(body))).to.deep.equal(['jsonrpc', 'id', 'method', 'params']);
   });
 });

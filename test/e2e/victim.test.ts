@@ -8,9 +8,9 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
-import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
+import { startIngressProcess, type IngressProcess } from '../../support/child.js';
+import { p256HeavyFrames, RECIPIENT } from '../../support/frames.js';
 import { useAnvil } from '../helpers/el.js';
-import { p256HeavyFrames, RECIPIENT } from '../helpers/frames.js';
 
 const ATTACK_MS = 2_000;
 const MEDIAN_CEILING_MS = 100;

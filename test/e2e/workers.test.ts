@@ -10,8 +10,9 @@ import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
-import { runCli, startIngressProcess, writeConfig, type IngressProcess } from '../helpers/child.js';
-import { DEV_KEYS, useAnvil } from '../helpers/el.js';
+import { runCli, startIngressProcess, writeConfig, type IngressProcess } from '../../support/child.js';
+import { DEV_KEYS } from '../../support/keys.js';
+import { useAnvil } from '../helpers/el.js';
 import { testConfig } from '../helpers/ingress.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';

@@ -8,9 +8,10 @@ import { MULTICALL3_ADDRESS } from '../../devnet/multicall3.js';
 import { ingressProvider } from '../../examples/chain.js';
 import { chain8141 } from '../../examples/clients/viem.js';
 import { createLogger } from '../../src/log.js';
-import { DEV_KEYS, useAnvil } from '../helpers/el.js';
-import { CAST_BIN, runScript } from '../helpers/child.js';
-import { call } from '../helpers/http.js';
+import { CAST_BIN, runScript } from '../../support/child.js';
+import { call } from '../../support/http.js';
+import { DEV_KEYS } from '../../support/keys.js';
+import { useAnvil } from '../helpers/el.js';
 import { OPERATOR_TOKEN, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 const ONE_MILLI_ETH = '0x38d7ea4c68000';

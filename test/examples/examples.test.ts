@@ -2,8 +2,8 @@
 import { expect } from 'chai';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
 import { createLogger } from '../../src/log.js';
-import { runScript } from '../helpers/child.js';
-import { call } from '../helpers/http.js';
+import { runScript } from '../../support/child.js';
+import { call } from '../../support/http.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
 
 

@@ -1,7 +1,7 @@
 /** A real redis-server (Debian package) on a free loopback port, for fleet-mode tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { freePort } from './ports.js';
+import { freePort } from '../../support/ports.js';
 
 export interface RedisServer {
   readonly url: string;

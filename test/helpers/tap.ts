@@ -2,10 +2,8 @@
  * A recording tap between the ingress and a real EL: forwards every POST body unchanged to the
  * EL and keeps a copy, so tests can prove what the EL saw (and what it never saw).
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { request } from 'undici';
 import type { Anvil } from '../../devnet/anvil.js';
+import { startStubEl } from '../../support/stub-el.js';
 import { useAnvil } from './el.js';
 import { startTestIngress, testConfig, type TestIngress } from './ingress.js';
 
@@ -17,34 +15,14 @@ export interface Tap {
   close(): Promise<void>;
 }
 
+/** The stub with no answers of its own: everything falls through to `targetUrl`. */
 export async function startTap(targetUrl: string): Promise<Tap> {
-  const bodies: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks).toString();
-      bodies.push(body);
-      try {
-        const reply = await request(targetUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-        res.writeHead(reply.statusCode, { 'content-type': 'application/json' });
-        res.end(Buffer.from(await reply.body.arrayBuffer()));
-      } catch {
-        res.destroy();
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const stub = await startStubEl({}, { fallthrough: targetUrl });
   return {
-    url: `http://127.0.0.1:${port}`,
-    bodies,
-    methods: () => bodies.map((b) => (JSON.parse(b) as { method: string }).method),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    url: stub.url,
+    bodies: stub.bodies,
+    methods: () => stub.bodies.map((b) => (JSON.parse(b) as { method: string }).method),
+    close: () => stub.close(),
   };
 }
 

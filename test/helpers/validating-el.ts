@@ -1,12 +1,10 @@
 /**
- * A stub of what no public EL implements, in front of a real anvil: `svc_validateTransaction`
- * (the chain's validation, where frame transactions are simulated) and acceptance of type 0x06
- * submissions. Every other call goes to anvil unchanged. Speaks real HTTP.
+ * What no public EL implements, in front of a real anvil: `svc_validateTransaction` (the chain's
+ * validation, where frame transactions are simulated) and acceptance of type 0x06 submissions.
+ * Every other call goes to anvil unchanged.
  */
 import { keccak256 } from 'ethers';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { request } from 'undici';
+import { startStubEl } from '../../support/stub-el.js';
 
 export type Validation = { result: unknown } | { error: { code: number; message: string } };
 
@@ -22,40 +20,28 @@ export interface ValidatingEl {
 }
 
 export async function startValidatingEl(anvilUrl: string, validate: (raw: string) => Validation): Promise<ValidatingEl> {
-  const submittedFrames: string[] = [];
-  const validated: string[] = [];
-  const submitted: string[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks).toString();
-      const call = JSON.parse(body) as { id: unknown; method: string; params: string[] };
-      const reply = (answer: object) =>
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, ...answer }));
-      if (call.method === 'svc_validateTransaction') {
-        validated.push(call.params[0]!);
-        return reply(validate(call.params[0]!));
-      }
-      if (call.method === 'eth_sendRawTransaction') submitted.push(call.params[0]!);
-      if (call.method === 'eth_sendRawTransaction' && call.params[0]!.startsWith('0x06')) {
-        submittedFrames.push(call.params[0]!);
-        return reply({ result: keccak256(call.params[0]!) });
-      }
-      const upstream = await request(anvilUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      res.writeHead(upstream.statusCode, { 'content-type': 'application/json' }).end(Buffer.from(await upstream.body.arrayBuffer()));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const rawOf = (params: unknown) => (params as string[])[0]!;
+  const answer = (id: unknown, member: object) => JSON.stringify({ jsonrpc: '2.0', id, ...member });
+  const el = await startStubEl(
+    {
+      svc_validateTransaction: (id, params) => answer(id, validate(rawOf(params))),
+      // Stock ELs refuse type 0x06: frames are accepted here, anything else goes on to anvil.
+      eth_sendRawTransaction: (id, params) => (rawOf(params).startsWith('0x06') ? answer(id, { result: keccak256(rawOf(params)) }) : undefined),
+    },
+    { fallthrough: anvilUrl },
+  );
+  const rawsOf = (method: string) => el.received.filter((call) => call.method === method).map((call) => rawOf(call.params));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    submittedFrames,
-    validated,
-    submitted,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    url: el.url,
+    get submittedFrames() {
+      return rawsOf('eth_sendRawTransaction').filter((raw) => raw.startsWith('0x06'));
+    },
+    get validated() {
+      return rawsOf('svc_validateTransaction');
+    },
+    get submitted() {
+      return rawsOf('eth_sendRawTransaction');
+    },
+    close: () => el.close(),
   };
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
 import { createLogger } from '../../src/log.js';
-import { rpc } from '../helpers/http.js';
+import { rpc } from '../../support/http.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
 
 const RULES = 'ops/alerts.yaml';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Agent, request } from 'undici';
-import { rpc } from '../helpers/http.js';
+import { rpc } from '../../support/http.js';
 import { OPERATOR_TOKEN, startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 

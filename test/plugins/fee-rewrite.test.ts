@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { call, rpc } from '../helpers/http.js';
+import { call, rpc } from '../../support/http.js';
 import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 

@@ -6,9 +6,7 @@
  * itself is auth's (test/plugins/auth.test.ts).
  */
 import { expect } from 'chai';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { statfs } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { localMethods } from '../../plugins/local-methods.js';
@@ -20,9 +18,9 @@ import { createLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import type { Plugin, RequestContext } from '../../src/plugin.js';
 import { Upstream } from '../../src/upstream.js';
+import { HANG, startStubEl, type StubEl } from '../../support/stub-el.js';
+import { within } from '../../support/within.js';
 import { pluginEnv } from '../helpers/plugin-env.js';
-import { startStubEl, type StubEl } from '../helpers/stub-el.js';
-import { within } from '../helpers/within.js';
 
 const log = createLogger('error');
 const NOT_FOUND = { error: { code: -32601, message: 'the method does not exist/is not available' } };
@@ -426,27 +424,20 @@ describe('local-methods', () => {
     });
 
     describe('a node that never answers', () => {
-      let silent: Server;
-      let url: string;
-      const held: IncomingMessage[] = [];
+      let silent: StubEl;
       before(async () => {
-        silent = createServer((req) => void held.push(req));
-        await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-        url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+        silent = await startStubEl({}, { intercept: () => HANG });
       });
-      after(async () => {
-        silent.closeAllConnections();
-        await new Promise((resolve) => silent.close(resolve));
-      });
+      after(() => silent.close());
 
       it('answers "node unavailable" within the node timeout', async () => {
-        const { created, close } = await pluginAt(url, 300);
+        const { created, close } = await pluginAt(silent.url, 300);
         try {
           const started = Date.now();
           const err = await within(3_000, 'the node timeout', failureOf(created.handle!(ctxOf('svc_dropStats', []))));
           expect(err.rpc).to.deep.equal(NODE_UNAVAILABLE);
           expect(Date.now() - started).to.be.within(250, 2_000);
-          expect(held).to.have.length(1);
+          expect(silent.received).to.have.length(1);
         } finally {
           await close();
         }

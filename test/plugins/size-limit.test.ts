@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parseConfig } from '../../src/config/load.js';
-import { rpc } from '../helpers/http.js';
+import { rpc } from '../../support/http.js';
 import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 

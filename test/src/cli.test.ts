@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { cliNodeFlags, followIngress, runCli, startIngressProcess, writeConfig, type IngressProcess } from '../helpers/child.js';
+import { cliNodeFlags, followIngress, runCli, startIngressProcess, writeConfig, type IngressProcess } from '../../support/child.js';
+import { post, rpc } from '../../support/http.js';
+import { startStubEl, type StubEl } from '../../support/stub-el.js';
 import { useAnvil } from '../helpers/el.js';
-import { post, rpc } from '../helpers/http.js';
 import { OPERATOR_TOKEN, testConfig } from '../helpers/ingress.js';
 
 async function outputOf(args: string[]): Promise<{ code: number | null; stderr: string; stdout: string }> {
@@ -102,16 +101,21 @@ describe('svc-ingress command', () => {
   });
 
   describe('SIGTERM', () => {
+    let slow: StubEl | undefined;
+    after(() => slow?.close());
+
     it('stops accepting, lets the request in flight finish, then exits 0', async () => {
       // An EL that holds its answer until the test releases it.
-      let held: ServerResponse | undefined;
-      const arrived = new Promise<void>((resolve) => {
-        slow.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-          held = res;
-          resolve();
-        });
+      let release!: (answer: string) => void;
+      let arrive!: () => void;
+      const arrived = new Promise<void>((resolve) => (arrive = resolve));
+      slow = await startStubEl({
+        eth_blockNumber: () => {
+          arrive();
+          return new Promise<string>((resolve) => (release = resolve));
+        },
       });
-      const ingress = await startIngressProcess(testConfig(`http://127.0.0.1:${slowPort}`).replace('headers_timeout_ms: 2000', 'headers_timeout_ms: 20000'));
+      const ingress = await startIngressProcess(testConfig(slow.url).replace('headers_timeout_ms: 2000', 'headers_timeout_ms: 20000'));
       const inFlight = rpc(ingress.url, 'eth_blockNumber', [], 77);
       await arrived;
       ingress.child.kill('SIGTERM');
@@ -122,20 +126,9 @@ describe('svc-ingress command', () => {
       );
       // Refused, or reset if it raced into the backlog as the listening socket closed.
       expect(['ECONNREFUSED', 'ECONNRESET']).to.include(refused);
-      held!.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":77,"result":"0x2a"}');
+      release('{"jsonrpc":"2.0","id":77,"result":"0x2a"}');
       expect((await inFlight).text).to.equal('{"jsonrpc":"2.0","id":77,"result":"0x2a"}');
       expect(await ingress.exited).to.equal(0);
-    });
-
-    const slow = createServer();
-    let slowPort = 0;
-    before(async () => {
-      await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-      slowPort = (slow.address() as AddressInfo).port;
-    });
-    after(async () => {
-      slow.closeAllConnections();
-      await new Promise((resolve) => slow.close(resolve));
     });
   });
 });

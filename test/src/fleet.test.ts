@@ -2,12 +2,13 @@ import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { Agent, request } from 'undici';
-import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
-import { DEV_KEYS, useAnvil } from '../helpers/el.js';
-import { rpc } from '../helpers/http.js';
+import { startIngressProcess, type IngressProcess } from '../../support/child.js';
+import { rpc } from '../../support/http.js';
+import { DEV_KEYS } from '../../support/keys.js';
+import { within } from '../../support/within.js';
+import { useAnvil } from '../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
-import { within } from '../helpers/within.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 

@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { connect } from 'node:net';
 import { request } from 'undici';
 import { parseConfig } from '../../src/config/load.js';
+import { call, post, rpc } from '../../support/http.js';
+import { startStubEl, type StubEl } from '../../support/stub-el.js';
 import { useAnvil } from '../helpers/el.js';
-import { call, post, rpc } from '../helpers/http.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { startStubEl, type StubEl } from '../helpers/stub-el.js';
 
 /** Writes `text` on a fresh connection and returns everything read until the ingress closes it. */
 async function exchange(url: string, text: string): Promise<string> {

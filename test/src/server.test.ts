@@ -4,7 +4,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { request, WebSocket } from 'undici';
-import { post, rpc } from '../helpers/http.js';
+import { post, rpc } from '../../support/http.js';
 import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 

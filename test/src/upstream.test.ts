@@ -7,12 +7,13 @@ import { connect, createServer as createTcpServer, type AddressInfo, type Socket
 import { request } from 'undici';
 import { startAnvil, type Anvil } from '../../devnet/anvil.js';
 import { Upstream } from '../../src/upstream.js';
-import { startIngressProcess, type IngressProcess } from '../helpers/child.js';
+import { startIngressProcess, type IngressProcess } from '../../support/child.js';
+import { post, rpc } from '../../support/http.js';
+import { LOG_COUNT, memoryOf, mineLogBomb } from '../../support/log-bomb.js';
+import { startStubEl, type StubEl } from '../../support/stub-el.js';
+import { within } from '../../support/within.js';
 import { useAnvil } from '../helpers/el.js';
-import { post, rpc } from '../helpers/http.js';
-import { LOG_COUNT, memoryOf, mineLogBomb } from '../helpers/log-bomb.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { within } from '../helpers/within.js';
 
 const UNAVAILABLE = (id: unknown) =>
   JSON.stringify({
@@ -429,20 +430,19 @@ describe('upstream: streaming answers from the EL', () => {
 
   describe('an EL answering HTTP 502 with an HTML page', () => {
     const HTML = '<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n';
-    let proxy: Server;
+    let proxy: StubEl;
     let ingress: TestIngress;
 
     before(async () => {
-      proxy = createServer((req, res) => {
-        req.resume();
-        req.on('end', () => res.writeHead(502, { 'content-type': 'text/html', server: 'nginx' }).end(HTML));
-      });
-      ingress = await startTestIngress(testConfig(await listenLocal(proxy)));
+      proxy = await startStubEl(
+        {},
+        { intercept: () => ({ status: 502, headers: { 'content-type': 'text/html', server: 'nginx' }, body: HTML }) },
+      );
+      ingress = await startTestIngress(testConfig(proxy.url));
     });
     after(async () => {
       await ingress?.shutdown();
-      proxy.closeAllConnections();
-      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await proxy?.close();
     });
 
     it('answers -32603 "upstream error" with HTTP 200 and passes no HTML on', async () => {

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { id, Wallet } from 'ethers';
-import { frameGas } from '../../../plugins/gate/frame-checks.js';
-import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
-import { NEW_ACCOUNT_STATE_GAS } from '../../../plugins/gate/approval.js';
 import { FrameChain } from '../../../devnet/frames/frame-chain.js';
 import { rpcClient, type Rpc } from '../../../devnet/rpc.js';
-import { APPROVE_3, LOGS, REVERTS, STORES_VALUE } from '../../fixtures/verify-code.js';
+import { NEW_ACCOUNT_STATE_GAS } from '../../../plugins/gate/approval.js';
+import { frameGas } from '../../../plugins/gate/frame-checks.js';
+import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
+import { mldsaEntry, mldsaKeys, secp256k1Entry, signed, type FrameTxFields } from '../../../support/frames.js';
+import { APPROVE_3, LOGS, REVERTS, STORES_VALUE } from '../../../support/verify-code.js';
 import { useAnvil } from '../../helpers/el.js';
-import { mldsaEntry, mldsaKeys, secp256k1Entry, signed, type FrameTxFields } from '../../helpers/frames.js';
 
 const FUNDS = 10n ** 18n;
 const FEES: [bigint, bigint, bigint] = [1_000_000_000n, 3_000_000_000n, 0n];

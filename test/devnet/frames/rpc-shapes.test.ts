@@ -4,11 +4,11 @@ import { id, Wallet } from 'ethers';
 import { Transaction, TransactionReceipt, TxEnvelopeEip8141 } from 'ox';
 import { startDevnet, type Devnet } from '../../../devnet/devnet.js';
 import { createLogger } from '../../../src/log.js';
-import { DEV_KEY } from '../../helpers/el.js';
-import { call, receiptOf } from '../../helpers/http.js';
+import { secp256k1Entry, signed } from '../../../support/frames.js';
+import { call, receiptOf } from '../../../support/http.js';
+import { DEV_KEY } from '../../../support/keys.js';
+import { LOGS } from '../../../support/verify-code.js';
 import { OPERATOR_TOKEN } from '../../helpers/ingress.js';
-import { secp256k1Entry, signed } from '../../helpers/frames.js';
-import { LOGS } from '../../fixtures/verify-code.js';
 
 describe('devnet: executed frame transactions through the ingress, as ox reads them (frames/rpc-shapes.ts)', () => {
   let devnet: Devnet;

@@ -5,12 +5,12 @@ import { id, keccak256, Wallet } from 'ethers';
 import { startElFront, type ElFront } from '../../../devnet/el-front.js';
 import { FrameChain } from '../../../devnet/frames/frame-chain.js';
 import { rpcClient } from '../../../devnet/rpc.js';
-import { indexKey } from '../../../devnet/stripped/stripped-blocks.js';
 import { restore } from '../../../devnet/stripped/strip.js';
-import { DEV_KEY } from '../../helpers/el.js';
+import { indexKey } from '../../../devnet/stripped/stripped-blocks.js';
+import { secp256k1Entry, signed } from '../../../support/frames.js';
+import { call, rpc } from '../../../support/http.js';
+import { DEV_KEY } from '../../../support/keys.js';
 import { useAnvil } from '../../helpers/el.js';
-import { call, rpc } from '../../helpers/http.js';
-import { secp256k1Entry, signed } from '../../helpers/frames.js';
 
 interface StrippedTransaction {
   transactionHash: string;

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { id, keccak256, Wallet } from 'ethers';
-import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
 import { restore, strip } from '../../../devnet/stripped/strip.js';
-import { secp256k1Entry, signed } from '../../helpers/frames.js';
+import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
+import { secp256k1Entry, signed } from '../../../support/frames.js';
 
 const wallet = new Wallet(id('strip test key'));
 const base = { nonce: 3, to: '0x00000000000000000000000000000000000f2a31', value: 5n, gasLimit: 21_000, data: '0x' };

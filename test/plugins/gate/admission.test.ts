@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import { Wallet } from 'ethers';
 import { checkAdmission, type AdmissionLimits, type Release } from '../../../plugins/gate/admission.js';
 import { decodeSubmission, type Submission } from '../../../plugins/gate/decode.js';
+import { Refusal } from '../../../plugins/gate/errors.js';
 import type { InFlightEntry } from '../../../plugins/gate/in-flight.js';
 import type { Ledger, Reservation, ReserveRequest } from '../../../plugins/gate/ledger.js';
-import { Refusal } from '../../../plugins/gate/errors.js';
 import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import type { Account, Head, HeadState } from '../../../plugins/gate/state.js';
-import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../helpers/frames.js';
+import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../../support/frames.js';
 
 const SENDER_KEY = '0x' + '00'.repeat(31) + '01';
 const SPONSOR_KEY = '0x' + '00'.repeat(31) + '02';

@@ -5,8 +5,8 @@
  */
 import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
-import { DEV_KEYS } from '../../helpers/el.js';
-import { rpc } from '../../helpers/http.js';
+import { rpc } from '../../../support/http.js';
+import { DEV_KEYS } from '../../../support/keys.js';
 import { useTappedIngress } from '../../helpers/tap.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';

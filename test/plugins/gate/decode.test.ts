@@ -3,8 +3,8 @@ import { getBytes, keccak256, Transaction, type TransactionLike } from 'ethers';
 import { TxEnvelopeEip8141 } from 'ox';
 import { decodeSubmission, type DecodeLimits, type Submission } from '../../../plugins/gate/decode.js';
 import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
-import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../helpers/frames.js';
-import { walletFor } from '../../helpers/keys.js';
+import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../../support/frames.js';
+import { walletFor } from '../../../support/keys.js';
 import { verdictOf } from '../../helpers/refusals.js';
 
 /** Spec section 1 network parameters, and frame-transactions.md's prefix budgets. */

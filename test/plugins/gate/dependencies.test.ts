@@ -3,8 +3,8 @@ import { keccak256 } from 'ethers';
 import { codeHashOf, stillHolds, type StateDependencies } from '../../../plugins/gate/dependencies.js';
 import { HeadState, type Head } from '../../../plugins/gate/state.js';
 import { Upstream } from '../../../src/upstream.js';
-import { startStubEl, type StubEl } from '../../helpers/stub-el.js';
-import { within } from '../../helpers/within.js';
+import { startStubEl, type StubEl } from '../../../support/stub-el.js';
+import { within } from '../../../support/within.js';
 
 const SENDER = '0x' + '11'.repeat(20);
 const SPONSOR = '0x' + '22'.repeat(20);

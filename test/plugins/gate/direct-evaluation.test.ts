@@ -7,8 +7,8 @@ import {
 } from '../../../plugins/gate/direct-evaluation.js';
 import { Refusal } from '../../../plugins/gate/errors.js';
 import { decodeFrameTransaction, type FrameTransaction } from '../../../plugins/gate/frame-codec.js';
-import { RECIPIENT, secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../helpers/frames.js';
-import { walletFor } from '../../helpers/keys.js';
+import { RECIPIENT, secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../../support/frames.js';
+import { walletFor } from '../../../support/keys.js';
 
 const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 const FACTORY = '0x000000000000000000000000000000000000f00d';

@@ -5,10 +5,10 @@ import { answerFor, cachedRefusalOf, ExecutionLayerRefusal, Refusal, refusalErro
 import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import { errors, RpcFailure } from '../../../src/errors.js';
 import { Upstream } from '../../../src/upstream.js';
-import { walletFor } from '../../helpers/keys.js';
-import { freePort } from '../../helpers/ports.js';
-import { startStubEl, type StubEl } from '../../helpers/stub-el.js';
-import { within } from '../../helpers/within.js';
+import { walletFor } from '../../../support/keys.js';
+import { freePort } from '../../../support/ports.js';
+import { startStubEl, type StubEl } from '../../../support/stub-el.js';
+import { within } from '../../../support/within.js';
 
 const METHOD = 'svc_validateTransaction';
 const DECODE_LIMITS = { chainId: 8141n, blockGasLimit: 60_000_000n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n };

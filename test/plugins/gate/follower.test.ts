@@ -1,15 +1,15 @@
 import { expect } from 'chai';
 import { keccak256 } from 'ethers';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { createFollower } from '../../../plugins/gate/follower.js';
 import { errors, RpcFailure } from '../../../src/errors.js';
 import { Facts } from '../../../src/facts.js';
 import type { Plugin, RequestContext } from '../../../src/plugin.js';
 import { Upstream } from '../../../src/upstream.js';
-import { walletFor } from '../../helpers/keys.js';
-import { freePort } from '../../helpers/ports.js';
-import { within } from '../../helpers/within.js';
+import { walletFor } from '../../../support/keys.js';
+import { freePort } from '../../../support/ports.js';
+import { startStubEl, type StubRequest } from '../../../support/stub-el.js';
+import { within } from '../../../support/within.js';
 
 /** Every call here is answered at once by a loopback server, or refused at once by a closed port. */
 const CALL_MS = 5_000;
@@ -25,7 +25,7 @@ const RATE_LIMITED = {
 
 /** What the validator's ingress received: the call and its headers. */
 interface Relayed {
-  readonly body: { jsonrpc: string; id: unknown; method: string; params: unknown };
+  readonly body: StubRequest;
   readonly headers: IncomingHttpHeaders;
 }
 
@@ -34,28 +34,16 @@ async function startValidator() {
   const received: Relayed[] = [];
   /** The HTTP status and JSON-RPC member of the next answers. */
   const reply = { status: 200, member: { result: null } as object };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as Relayed['body'];
-      received.push({ body, headers: req.headers });
-      res
-        .writeHead(reply.status, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ jsonrpc: '2.0', id: body.id, ...reply.member }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    received,
-    reply,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const stub = await startStubEl(
+    {},
+    {
+      intercept: ({ request, headers }) => {
+        received.push({ body: request, headers });
+        return { status: reply.status, body: JSON.stringify({ jsonrpc: '2.0', id: request.id, ...reply.member }) };
+      },
+    },
+  );
+  return { url: stub.url, received, reply, close: () => stub.close() };
 }
 
 /** As the runtime builds a relay (PluginEnv.relayTo): the validator's 429 answers are read as JSON-RPC. */

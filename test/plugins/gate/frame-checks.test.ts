@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { checkFrameTransaction, frameGas } from '../../../plugins/gate/frame-checks.js';
 import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
-import { encodeFrameTx, type FrameFields, type FrameTxFields } from '../../helpers/frames.js';
+import { encodeFrameTx, type FrameFields, type FrameTxFields } from '../../../support/frames.js';
 import { verdictOf } from '../../helpers/refusals.js';
 
 const LIMITS = { chainId: 8141n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n };

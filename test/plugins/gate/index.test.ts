@@ -5,11 +5,11 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { Agent, request } from 'undici';
 import { parseConfig } from '../../../src/config/load.js';
-import { DEV_KEY, DEV_KEYS, useAnvil } from '../../helpers/el.js';
-import { call, receiptOf, rpc } from '../../helpers/http.js';
+import { call, receiptOf, rpc } from '../../../support/http.js';
+import { DEV_KEY, DEV_KEYS, walletFor } from '../../../support/keys.js';
+import { useAnvil } from '../../helpers/el.js';
 import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 import { startTap, type Tap } from '../../helpers/tap.js';
-import { walletFor } from '../../helpers/keys.js';
 import { startValidatingEl, type Validation, type ValidatingEl } from '../../helpers/validating-el.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';

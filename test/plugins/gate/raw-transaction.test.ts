@@ -3,10 +3,10 @@ import { hexlify, keccak256, Transaction } from 'ethers';
 import { forwardSubmission, readRawTransaction, type RawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import { errors, RpcFailure } from '../../../src/errors.js';
 import { Upstream } from '../../../src/upstream.js';
-import { walletFor } from '../../helpers/keys.js';
-import { freePort } from '../../helpers/ports.js';
-import { startStubEl, type StubEl } from '../../helpers/stub-el.js';
-import { within } from '../../helpers/within.js';
+import { walletFor } from '../../../support/keys.js';
+import { freePort } from '../../../support/ports.js';
+import { startStubEl, type StubEl } from '../../../support/stub-el.js';
+import { within } from '../../../support/within.js';
 
 /** Every call here is answered at once by a loopback stub, or refused at once by a closed port. */
 const CALL_MS = 5_000;

@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { checkFrameTransaction } from '../../../plugins/gate/frame-checks.js';
 import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
 import { recoverAddress, verifyFrameSignatures } from '../../../plugins/gate/signatures.js';
-import { walletFor } from '../../helpers/keys.js';
+import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, secp256k1Entry, transferFrameTx, type FrameTxFields } from '../../../support/frames.js';
+import { walletFor } from '../../../support/keys.js';
 import { verdictOf } from '../../helpers/refusals.js';
-import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, secp256k1Entry, transferFrameTx, type FrameTxFields } from '../../helpers/frames.js';
 
 const VECTOR = JSON.parse(readFileSync('test/plugins/gate/mldsa65-vector.json', 'utf8')) as {
   seed: string; publicKey: string; sender: string; sigHash: string; hash: string; raw: string;

@@ -2,12 +2,12 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { expect } from 'chai';
 import { concat, dataSlice, decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeHex, Transaction, Wallet, type TransactionLike } from 'ethers';
 import { decodeSubmission } from '../../../plugins/gate/decode.js';
-import { decodeStandardTransaction } from '../../../plugins/gate/standard-codec.js';
 import { keccakHex } from '../../../plugins/gate/hex.js';
+import { decodeStandardTransaction } from '../../../plugins/gate/standard-codec.js';
+import { call, receiptOf, rpc } from '../../../support/http.js';
+import { walletFor } from '../../../support/keys.js';
 import { useAnvil } from '../../helpers/el.js';
-import { walletFor } from '../../helpers/keys.js';
 import { reasonOf, verdictOf } from '../../helpers/refusals.js';
-import { call, receiptOf, rpc } from '../../helpers/http.js';
 
 const wallet = new Wallet('0x' + '42'.repeat(32));
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';

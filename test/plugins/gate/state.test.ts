@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Unavailable } from '../../../plugins/gate/errors.js';
 import { HeadState, type Head } from '../../../plugins/gate/state.js';
 import { Upstream } from '../../../src/upstream.js';
-import { startStubEl, type StubEl } from '../../helpers/stub-el.js';
+import { startStubEl, type StubEl } from '../../../support/stub-el.js';
 
 const ALICE = '0x' + '11'.repeat(20);
 const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result });

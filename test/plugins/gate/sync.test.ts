@@ -4,8 +4,8 @@ import { HeadState } from '../../../plugins/gate/state.js';
 import { rawParams, receiptOf, syncTimeoutOf } from '../../../plugins/gate/sync.js';
 import { CLOSED, Facts } from '../../../src/facts.js';
 import { Upstream } from '../../../src/upstream.js';
-import { startStubEl, type StubEl } from '../../helpers/stub-el.js';
-import { within } from '../../helpers/within.js';
+import { startStubEl, type StubEl } from '../../../support/stub-el.js';
+import { within } from '../../../support/within.js';
 
 const RAW = '0x02f86a';
 const HASH = '0x' + 'a5'.repeat(32);

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { keccak256 } from 'ethers';
-import { call, rpc } from '../../helpers/http.js';
-import { p256SecretFor } from '../../helpers/keys.js';
-import { mldsaAccount, RECIPIENT, secpAccount, selfTransfer, signed, type FrameTxFields } from '../../helpers/frames.js';
+import { mldsaAccount, RECIPIENT, secpAccount, selfTransfer, signed, type FrameTxFields } from '../../../support/frames.js';
+import { call, rpc } from '../../../support/http.js';
+import { p256SecretFor } from '../../../support/keys.js';
 import { useFrameIngress } from '../../helpers/submit-target.js';
 
 const ONE_ETH = '0xde0b6b3a7640000';

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
-import { DEV_KEY, useAnvil } from '../../helpers/el.js';
-import { encodeFrameTx, p256HeavyFrames, selfTransfer } from '../../helpers/frames.js';
-import { rpc } from '../../helpers/http.js';
+import { encodeFrameTx, p256HeavyFrames, selfTransfer } from '../../../support/frames.js';
+import { rpc } from '../../../support/http.js';
+import { DEV_KEY } from '../../../support/keys.js';
+import { useAnvil } from '../../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 
 const P256 = 0x02;

@@ -12,8 +12,8 @@ import { rateLimit } from '../../../plugins/rate-limit/index.js';
 import { Fleet } from '../../../src/fleet.js';
 import { createLogger } from '../../../src/log.js';
 import type { PrimaryCall, SharedState } from '../../../src/plugin.js';
+import { within } from '../../../support/within.js';
 import { startRedis, type RedisServer } from '../../helpers/redis.js';
-import { within } from '../../helpers/within.js';
 
 const log = createLogger('error');
 const memory = () => new Fleet({ store: 'memory', redisUrl: undefined }, log);

@@ -9,7 +9,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { callPrimary, hostService } from '../../../src/cluster/calls.js';
-import { within } from '../../helpers/within.js';
+import { within } from '../../../support/within.js';
 import type { CallSpec, Command, Outcome, Report } from './calls-worker.js';
 
 const SERVICE = 'calls-test';

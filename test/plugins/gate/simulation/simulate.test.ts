@@ -4,10 +4,10 @@ import {
   APPROVE_1, APPROVE_2, APPROVE_3, APPROVE_IF_SLOT0, BANNED, callThenApprove, callWithoutValueThenApprove, CREATE2_FACTORY,
   ENDLESS_LOOP, GAS_NOT_FOR_A_CALL, IF_ARBITRARY_ENTRY_IS_DEADBEEF, IF_FRAME1_IS_SENDER_MODE, IF_TXPARAM_SENDER_IS_ME, ifFrame1DataIs,
   INIT_APPROVE_3, initCodeOf, nestedApprove, READ_SLOT0, REVERTS, STOPS, UNDEFINED_TXPARAM,
-} from '../../../fixtures/verify-code.js';
-import { walletFor } from '../../../helpers/keys.js';
-import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type FrameTxFields } from '../../../helpers/frames.js';
-import { call, rpc } from '../../../helpers/http.js';
+} from '../../../../support/verify-code.js';
+import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type FrameTxFields } from '../../../../support/frames.js';
+import { call, rpc } from '../../../../support/http.js';
+import { walletFor } from '../../../../support/keys.js';
 import { useFrameIngress } from '../../../helpers/submit-target.js';
 
 const ONE_ETH = '0xde0b6b3a7640000';

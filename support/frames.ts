@@ -5,7 +5,7 @@
  */
 import { p256 } from '@noble/curves/nist.js';
 import { concat, getBytes, hexlify, keccak256, SigningKey } from 'ethers';
-import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields } from '../../examples/frame-transaction.js';
+import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields } from '../examples/frame-transaction.js';
 import { p256SecretFor, walletFor } from './keys.js';
 
 export { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields };

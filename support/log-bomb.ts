@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { Wallet } from 'ethers';
-import { CHAIN_ID } from '../../devnet/anvil.js';
-import { DEV_ADDRESS, DEV_KEY } from './el.js';
+import { CHAIN_ID } from '../devnet/anvil.js';
+import { DEV_ADDRESS, DEV_KEY } from './keys.js';
 import { call, receiptOf } from './http.js';
 
 /** ~28,000 LOG1 × ~1,050 gas ≈ 29.5M gas: under the 60M block gas limit of spec section 1. */
