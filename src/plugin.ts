@@ -108,10 +108,12 @@ export interface PluginEnv {
   readonly node: Upstream | undefined;
   /**
    * Another svc-ingress to forward to (a follower gate's validator), with the execution
-   * upstream's timeouts and pool size; its 429 answers are read as JSON-RPC, its failures are
-   * counted like every upstream's, and it is closed with the runtime.
+   * upstream's pool size and timeouts, its headers timeout lengthened by `longestWaitMs` (an
+   * answer the relay holds on purpose: a sync submission's receipt wait). Its 429 answers are
+   * read as JSON-RPC, its failures are counted like every upstream's, and it is closed with the
+   * runtime.
    */
-  relayTo(url: string): Upstream;
+  relayTo(url: string, longestWaitMs?: number): Upstream;
   readonly log: Logger;
   /** Where state shared by instances lives: see `SharedState`. */
   readonly shared: SharedState;

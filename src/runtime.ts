@@ -44,8 +44,9 @@ export class Runtime {
     const node = config.upstreams.node === undefined ? undefined : new Upstream(config.upstreams.node, onError);
     const fleet = new Fleet(config.fleet, log, metrics);
     const relays: Upstream[] = [];
-    const relayTo = (url: string) => {
-      const relay = new Upstream({ ...config.upstreams.execution, url, isIngress: true }, onError);
+    const relayTo = (url: string, longestWaitMs = 0) => {
+      const { headersTimeoutMs } = config.upstreams.execution;
+      const relay = new Upstream({ ...config.upstreams.execution, url, isIngress: true, headersTimeoutMs: headersTimeoutMs + longestWaitMs }, onError);
       relays.push(relay);
       return relay;
     };

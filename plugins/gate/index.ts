@@ -41,7 +41,10 @@ export const gate: PluginModule<GateOptions> = {
   parseOptions: parseGateOptions,
   shared: { 'gate-ledger': (init) => new MemoryLedger(init as LedgerOptions) },
   create(options, { stateReads, submit, relayTo, log, shared, metrics }) {
-    if (options.role === 'follower') return createFollower(options.relayUrl === undefined ? undefined : relayTo(options.relayUrl));
+    if (options.role === 'follower') {
+      // The validator holds a sync submission's answer for up to its wait: the relay must outwait it.
+      return createFollower(options.relayUrl === undefined ? undefined : relayTo(options.relayUrl, options.syncTimeoutMaxMs));
+    }
     const state = new HeadState(stateReads, options.headCacheMs);
     const pool = createWorkPool(options.threads, options.queueMax, { execution: stateReads.options });
     const verdictFor = createJudge({

@@ -11,7 +11,8 @@ export function pluginEnv(upstream: Upstream, log: Logger, metrics = new Metrics
     stateReads: upstream,
     submit: upstream,
     node: upstream,
-    relayTo: (url) => new Upstream({ ...upstream.options, url, isIngress: true }),
+    relayTo: (url, longestWaitMs = 0) =>
+      new Upstream({ ...upstream.options, url, isIngress: true, headersTimeoutMs: upstream.options.headersTimeoutMs + longestWaitMs }),
     log,
     shared: new Fleet({ store: 'memory', redisUrl: undefined }, log),
     metrics,

@@ -7,6 +7,7 @@ import { Agent, request } from 'undici';
 import { parseConfig } from '../../../src/config/load.js';
 import { call, receiptOf, rpc } from '../../../support/http.js';
 import { DEV_KEY, DEV_KEYS, walletFor } from '../../../support/keys.js';
+import { startStubEl } from '../../../support/stub-el.js';
 import { useAnvil } from '../../helpers/el.js';
 import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 import { startTap, type Tap } from '../../helpers/tap.js';
@@ -477,6 +478,28 @@ describe('gate: role follower', () => {
     } finally {
       await follower.shutdown();
       await lone.shutdown();
+    }
+  });
+
+  it('outwaits a validator holding a sync submission for its receipt longer than the upstream timeout', async () => {
+    const receipt = { transactionHash: '0x' + 'ab'.repeat(32), status: '0x1' };
+    const validator = await startStubEl({
+      eth_sendRawTransactionSync: (id) =>
+        new Promise((resolve) => setTimeout(() => resolve(JSON.stringify({ jsonrpc: '2.0', id, result: receipt })), 1_500)),
+    });
+    const yaml = testConfig(
+      anvil.current.url,
+      gateYaml(`      role: follower\n      relay_url: ${validator.url}\n      sync_timeout_ms: 2000\n      sync_timeout_max_ms: 2000`),
+    );
+    expect(yaml).to.include('headers_timeout_ms: 2000');
+    let follower: TestIngress | undefined;
+    try {
+      follower = await startTestIngress(yaml.replace('headers_timeout_ms: 2000', 'headers_timeout_ms: 300'));
+      const raw = await walletFor('held by its validator').signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+      expect(JSON.parse((await rpc(follower.url, 'eth_sendRawTransactionSync', [raw, 2000], 5)).text)).to.deep.equal({ jsonrpc: '2.0', id: 5, result: receipt });
+    } finally {
+      await follower?.shutdown();
+      await validator.close();
     }
   });
 
