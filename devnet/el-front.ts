@@ -153,6 +153,8 @@ export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', async () => {
+      // A block being closed is shown once its frame transactions are in it.
+      await options.frames?.settled();
       const body = Buffer.concat(chunks);
       const call = parsed(body);
       if (call !== undefined) {

@@ -102,8 +102,11 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
 
   /** Mines the block due, executes the frame transactions ordered for it, and drops what it left out. */
   const closeBlock = async (now: number, elBlocks: string[]): Promise<void> => {
-    const number = await mine();
-    const frameSkips = options.frames === undefined ? [] : await options.frames.closeBlock(framesDue);
+    const { frames } = options;
+    const { number, frameSkips } =
+      frames === undefined
+        ? { number: await mine(), frameSkips: [] }
+        : await frames.whileClosing(async () => ({ number: await mine(), frameSkips: await frames.closeBlock(framesDue) }));
     for (const { reason } of frameSkips) drop(reason);
     framesDue = [];
     const included = new Set(((await el('eth_getBlockByNumber', [number, false])) as { transactions: string[] }).transactions);

@@ -52,6 +52,8 @@ interface Block {
 
 export class FrameChain {
   private readonly records = new Map<string, FrameRecord>();
+  /** The block close under way, if any (settled whatever its outcome). */
+  private closing: Promise<unknown> = Promise.resolve();
   private readonly byBlock = new Map<string, FrameRecord[]>();
   private readonly anvil: Rpc;
   private readonly state: HeadState;
@@ -103,6 +105,23 @@ export class FrameChain {
     await this.apply(state);
     for (const record of included) this.keep(record);
     return skipped;
+  }
+
+  /**
+   * Runs `close` (mining a block, then running its frame transactions here) as one step for
+   * readers: until it ends, `settled()` waits, so the EL front never shows the block without
+   * its frame transactions (a sync submission would look for its receipt at that head, find
+   * none, and on an idle devnet never see another head).
+   */
+  whileClosing<T>(close: () => Promise<T>): Promise<T> {
+    const run = close();
+    this.closing = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Resolves once no block close is under way. */
+  settled(): Promise<unknown> {
+    return this.closing;
   }
 
   record(hash: string): FrameRecord | undefined {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startElFront, type ElFront } from '../../devnet/el-front.js';
+import { FrameChain } from '../../devnet/frames/frame-chain.js';
 import { call, rpc } from '../../support/http.js';
 import { useAnvil } from '../helpers/el.js';
 
@@ -38,6 +39,33 @@ describe('devnet: the EL front (what the chain\'s own EL answers and anvil does 
       const direct = await fetch(anvil.current.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       const through = await fetch(front.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       expect([through.status, await through.text()], body).to.deep.equal([direct.status, await direct.text()]);
+    }
+  });
+
+  it('holds its answers while a block closes, so nobody sees the block before its frame transactions', async () => {
+    const frames = new FrameChain(anvil.current.url);
+    const withFrames = await startElFront({ anvilUrl: anvil.current.url, witnessWindowBlocks: 3, frames });
+    try {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let answered = false;
+      const closing = frames.whileClosing(async () => {
+        await call(anvil.current.url, 'evm_mine');
+        await released;
+      });
+      const head = call<string>(withFrames.url, 'eth_blockNumber').then((number) => {
+        answered = true;
+        return number;
+      });
+      // Round trips to anvil, each longer than the front takes to pass a call on.
+      for (let i = 0; i < 5; i++) await call(anvil.current.url, 'eth_chainId');
+      expect(answered, 'answered during the close').to.equal(false);
+      release();
+      await closing;
+      expect(await head).to.equal(await call<string>(anvil.current.url, 'eth_blockNumber'));
+    } finally {
+      await withFrames.close();
+      await frames.close();
     }
   });
 });

@@ -14,6 +14,7 @@ describe('devnet: the node stand-in when closing a block fails', () => {
     let closes = 0;
     // Execution fails once, as a broken EL write would; the stand-in must not stop ordering.
     const frames = {
+      whileClosing: <T>(close: () => Promise<T>) => close(),
       closeBlock: async () => {
         if (closes++ === 0) throw new Error('anvil_setBalance failed');
         return [];
