@@ -1,0 +1,60 @@
+/**
+ * The test tree mirrors src/ and plugins/: every module has its unit tests at
+ * test/<its path>.test.ts, or is named below with the suite that holds its contract instead.
+ */
+import { expect } from 'chai';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Modules whose contract is held elsewhere, and where. */
+const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
+  'src/ingress.ts': 'test/src/server.test.ts and test/e2e/ (the listener, drain and reload: only whole processes show them)',
+  'src/runtime.ts': 'test/src/cli.test.ts (reload swaps runtimes) and test/e2e/passthrough.test.ts',
+  'src/registry.ts': 'test/plugins/contract.test.ts (every registered module, its name, order and options)',
+  'src/cluster/primary.ts': 'test/e2e/workers.test.ts (workers need a forked primary)',
+  'plugins/gate/judge.ts': 'test/plugins/gate/index.test.ts and concurrency.test.ts (the stages through the plugin)',
+  'plugins/gate/pool-worker.ts': 'test/plugins/gate/work-pool.test.ts (it runs inside the pool threads)',
+  'plugins/gate/simulation/evm-types.ts': 'types only',
+  'plugins/gate/simulation/fork.ts': 'test/plugins/gate/simulation/simulate.test.ts (the fork the EVM runs)',
+  'plugins/gate/simulation/frame-opcodes.ts': 'test/plugins/gate/simulation/simulate.test.ts (the opcodes run in frames)',
+  'plugins/gate/simulation/head-state-manager.ts': 'test/plugins/gate/simulation/simulate.test.ts (state read for frames)',
+  'plugins/gate/simulation/validation-rules.ts': 'test/plugins/gate/simulation/simulate.test.ts (banned opcodes and access rules)',
+};
+
+function modulesUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)).split(sep).join('/'));
+}
+
+const mirrorOf = (module: string) => `test/${module.replace(/\.ts$/, '.test.ts')}`;
+
+describe('the test tree', () => {
+  const modules = [...modulesUnder('src'), ...modulesUnder('plugins')];
+
+  it('has a test at the mirrored path of every module, or names where its contract is held', () => {
+    const untested = modules.filter((module) => !existsSync(join(ROOT, mirrorOf(module))) && !(module in COVERED_ELSEWHERE));
+    expect(untested).to.deep.equal([]);
+  });
+
+  it('names only modules that exist and still have no mirrored test', () => {
+    const stale = Object.keys(COVERED_ELSEWHERE).filter((module) => !modules.includes(module) || existsSync(join(ROOT, mirrorOf(module))));
+    expect(stale).to.deep.equal([]);
+  });
+
+  it('has no unit test without its module (e2e/, helpers/ and the tree-wide suites aside)', () => {
+    const orphans = [...modulesUnder('test/src'), ...modulesUnder('test/plugins')]
+      .filter((file) => file.endsWith('.test.ts'))
+      .filter((file) => !existsSync(join(ROOT, file.replace(/^test\//, '').replace(/\.test\.ts$/, '.ts'))));
+    expect(orphans).to.deep.equal(ORPHANS_ALLOWED);
+  });
+});
+
+/** Unit suites named after a concern rather than a module, each spanning several modules. */
+const ORPHANS_ALLOWED = [
+  'test/plugins/contract.test.ts',
+  'test/plugins/gate/concurrency.test.ts',
+];
