@@ -150,7 +150,7 @@ async function refusals(
   const admitted = await wallet.signTransaction({
     chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
   });
-  const undecodable = submit('0x02' + 'ab'.repeat(100));
+  const undecodable = submit(`0x02${'ab'.repeat(100)}`);
   const cases = [
     { what: 'duplicate submission (already known)', body: submit(admitted), expect: '"already known"', status: 200 },
     { what: 'undecodable transaction (cached verdict)', body: undecodable, expect: '"reason":"rlp-invalid"', status: 200 },
@@ -224,9 +224,9 @@ async function main(stopLater: StopLater): Promise<void> {
   // then APPROVE(3) (support/verify-code.ts). No signature entries: the code decides.
   const contractFrames: string[] = [];
   for (let i = 0; i <= FRAME_COUNT; i++) {
-    const sender = '0x' + (0xc0de0000 + i).toString(16).padStart(40, '0');
+    const sender = `0x${(0xc0de0000 + i).toString(16).padStart(40, '0')}`;
     await rpc('anvil_setCode', [sender, APPROVE_IF_SLOT0]);
-    await rpc('anvil_setStorageAt', [sender, '0x0', '0x' + '00'.repeat(31) + '01']);
+    await rpc('anvil_setStorageAt', [sender, '0x0', `0x${'00'.repeat(31)}01`]);
     await rpc('anvil_setBalance', [sender, FUNDS]);
     contractFrames.push(
       encodeFrameTx({

@@ -12,7 +12,7 @@ import { connect, describe, exists, fees, sendFrameTx } from './chain.js';
 import { encodeFrameTx, FLAGS, frameSigHash, MODE, mldsaEntry, mldsaKeys, NEW_ACCOUNT_STATE_GAS, SCHEME, type FrameTxFields } from './frame-transaction.js';
 
 const SEED = process.env.MLDSA_SEED ?? 'svc-ingress example: smart account owner';
-const RECIPIENT = process.env.RECIPIENT ?? '0x' + id(`${SEED}: recipient`).slice(-40);
+const RECIPIENT = process.env.RECIPIENT ?? `0x${id(`${SEED}: recipient`).slice(-40)}`;
 const AMOUNT = 10n ** 15n; // 0.001 ETH
 
 /** Bytecode, one instruction per line. */
@@ -48,7 +48,7 @@ const accountCode = (owner: string) =>
 
 /** Init code: copies the 51-byte runtime that follows it (at offset 9) and returns it. */
 const deployCode = (runtime: string) =>
-  '0x' + asm(['6033', 'PUSH1 51  size'], ['80', 'DUP1'], ['6009', 'PUSH1 9  offset'], ['5f', 'PUSH0'], ['39', 'CODECOPY'], ['5f', 'PUSH0'], ['f3', 'RETURN']) + runtime;
+  `0x${asm(['6033', 'PUSH1 51  size'], ['80', 'DUP1'], ['6009', 'PUSH1 9  offset'], ['5f', 'PUSH0'], ['39', 'CODECOPY'], ['5f', 'PUSH0'], ['f3', 'RETURN'])}${runtime}`;
 
 const { provider, dev } = connect();
 const owner = mldsaKeys(getBytes(id(SEED)));

@@ -86,7 +86,7 @@ export interface MldsaKeys {
 /** An ML-DSA-65 key pair from a 32-byte seed, and its account address. */
 export function mldsaKeys(seed: Uint8Array): MldsaKeys {
   const { publicKey, secretKey } = ml_dsa65.keygen(seed);
-  return { publicKey, secretKey, address: '0x' + keccak256(publicKey).slice(26) };
+  return { publicKey, secretKey, address: `0x${keccak256(publicKey).slice(26)}` };
 }
 
 /** An MLDSA65 entry's signature field: `public_key ‖ signature`, signed deterministically. */

@@ -11,7 +11,7 @@ import { connect, describe, exists, fees, fund, sendFrameTx } from './chain.js';
 import { encodeFrameTx, FLAGS, frameSigHash, MODE, mldsaEntry, mldsaKeys, NEW_ACCOUNT_STATE_GAS, SCHEME, type FrameTxFields } from './frame-transaction.js';
 
 const SEED = process.env.MLDSA_SEED ?? 'svc-ingress example: ML-DSA-65 account';
-const RECIPIENT = process.env.RECIPIENT ?? '0x' + id(`${SEED}: recipient`).slice(-40);
+const RECIPIENT = process.env.RECIPIENT ?? `0x${id(`${SEED}: recipient`).slice(-40)}`;
 const AMOUNT = 10n ** 15n; // 0.001 ETH
 
 const { provider, dev } = connect();

@@ -23,7 +23,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
           const head = { time: new Date().toISOString(), level: lvl, msg };
           // The head keeps its place and its values whatever the fields are named; a bigint
           // field (a nonce, a head) is written as its decimal string instead of throwing.
-          write(JSON.stringify(fields === undefined ? head : Object.assign({ ...head }, fields, head), bigintAsString) + '\n');
+          write(`${JSON.stringify(fields === undefined ? head : Object.assign({ ...head }, fields, head), bigintAsString)}\n`);
         };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }

@@ -37,7 +37,8 @@ export function cliNodeFlags(): string[] {
   const shebang = readFileSync('dist/src/cli.js', 'utf8').split('\n', 1)[0]!;
   const match = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(shebang);
   if (match === null) throw new Error(`dist/src/cli.js starts with an unexpected line: ${shebang}`);
-  return (flags = match[1]!.split(' ').filter(Boolean));
+  flags = match[1]!.split(' ').filter(Boolean);
+  return flags;
 }
 
 /** The command as an installed `svc-ingress` runs: its own node flags, then `nodeArgs`. */
@@ -75,8 +76,7 @@ export async function followIngress(child: ChildProcess, configPath: string): Pr
   let buffered = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
-    let newline: number;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
+    for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
       const line = buffered.slice(0, newline);
       buffered = buffered.slice(newline + 1);
       const index = lines.push(line) - 1;

@@ -87,11 +87,11 @@ export function p256HeavyFrames(count: number): string[] {
   const keys = Array.from({ length: 14 }, (_, j) => {
     const secret = p256SecretFor(`p256 heavy entry ${j}`);
     const point = p256.getPublicKey(secret, false).subarray(1);
-    return { secret, point, address: '0x' + keccak256(point).slice(26) };
+    return { secret, point, address: `0x${keccak256(point).slice(26)}` };
   });
   return Array.from({ length: count }, (_, i) => {
     const fields: FrameTxFields = {
-      sender: '0x' + (0xa77ac0000 + i).toString(16).padStart(40, '0'),
+      sender: `0x${(0xa77ac0000 + i).toString(16).padStart(40, '0')}`,
       frames: [{ mode: 1, flags: 3, executionGas: 6_000n }, { mode: 2, flags: 0, target: RECIPIENT, executionGas: 21_000n }],
       signatures: keys.map((k) => ({ scheme: 0x02, signer: k.address })),
       fees: [0n, 2_000_000_000n, 0n],

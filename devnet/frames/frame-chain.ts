@@ -151,7 +151,7 @@ export class FrameChain {
     }
     for (const [address, code] of codes) await this.anvil('anvil_setCode', [address, bytesToHex(code)]);
     for (const [address, slot, value] of storage) {
-      await this.anvil('anvil_setStorageAt', [address, slot, '0x' + Buffer.from(value).toString('hex').padStart(64, '0')]);
+      await this.anvil('anvil_setStorageAt', [address, slot, `0x${Buffer.from(value).toString('hex').padStart(64, '0')}`]);
     }
   }
 

@@ -27,7 +27,7 @@ export function frameAwareReads(anvil: Rpc, frames: FrameChain): Record<string, 
   const receiptsOf = (records: readonly FrameRecord[]) => records.map((record) => frameReceiptRpc(record) as { logs: Log[] });
   const blockNumber = async (tag: string | undefined): Promise<bigint> => {
     if (tag === 'earliest') return 0n;
-    if (tag !== undefined && tag.startsWith('0x')) return BigInt(tag);
+    if (tag?.startsWith('0x')) return BigInt(tag);
     return BigInt((await anvil('eth_blockNumber', [])) as string);
   };
 

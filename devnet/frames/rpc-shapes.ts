@@ -10,7 +10,7 @@ import { CHAIN_ID } from '../anvil.js';
 import type { FrameRecord } from './frame-chain.js';
 
 const hex = (value: bigint | number) => `0x${value.toString(16)}`;
-const EMPTY_BLOOM = '0x' + '0'.repeat(512);
+const EMPTY_BLOOM = `0x${'0'.repeat(512)}`;
 
 export function frameTransactionRpc(record: FrameRecord): object {
   const { tx } = record;

@@ -42,5 +42,5 @@ export function keccak256(bytes: Uint8Array): Buffer {
 }
 
 export function keccakHex(bytes: Uint8Array): string {
-  return '0x' + keccak256(bytes).toString('hex');
+  return `0x${keccak256(bytes).toString('hex')}`;
 }

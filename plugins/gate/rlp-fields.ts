@@ -15,7 +15,7 @@ export const U64_MAX = (1n << 64n) - 1n;
 export const U256_MAX = (1n << 256n) - 1n;
 
 export const encodeRlp = (item: Item): Uint8Array => RLP.encode(item);
-const hex = (bytes: Uint8Array): string => '0x' + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('hex');
+const hex = (bytes: Uint8Array): string => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('hex')}`;
 
 /**
  * Decodes one RLP item that must span all of `body`, canonically encoded. The decoder refuses

@@ -43,7 +43,7 @@ const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc63255
 
 /** The address of an uncompressed secp256k1 public key (65 bytes, 0x04 prefix). */
 function addressOfUncompressed(publicKey: Uint8Array): string {
-  return '0x' + keccakHex(publicKey.subarray(1)).slice(26);
+  return `0x${keccakHex(publicKey.subarray(1)).slice(26)}`;
 }
 
 /**
@@ -61,7 +61,7 @@ export function recoverAddress(digest: Uint8Array, r: Uint8Array, s: Uint8Array,
   }
 }
 
-const scalar = (bytes: Uint8Array) => (bytes.length === 0 ? 0n : BigInt('0x' + Buffer.from(bytes).toString('hex')));
+const scalar = (bytes: Uint8Array) => (bytes.length === 0 ? 0n : BigInt(`0x${Buffer.from(bytes).toString('hex')}`));
 
 /** What verifying a frame transaction's entries needs: the digest, the sender and the entries. */
 export type SignedFrames = Pick<FrameTransaction, 'sender' | 'sigHash' | 'signatures'>;
@@ -87,7 +87,7 @@ function verifyEntry(tx: SignedFrames, entry: SignatureEntry, i: number): void {
     case 0x02: {
       const [r, s, qx, qy] = [sig.subarray(0, 32), sig.subarray(32, 64), sig.subarray(64, 96), sig.subarray(96, 128)];
       if (!inRange(scalar(r), P256_N, false) || !inRange(scalar(s), P256_N, true)) bad('r or s out of range (s must be low)');
-      if ('0x' + keccakHex(sig.subarray(64, 128)).slice(26) !== signer) bad('the P256 key does not match the signer');
+      if (`0x${keccakHex(sig.subarray(64, 128)).slice(26)}` !== signer) bad('the P256 key does not match the signer');
       const publicKey = new Uint8Array([4, ...qx, ...qy]);
       let valid = false;
       try {
@@ -100,7 +100,7 @@ function verifyEntry(tx: SignedFrames, entry: SignatureEntry, i: number): void {
     }
     case 0x65: {
       const publicKey = sig.subarray(0, ML_DSA65_PUBLIC_KEY_BYTES);
-      if ('0x' + keccakHex(publicKey).slice(26) !== signer) {
+      if (`0x${keccakHex(publicKey).slice(26)}` !== signer) {
         refuse('mldsa-signer-mismatch', `signature ${i}: the ML-DSA-65 key's address is not the signer ${signer}`);
       }
       // No options object: a misspelt `context` must not silently change the message.

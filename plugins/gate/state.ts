@@ -128,5 +128,5 @@ export class HeadState {
   }
 }
 
-const blockTag = (head: Head) => '0x' + head.number.toString(16);
+const blockTag = (head: Head) => `0x${head.number.toString(16)}`;
 const MAX_READS_PER_HEAD = 100_000;

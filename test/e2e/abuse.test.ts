@@ -200,7 +200,7 @@ describe('abuse: refusals are paid for by the source that causes them', () => {
 
   it('F6: charges a large body by its size before parsing it, then refuses the source unparsed; others are served', async () => {
     // 170,000 empty arrays: ~510 KB, ~40 ms to parse. One token per 4 KiB past the first: capped at the burst (40).
-    const flood = '[' + Array.from({ length: 170_000 }, () => '[]').join(',') + ']';
+    const flood = `[${Array.from({ length: 170_000 }, () => '[]').join(',')}]`;
     const first = await postFrom('127.0.0.1', flood);
     // Parsed once: a batch that large gets the single id-less refusal, not 170,000 of them.
     expect(first).to.deep.equal({

@@ -4,9 +4,9 @@
  * rather than "unknown error". Real ethers and viem, through the running ingress, on anvil.
  */
 import { expect } from 'chai';
-import { isError, JsonRpcProvider, Wallet } from 'ethers';
+import { isError, JsonRpcProvider, type Wallet } from 'ethers';
 import {
-  BaseError, createWalletClient, defineChain, FeeCapTooLowError, http, InsufficientFundsError, IntrinsicGasTooLowError, NonceTooHighError,
+  type BaseError, createWalletClient, defineChain, FeeCapTooLowError, http, InsufficientFundsError, IntrinsicGasTooLowError, NonceTooHighError,
   NonceTooLowError, type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';

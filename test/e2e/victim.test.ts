@@ -73,10 +73,10 @@ describe('victim: another source is served while one attacks within its quota', 
     }],
     ['F5: eth_feeHistory of 1,024 blocks and 100 percentiles', () => () => call('eth_feeHistory', ['0x400', 'latest', Array.from({ length: 100 }, (_, p) => p)])],
     ['F6: 500 KB bodies of empty arrays', () => {
-      const flood = '[' + Array.from({ length: 170_000 }, () => '[]').join(',') + ']';
+      const flood = `[${Array.from({ length: 170_000 }, () => '[]').join(',')}]`;
       return () => flood;
     }],
-    ['F8: eth_call asking for all the gas there is', () => () => call('eth_call', [{ to: RECIPIENT, gas: '0x' + 'f'.repeat(64) }, 'latest'])],
+    ['F8: eth_call asking for all the gas there is', () => () => call('eth_call', [{ to: RECIPIENT, gas: `0x${'f'.repeat(64)}` }, 'latest'])],
   ];
   for (const [name, makeBody] of attacks) {
     it(`${name}: the victim's median stays under ${MEDIAN_CEILING_MS} ms`, async () => {

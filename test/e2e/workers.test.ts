@@ -19,6 +19,7 @@ const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const BURST = 6;
 
 /** One POST on a connection of its own, so node:cluster hands each to the next worker. */
+// biome-ignore lint/suspicious/noExplicitAny: the answers read are of several shapes; each test reads the members it expects.
 function postFresh(url: string, body: string, localAddress = '127.0.0.1'): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: 'POST', agent: false, localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
@@ -106,7 +107,7 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
 
   it('holds one source to one submission bucket across both workers', async () => {
     const replies = [];
-    for (let i = 0; i < 2 * BURST + 2; i++) replies.push(await postFresh(ingress.url, call('eth_sendRawTransaction', ['0x02' + 'ab'.repeat(40)])));
+    for (let i = 0; i < 2 * BURST + 2; i++) replies.push(await postFresh(ingress.url, call('eth_sendRawTransaction', [`0x02${'ab'.repeat(40)}`])));
     const limited = replies.filter((r) => r.status === 429 && r.json.error.code === -32005).length;
     const judged = replies.filter((r) => r.status === 200 && r.json.error.data.reason === 'rlp-invalid').length;
     expect(limited + judged).to.equal(replies.length);

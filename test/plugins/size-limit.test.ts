@@ -8,14 +8,14 @@ describe('size-limit', () => {
   const suite = useTappedIngress();
 
   it('refuses a 128 KiB + 1 byte raw transaction with -32602 "oversized transaction", stating the limit', async () => {
-    const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', ['0x02' + 'ab'.repeat(128 * 1024)], 5);
+    const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', [`0x02${'ab'.repeat(128 * 1024)}`], 5);
     expect(reply.status).to.equal(200);
     expect(reply.text).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"oversized transaction","data":{"max_bytes":131072}}}');
     expect(suite.tap.bodies).to.deep.equal([]);
   });
 
   it('lets a raw transaction of exactly 128 KiB past the size check, on to the gate', async () => {
-    const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', ['0x02' + 'ab'.repeat(128 * 1024 - 1)]);
+    const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', [`0x02${'ab'.repeat(128 * 1024 - 1)}`]);
     // Not "oversized": the gate saw it, and refused it as undecodable.
     expect(JSON.parse(reply.text).error).to.deep.equal({
       code: -32000,
@@ -29,7 +29,7 @@ describe('size-limit', () => {
       testConfig(suite.tap.url, '\n  - size-limit:\n      max_raw_transaction_bytes: 100\n  - gate'),
     );
     try {
-      const reply = await rpc(small.url, 'eth_sendRawTransaction', ['0x' + '00'.repeat(101)]);
+      const reply = await rpc(small.url, 'eth_sendRawTransaction', [`0x${'00'.repeat(101)}`]);
       expect(JSON.parse(reply.text).error).to.deep.equal({ code: -32602, message: 'oversized transaction', data: { max_bytes: 100 } });
     } finally {
       await small.shutdown();
@@ -45,7 +45,7 @@ describe('size-limit', () => {
   describe('rpc_gas_cap (50,000,000 by default)', () => {
     const capped = (id: number) =>
       JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: "invalid params: gas 115792089237316195423570985008687907853269984665640564039457584007913129639935 is above this endpoint's cap of 50000000 for a call" } });
-    const huge = '0x' + 'f'.repeat(64);
+    const huge = `0x${'f'.repeat(64)}`;
 
     for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList']) {
       it(`refuses ${method} asking for more gas, without reaching the EL`, async () => {

@@ -40,7 +40,7 @@ describe('svc-ingress command', () => {
     expect(flags).to.deep.equal(['--max-semi-space-size=32']);
     // npm makes a package's bin executable when it installs it; the build does not.
     chmodSync('dist/src/cli.js', 0o755);
-    const path = writeConfig(testConfig(anvil.current.url).replace('log_level: debug', 'log_level: info') + 'workers: 2\n');
+    const path = writeConfig(`${testConfig(anvil.current.url).replace('log_level: debug', 'log_level: info')}workers: 2\n`);
     const ingress = await followIngress(spawn('dist/src/cli.js', ['--config', path], { stdio: ['ignore', 'pipe', 'pipe'] }), path);
     try {
       const workers = (await ingress.waitForLogs('worker listening', 2)).map((entry) => Number(entry.pid));

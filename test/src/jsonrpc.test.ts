@@ -13,7 +13,7 @@ describe('jsonrpc: reading one request', () => {
     // Each builds `levels` nested containers (the params value itself is level 1), the innermost empty.
     const shapes: ReadonlyArray<readonly [string, (levels: number) => string]> = [
       ['arrays', (levels) => '['.repeat(levels) + ']'.repeat(levels)],
-      ['objects', (levels) => '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1)],
+      ['objects', (levels) => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`],
       ['objects and arrays in turn', (levels) => {
         let text = levels % 2 === 1 ? '{}' : '[]';
         for (let level = levels - 1; level >= 1; level--) text = level % 2 === 1 ? `{"a":${text}}` : `[${text}]`;
@@ -39,13 +39,13 @@ describe('jsonrpc: reading one request', () => {
     }
 
     it('counts only containers as levels: null, booleans, numbers and strings at the 64th level are taken', () => {
-      const params = '['.repeat(63) + '[null,true,1,"x"]' + ']'.repeat(63);
+      const params = `${'['.repeat(63)}[null,true,1,"x"]${']'.repeat(63)}`;
       const result = read(params);
       expect(result.ok && canonicalBody(result.request)).to.equal(body(params));
     });
 
     it('refuses deep objects behind a shallow first member', () => {
-      const params = '{"blockNumber":"0x0","overrides":' + '{"a":'.repeat(63) + '{}' + '}'.repeat(63) + '}';
+      const params = `{"blockNumber":"0x0","overrides":${'{"a":'.repeat(63)}{}${'}'.repeat(63)}}`;
       expect(read(params)).to.deep.equal(refused(7, TOO_DEEP));
     });
   });
@@ -69,8 +69,8 @@ describe('jsonrpc: reading one request', () => {
       ['a short name with a newline and a tab escaped', 'x\ny\t', 'x\\ny\\t'],
       ['a short name with a lone surrogate escaped', 'k\ud800', 'k\\ud800'],
       ['a short name outside ASCII', 'm\u00e9thod', 'm\u00e9thod'],
-      ['a name whose escaped form is exactly 32 characters whole', 'a'.repeat(20) + '\u0001\u0002', 'a'.repeat(20) + '\\u0001\\u0002'],
-      ['a long name with a control character escaped, then cut to 32', '\u0000' + 'a'.repeat(40), '\\u0000' + 'a'.repeat(26)],
+      ['a name whose escaped form is exactly 32 characters whole', `${'a'.repeat(20)}\u0001\u0002`, `${'a'.repeat(20)}\\u0001\\u0002`],
+      ['a long name with a control character escaped, then cut to 32', `\u0000${'a'.repeat(40)}`, `\\u0000${'a'.repeat(26)}`],
     ] as const) {
       it(`shows ${label}`, () => {
         expect(refusal(name)).to.deep.equal(naming(shown));

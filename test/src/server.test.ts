@@ -200,7 +200,7 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
     });
 
     it('accepts a body carrying a 128 KiB transaction as hex', async () => {
-      const raw = '0x' + '00'.repeat(128 * 1024);
+      const raw = `0x${'00'.repeat(128 * 1024)}`;
       const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', [raw]);
       expect(reply.status).to.equal(200);
       expect(JSON.parse(reply.text).error?.message).to.not.equal('oversized transaction');

@@ -35,7 +35,7 @@ const TEST_TIMEOUT_MS = 2000;
 function withUpstreamOptions(yaml: string, options: string): string {
   const lines = `  headers_timeout_ms: ${TEST_TIMEOUT_MS}\n  body_timeout_ms: ${TEST_TIMEOUT_MS}\n`;
   expect(yaml, 'testConfig() layout').to.include(lines);
-  return yaml.replace(lines, options.replace(/^/gm, '  ') + '\n');
+  return yaml.replace(lines, `${options.replace(/^/gm, '  ')}\n`);
 }
 
 
@@ -374,7 +374,7 @@ describe('upstream: streaming answers from the EL', () => {
       const upstream = new Upstream({ url: anvil.current.url, connections: 1, headersTimeoutMs: 20_000, bodyTimeoutMs: 20_000 });
       let streamed!: (err: unknown) => void;
       const ended = new Promise<unknown>((resolve) => (streamed = resolve));
-      const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const server = createServer((_req: IncomingMessage, res: ServerResponse) => {
         res.on('close', () => upstream.stream('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', res, streamed));
       });
       try {

@@ -22,5 +22,5 @@ export function halt(why: string): never {
   throw new EVMError(why as ConstructorParameters<typeof EVMError>[0]);
 }
 
-export const word = (bytes: Uint8Array): bigint => (bytes.length === 0 ? 0n : BigInt('0x' + Buffer.from(bytes).toString('hex')));
+export const word = (bytes: Uint8Array): bigint => (bytes.length === 0 ? 0n : BigInt(`0x${Buffer.from(bytes).toString('hex')}`));
 export const addressWord = (address: string): bigint => BigInt(address);

@@ -71,7 +71,7 @@ export class HeadStateManager extends SimpleStateManager {
     const written = top.get(`${owner}_${key}`);
     if (written !== undefined) return written;
     if (top.has(owner + CLEARED)) return new Uint8Array(0);
-    const padded = '0x' + key.slice(2).padStart(64, '0');
+    const padded = `0x${key.slice(2).padStart(64, '0')}`;
     const word = await this.state.storage(owner, padded, this.head);
     if (owner === this.sender) this.senderSlots.set(padded, word);
     return unpadBytes(hexToBytes(word as `0x${string}`));
@@ -107,7 +107,7 @@ export class HeadStateManager extends SimpleStateManager {
     for (const [key, value] of this.topStorageStack()) {
       if (key.endsWith(CLEARED)) continue;
       const [owner, slot] = key.split('_') as [string, string];
-      storage.push([owner, '0x' + slot.slice(2).padStart(64, '0'), value]);
+      storage.push([owner, `0x${slot.slice(2).padStart(64, '0')}`, value]);
     }
     return { accounts: [...this.topAccountStack()], codes: [...this.topCodeStack()], storage };
   }

@@ -73,7 +73,7 @@ export function validationRules(ctx: RuleContext): AddOpcode[] {
   });
   /** CALL* and EXTCODE* may reach a precompile or an account with real code (not a 7702 delegation). */
   const reachable = async (name: string, target: bigint) => {
-    const address = '0x' + target.toString(16).padStart(40, '0').slice(-40);
+    const address = `0x${target.toString(16).padStart(40, '0').slice(-40)}`;
     if (isPrecompile(address)) return;
     if (address === ctx.sender && !ctx.senderHasCode) return;
     const code = await ctx.codeAt(address);

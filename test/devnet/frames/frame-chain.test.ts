@@ -119,13 +119,13 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     await block(raw);
     const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
     expect(executed.frames.map((f) => [f.status, f.logs.length])).to.deep.equal([[1, 0], [1, 0], [0, 0], [1, 0]]);
-    expect(await el('eth_getStorageAt', [STORER, '0x0', 'latest'])).to.equal('0x' + '8'.padStart(64, '0'));
+    expect(await el('eth_getStorageAt', [STORER, '0x0', 'latest'])).to.equal(`0x${'8'.padStart(64, '0')}`);
 
     const logged = signed({ ...fields(await nonce(ACCOUNT)), frames: [SELF, send(LOGGER, 0n, { flags: 4 }), send(LOGGER, 0n)] }, []);
     await block(logged);
     const kept = chain.record(decodeFrameTransaction(logged).hash)!.executed;
     expect(kept.frames.map((f) => f.status)).to.deep.equal([1, 1, 1]);
-    expect(kept.frames[1]!.logs).to.deep.equal([{ address: LOGGER, topics: ['0x' + '2a'.padStart(64, '0')], data: '0x' }]);
+    expect(kept.frames[1]!.logs).to.deep.equal([{ address: LOGGER, topics: [`0x${'2a'.padStart(64, '0')}`], data: '0x' }]);
   });
 
   it('skips the rest of an atomic batch once a frame in it fails (status 2)', async () => {

@@ -46,7 +46,7 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
     expect(receipt).to.include({ status: 'success', type: 'eip8141', transactionHash: hash, payer: sender.address.toLowerCase(), to: null });
     expect(receipt.frameReceipts!.map((f) => [f.status, f.stateGasUsed])).to.deep.equal([['success', 0n], ['success', 183_600n], ['success', 0n]]);
     // The frames' logs, placed in the block as any transaction's are.
-    const topic = '0x' + '2a'.padStart(64, '0');
+    const topic = `0x${'2a'.padStart(64, '0')}`;
     expect(receipt.frameReceipts![2]!.logs).to.deep.equal([{ address: LOGGER, topics: [topic], data: '0x' }]);
     expect(receipt.logs).to.deep.equal([{
       address: LOGGER, topics: [topic], data: '0x', blockHash: receipt.blockHash, blockNumber: receipt.blockNumber,
@@ -76,14 +76,14 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
 
   it('answers eth_getLogs with the frames\' logs that match the filter, in log order', async () => {
     const receipt = await receiptOf<{ blockNumber: string; blockHash: string; logs: unknown[] }>(url, hash);
-    const topic = '0x' + '2a'.padStart(64, '0');
+    const topic = `0x${'2a'.padStart(64, '0')}`;
     const range = { fromBlock: receipt.blockNumber, toBlock: receipt.blockNumber };
     expect(await call(url, 'eth_getLogs', [range])).to.deep.equal(receipt.logs);
     expect(await call(url, 'eth_getLogs', [{ blockHash: receipt.blockHash }])).to.deep.equal(receipt.logs);
     expect(await call(url, 'eth_getLogs', [{ fromBlock: '0x0', address: [LOGGER.toUpperCase().replace('0X', '0x')], topics: [[topic]] }])).to.deep.equal(receipt.logs);
     expect(await call(url, 'eth_getLogs', [{ ...range, address: recipient }])).to.deep.equal([]);
     expect(await call(url, 'eth_getLogs', [{ ...range, topics: [null, topic] }])).to.deep.equal([]);
-    expect(await call(url, 'eth_getLogs', [{ ...range, topics: ['0x' + '2b'.padStart(64, '0')] }])).to.deep.equal([]);
+    expect(await call(url, 'eth_getLogs', [{ ...range, topics: [`0x${'2b'.padStart(64, '0')}`] }])).to.deep.equal([]);
   });
 
   it('merges the frames\' logs with anvil\'s in chain order', async () => {
@@ -97,6 +97,6 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
   });
 
   it('still passes an unknown hash to the EL (null)', async () => {
-    expect(await call(url, 'eth_getTransactionReceipt', ['0x' + '11'.repeat(32)])).to.equal(null);
+    expect(await call(url, 'eth_getTransactionReceipt', [`0x${'11'.repeat(32)}`])).to.equal(null);
   });
 });

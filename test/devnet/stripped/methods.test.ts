@@ -86,8 +86,8 @@ describe('devnet: the stripped store on the EL front (svc_getStrippedTransaction
   });
 
   it('answers null for what it does not hold, and -32602 for malformed params', async () => {
-    expect(await call(front.url, 'svc_getStrippedTransaction', ['0x' + '11'.repeat(32)])).to.equal(null);
-    expect(await call(front.url, 'svc_getSignatureSidecar', ['0x' + '11'.repeat(32)])).to.equal(null);
+    expect(await call(front.url, 'svc_getStrippedTransaction', [`0x${'11'.repeat(32)}`])).to.equal(null);
+    expect(await call(front.url, 'svc_getSignatureSidecar', [`0x${'11'.repeat(32)}`])).to.equal(null);
     expect((await rpc(front.url, 'svc_getStrippedTransaction', ['0x12'], 3)).text).to.equal(
       '{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"invalid params: params[0] must be a 32-byte transaction hash"}}',
     );

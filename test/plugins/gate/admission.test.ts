@@ -9,15 +9,15 @@ import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import type { Account, Head, HeadState } from '../../../plugins/gate/state.js';
 import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../../support/frames.js';
 
-const SENDER_KEY = '0x' + '00'.repeat(31) + '01';
-const SPONSOR_KEY = '0x' + '00'.repeat(31) + '02';
+const SENDER_KEY = `0x${'00'.repeat(31)}01`;
+const SPONSOR_KEY = `0x${'00'.repeat(31)}02`;
 const SENDER = new Wallet(SENDER_KEY).address.toLowerCase();
 const SPONSOR = new Wallet(SPONSOR_KEY).address.toLowerCase();
 const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 
 const DECODE_LIMITS = { chainId: 8141n, blockGasLimit: 60_000_000n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n };
 const LIMITS: AdmissionLimits = { nonceGapMax: 64n, inFlightCap: 16, frameInFlightCap: 1 };
-const HEAD: Head = { number: 100n, baseFee: 1_000_000_000n, timestamp: 1_700_000_000n, coinbase: '0x' + '00'.repeat(20) };
+const HEAD: Head = { number: 100n, baseFee: 1_000_000_000n, timestamp: 1_700_000_000n, coinbase: `0x${'00'.repeat(20)}` };
 const STATE_NONCE = 5n;
 const RICH = 10n ** 24n;
 
@@ -38,7 +38,7 @@ function selfFrame(options: { nonce?: bigint; deadline?: bigint; maxFee?: bigint
     fees: [0n, options.maxFee ?? 2_000_000_000n, 0n],
   };
   if (options.deadline !== undefined) {
-    const data = '0x' + options.deadline.toString(16).padStart(16, '0');
+    const data = `0x${options.deadline.toString(16).padStart(16, '0')}`;
     fields.frames.unshift({ mode: 1, flags: 0, target: EXPIRY_VERIFIER, executionGas: 5_000n, data });
   }
   return decode(signed(fields, [signSender]));
@@ -86,8 +86,8 @@ class FakeLedger implements Ledger {
   readonly reservedAsked: Array<[payer: string, head: bigint]> = [];
 
   async reserve({ sender, entry, stateNonce, cap }: ReserveRequest): Promise<Reservation> {
-    let slots = this.slots.get(sender);
-    if (slots === undefined) this.slots.set(sender, (slots = new Map()));
+    const slots = this.slots.get(sender) ?? new Map<bigint, InFlightEntry>();
+    this.slots.set(sender, slots);
     for (const nonce of slots.keys()) if (nonce < stateNonce) slots.delete(nonce);
     if (slots.has(entry.nonce)) return 'nonce-in-flight';
     if (slots.size >= cap) return 'cap';

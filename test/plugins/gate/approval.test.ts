@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { APPROVE_EXECUTION, APPROVE_PAYMENT, Approvals, defaultCodeScope, NEW_ACCOUNT_STATE_GAS } from '../../../plugins/gate/approval.js';
 import type { Frame, FrameTransaction, SignatureEntry } from '../../../plugins/gate/frame-codec.js';
 
-const SENDER = '0x' + '5e'.repeat(20);
-const SPONSOR = '0x' + '5b'.repeat(20);
-const OTHER = '0x' + '07'.repeat(20);
+const SENDER = `0x${'5e'.repeat(20)}`;
+const SPONSOR = `0x${'5b'.repeat(20)}`;
+const OTHER = `0x${'07'.repeat(20)}`;
 const MAX_COST = 1_000_000n;
 const SECP256K1 = 0x01;
 const P256 = 0x02;
@@ -41,8 +41,8 @@ const txWith = (frames: Frame[], signatures: SignatureEntry[] = []): FrameTransa
   maxFeePerGas: 1n,
   maxFeePerBlobGas: 0n,
   blobVersionedHashes: [],
-  hash: '0x' + '00'.repeat(32),
-  sigHash: '0x' + '00'.repeat(32),
+  hash: `0x${'00'.repeat(32)}`,
+  sigHash: `0x${'00'.repeat(32)}`,
 });
 
 /** A payer balance that counts its reads. */

@@ -15,7 +15,7 @@ const GWEI = 1_000_000_000n;
 const V1 = '0x06e70180941111111111111111111111111111111111111111c9c8808080c280808080c0c3808080c0';
 const V3 =
   '0x06f89b821fcd80947e5f4552091a69125d5dfcb7b8c2659029395bdfeaca010380c482c350808080de0280940000000000000000000000000000000000001234c482c350800180f848f846018080b841017a3519e066ec20068a5d05b0e66a1e17b29b98ae20535c8241dc09aa3a60f44a06cc4a99b41141d0be281cc1a0573c2c4dad116c7e67d98c3fa38c141c48fea8cb843b9aca00847735940080c0';
-const V3_KEY = '0x' + '00'.repeat(31) + '01';
+const V3_KEY = `0x${'00'.repeat(31)}01`;
 const V3_SENDER = '0x7e5f4552091a69125d5dfcb7b8c2659029395bdf';
 /** V3's fields, signed here by key 1 (RFC 6979, so the same bytes). */
 const v3Fields = (): FrameTxFields => ({
@@ -121,7 +121,7 @@ describe('gate: decoding a submission (frame-transactions.md section 2)', () => 
     });
 
     it('refuses type 0x03 as blob-not-supported, whatever follows the type byte', () => {
-      for (const raw of ['0x03', '0x03c0', '0x03' + V3.slice(4)]) {
+      for (const raw of ['0x03', '0x03c0', `0x03${V3.slice(4)}`]) {
         expect(verdict(raw), raw).to.equal(
           'blob-not-supported: blob transactions (type 0x03) are not accepted: blob sidecars have no data-availability path',
         );
@@ -171,12 +171,12 @@ describe('gate: decoding a submission (frame-transactions.md section 2)', () => 
 
     it('takes 49 152 bytes of init code and refuses 49 153 (EIP-3860), for creations only', async () => {
       const create = (bytes: number) =>
-        sign({ type: 2, to: null, data: '0x' + '00'.repeat(bytes), gasLimit: 600_000, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n });
+        sign({ type: 2, to: null, data: `0x${'00'.repeat(bytes)}`, gasLimit: 600_000, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n });
       expect(verdict(await create(49_152))).to.equal('accepted');
       expect(verdict(await create(49_153))).to.equal('initcode-size: init code of 49153 bytes exceeds 49152 (EIP-3860)');
       const call = await sign({
         type: 2,
-        data: '0x' + '00'.repeat(49_153),
+        data: `0x${'00'.repeat(49_153)}`,
         gasLimit: 600_000,
         maxFeePerGas: GWEI,
         maxPriorityFeePerGas: 0n,

@@ -6,12 +6,12 @@ import { Upstream } from '../../../src/upstream.js';
 import { startStubEl, type StubEl } from '../../../support/stub-el.js';
 import { within } from '../../../support/within.js';
 
-const SENDER = '0x' + '11'.repeat(20);
-const SPONSOR = '0x' + '22'.repeat(20);
+const SENDER = `0x${'11'.repeat(20)}`;
+const SPONSOR = `0x${'22'.repeat(20)}`;
 const ACCOUNT_CODE = '0x6001600055';
-const SLOT = '0x' + '00'.repeat(31) + '01';
-const WORD = '0x' + '00'.repeat(31) + '2a';
-const head = (number: bigint): Head => ({ number, baseFee: 7n, timestamp: 1_700_000_000n, coinbase: '0x' + '00'.repeat(20) });
+const SLOT = `0x${'00'.repeat(31)}01`;
+const WORD = `0x${'00'.repeat(31)}2a`;
+const head = (number: bigint): Head => ({ number, baseFee: 7n, timestamp: 1_700_000_000n, coinbase: `0x${'00'.repeat(20)}` });
 
 const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result });
 
@@ -46,7 +46,7 @@ describe("gate: a refusal's state dependencies", () => {
       eth_getTransactionCount: (id, params) => answer(id, nonces[of(params, 0)] ?? '0x0'),
       eth_getBalance: (id, params) => answer(id, balances[of(params, 0)] ?? '0x0'),
       eth_getCode: (id, params) => answer(id, codes[of(params, 0)] ?? '0x'),
-      eth_getStorageAt: (id, params) => answer(id, words[`${of(params, 0)}:${of(params, 1)}`] ?? '0x' + '00'.repeat(32)),
+      eth_getStorageAt: (id, params) => answer(id, words[`${of(params, 0)}:${of(params, 1)}`] ?? `0x${'00'.repeat(32)}`),
     });
     upstream = new Upstream({ url: el.url, connections: 4, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000 });
   });
@@ -105,8 +105,8 @@ describe("gate: a refusal's state dependencies", () => {
       ["the sponsor's nonce", () => (nonces[SPONSOR] = '0x1')],
       ["the sender's code", () => (codes[SENDER] = '0x6002600055')],
       ["the sender's code, removed", () => delete codes[SENDER]],
-      ['code at the code-less sponsor', () => (codes[SPONSOR] = '0xef0100' + '33'.repeat(20))],
-      ["the sender's slot", () => (words[`${SENDER}:${SLOT}`] = '0x' + '00'.repeat(31) + '2b')],
+      ['code at the code-less sponsor', () => (codes[SPONSOR] = `0xef0100${'33'.repeat(20)}`)],
+      ["the sender's slot", () => (words[`${SENDER}:${SLOT}`] = `0x${'00'.repeat(31)}2b`)],
       ["the sender's slot, cleared", () => delete words[`${SENDER}:${SLOT}`]],
     ] as const) {
       it(label, async () => {

@@ -12,7 +12,7 @@ import { walletFor } from '../../../support/keys.js';
 
 const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 const FACTORY = '0x000000000000000000000000000000000000f00d';
-const COINBASE_AT_HEAD = '0x' + 'c0'.repeat(20);
+const COINBASE_AT_HEAD = `0x${'c0'.repeat(20)}`;
 const MAX_COST = 10n ** 15n;
 
 const senderKey = walletFor('gate: direct evaluation sender');

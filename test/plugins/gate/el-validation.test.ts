@@ -58,7 +58,7 @@ describe('gate: EL validation (validation_method)', () => {
       chainId: 8141,
       type: 2,
       nonce: 0,
-      to: '0x' + '11'.repeat(20),
+      to: `0x${'11'.repeat(20)}`,
       value: 1n,
       gasLimit: 21_000,
       maxFeePerGas: 2_000_000_000n,

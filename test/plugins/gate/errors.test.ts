@@ -26,8 +26,8 @@ function thrown(fn: () => unknown): Refusal {
 }
 
 const DEPENDENCIES: StateDependencies = {
-  accounts: [['0x' + '11'.repeat(20), '7', '1000']],
-  codes: [['0x' + '11'.repeat(20), '0x']],
+  accounts: [[`0x${'11'.repeat(20)}`, '7', '1000']],
+  codes: [[`0x${'11'.repeat(20)}`, '0x']],
   slots: [],
 };
 

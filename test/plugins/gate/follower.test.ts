@@ -73,7 +73,7 @@ describe('gate: follower (role: follower)', () => {
       chainId: 8141,
       type: 2,
       nonce: 0,
-      to: '0x' + '44'.repeat(20),
+      to: `0x${'44'.repeat(20)}`,
       value: 1n,
       gasLimit: 21_000,
       maxFeePerGas: 2_000_000_000n,
@@ -136,7 +136,7 @@ describe('gate: follower (role: follower)', () => {
     });
 
     it('answers its own keccak-256 of the raw bytes, not the hash the validator echoes', async () => {
-      Object.assign(validator.reply, { status: 200, member: { result: '0x' + '00'.repeat(32) } });
+      Object.assign(validator.reply, { status: 200, member: { result: `0x${'00'.repeat(32)}` } });
       expect(await outcome(follower, context('eth_sendRawTransaction', [raw]))).to.deep.equal({ result: keccak256(raw) });
     });
 

@@ -9,7 +9,7 @@ const SENDER = '0x7e5f4552091a69125d5dfcb7b8c2659029395bdf';
 const OTHER = '0x0000000000000000000000000000000000001234';
 const SPONSOR = '0x000000000000000000000000000000000000beef';
 const EXPIRY = '0x0000000000000000000000000000000000008141';
-const SIG65 = '0x00' + '11'.repeat(64);
+const SIG65 = `0x00${'11'.repeat(64)}`;
 const CAP = 16_777_216n;
 
 const transfer = (): FrameTxFields => ({
@@ -58,7 +58,7 @@ describe('gate: frame static checks', () => {
 
   const cases: Array<[string, string, string, (f: FrameTxFields) => void]> = [
     ['another chain id', 'wrong-chain-id', 'chain id 1 is not 8141', (f) => (f.chainId = 1n)],
-    ['blob hashes', 'blob-not-supported', 'frame transactions on this chain carry no blobs', (f) => (f.blobHashes = ['0x' + '01'.repeat(32)])],
+    ['blob hashes', 'blob-not-supported', 'frame transactions on this chain carry no blobs', (f) => (f.blobHashes = [`0x${'01'.repeat(32)}`])],
     ['a blob fee', 'blob-not-supported', 'frame transactions on this chain carry no blobs', (f) => (f.fees = [0n, 1n, 1n])],
     ['a tip above the fee cap', 'fee-order', 'max_priority_fee_per_gas exceeds max_fee_per_gas', (f) => (f.fees = [3n, 2n, 0n])],
     ['an empty sender', 'rlp-invalid', 'sender must be 20 bytes', (f) => (f.sender = '0x')],
@@ -83,11 +83,11 @@ describe('gate: frame static checks', () => {
     ['an expiry frame with value', 'frame-invalid', 'frame 0: only SENDER frames may carry value', (f) => f.frames.unshift(expiry({ value: 1n }))],
     ['an unknown signature scheme', 'sig-scheme-unknown', 'signature 0: unknown scheme 0x44', (f) => (f.signatures[0]!.scheme = 0x44)],
     ['an ARBITRARY entry naming a signer', 'sig-invalid', 'signature 0: ARBITRARY entries name no signer', (f) => (f.signatures[0] = { scheme: 0, signer: OTHER, signature: '0x01' })],
-    ['an all-zero msg', 'sig-invalid', 'signature 0: msg must be empty or a non-zero 32-byte digest', (f) => (f.signatures[0]!.msg = '0x' + '00'.repeat(32))],
-    ['a 31-byte msg', 'sig-invalid', 'signature 0: msg must be empty or a non-zero 32-byte digest', (f) => (f.signatures[0]!.msg = '0x' + '00'.repeat(30) + '01')],
-    ['a 33-byte msg', 'sig-invalid', 'signature 0: msg must be empty or a non-zero 32-byte digest', (f) => (f.signatures[0]!.msg = '0x' + '00'.repeat(32) + '01')],
-    ['a short SECP256K1 signature', 'sig-invalid', 'signature 0: SECP256K1 signatures are 65 bytes, not 64', (f) => (f.signatures[0]!.signature = '0x' + '11'.repeat(64))],
-    ['a short ML-DSA-65 entry', 'mldsa-length', 'signature 0: MLDSA65 signatures are 5261 bytes, not 5260', (f) => (f.signatures[0] = { scheme: 0x65, signature: '0x' + '11'.repeat(5260) })],
+    ['an all-zero msg', 'sig-invalid', 'signature 0: msg must be empty or a non-zero 32-byte digest', (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(32)}`)],
+    ['a 31-byte msg', 'sig-invalid', 'signature 0: msg must be empty or a non-zero 32-byte digest', (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(30)}01`)],
+    ['a 33-byte msg', 'sig-invalid', 'signature 0: msg must be empty or a non-zero 32-byte digest', (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(32)}01`)],
+    ['a short SECP256K1 signature', 'sig-invalid', 'signature 0: SECP256K1 signatures are 65 bytes, not 64', (f) => (f.signatures[0]!.signature = `0x${'11'.repeat(64)}`)],
+    ['a short ML-DSA-65 entry', 'mldsa-length', 'signature 0: MLDSA65 signatures are 5261 bytes, not 5260', (f) => (f.signatures[0] = { scheme: 0x65, signature: `0x${'11'.repeat(5260)}` })],
     ['execution gas over the transaction cap', 'gas-cap', 'intrinsic plus execution gas 16849994 exceeds 16777216', (f) => (f.frames[1]!.executionGas = 16_777_216n)],
     ['no validation prefix', 'prefix-shape', 'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]', (f) => f.frames.reverse()],
     ['[only] without [pay]', 'prefix-shape', 'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]', (f) => (f.frames[0] = { mode: 1, flags: 2, executionGas: 30_000n })],
@@ -113,7 +113,7 @@ describe('gate: frame static checks', () => {
     ['64 frames', (f) => f.frames.push(...Array.from({ length: 62 }, () => send(0)))],
     ['a single frame', (f) => f.frames.pop()],
     ['frame gas summing to 2^64 - 1', (f) => (f.frames[1]!.stateGas = 2n ** 64n - 1n - 100_000n)],
-    ['a 32-byte msg that is not all zeros', (f) => (f.signatures[0]!.msg = '0x' + '00'.repeat(31) + '01')],
+    ['a 32-byte msg that is not all zeros', (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(31)}01`)],
     // Two batches back to back, then a frame with approval bits once the second has ended.
     ['atomic batches of SENDER and DEFAULT frames', (f) => f.frames.push(send(4), send(0), { ...send(4), mode: 0 }, send(4), send(0), send(1))],
   ];
@@ -197,7 +197,7 @@ describe('gate: frame static checks', () => {
         { mode: 1, flags: 3, executionGas: 50_000n },
         send(0, { value: 1n, executionGas: 50_000n }),
         send(0, { value: 1n, executionGas: 50_000n, target: SPONSOR }),
-        send(0, { executionGas: 50_000n, data: '0x' + '00'.repeat(dataBytes) }),
+        send(0, { executionGas: 50_000n, data: `0x${'00'.repeat(dataBytes)}` }),
       ],
       signatures: [{ scheme: 1, signature: SIG65 }, { scheme: 0, signature: '0x01' }],
       fees: [1_000_000_000n, 2_000_000_000n, 0n],

@@ -16,7 +16,7 @@ const V4 =
 const v1Payload = (): RlpStructuredData[] => [
   '0x01',
   '0x',
-  '0x' + '11'.repeat(20),
+  `0x${'11'.repeat(20)}`,
   [['0x', '0x', '0x', ['0x', '0x'], '0x', '0x']],
   [],
   ['0x', '0x', '0x'],
@@ -64,7 +64,7 @@ describe('gate: frame transaction decoder', () => {
   it('blanks only empty-msg signatures in the signature hash (V4)', () => {
     const tx = decodeFrameTransaction(V4);
     expect(tx.signatures.map((s) => hexlify(s.signature))).to.deep.equal(['0xaabb', '0xccdd']);
-    expect(hexlify(tx.signatures[1]!.msg!)).to.equal('0x' + 'ab'.repeat(32));
+    expect(hexlify(tx.signatures[1]!.msg!)).to.equal(`0x${'ab'.repeat(32)}`);
     expect(tx.hash).to.equal('0xee871bbb2466152f79e357e1cfcbdd71b1587c5b3a9060d9cd91545c1a3a5220');
     expect(tx.sigHash).to.equal('0x85ec4544ddb227c5425add4b606f71ddfc0852100d14066d0061a1b092bad6d3');
   });
@@ -72,7 +72,7 @@ describe('gate: frame transaction decoder', () => {
   it('takes 64 frames, and bytes already read with their hash as the hash', () => {
     const raw = raw6(v1With({ 3: framesOfV1(64) }));
     expect(decodeFrameTransaction(raw).frames).to.have.length(64);
-    const read = { bytes: getBytes(V1), hash: '0x' + '77'.repeat(32) };
+    const read = { bytes: getBytes(V1), hash: `0x${'77'.repeat(32)}` };
     expect(decodeFrameTransaction(read).hash).to.equal(read.hash);
     expect(decodeFrameTransaction(read).sigHash).to.equal(decodeFrameTransaction(V1).sigHash);
   });
@@ -96,11 +96,11 @@ describe('gate: frame transaction decoder', () => {
     ['a truncated string', '0x06a0', 'rlp-invalid', 'the payload is not valid RLP'],
     ['a one-item payload', '0x06c180', 'rlp-invalid', 'payload must have 7 items, not 1'],
     ['a one-byte frame target (V2)', V1.replace('c9c8808080c280808080', 'c9c8808001c280808080'), 'rlp-invalid', 'frames[0].target must be empty or 20 bytes'],
-    ['bytes after the payload', V1 + '00', 'rlp-invalid', 'the payload is not valid RLP'],
+    ['bytes after the payload', `${V1}00`, 'rlp-invalid', 'the payload is not valid RLP'],
     // 0x01 wrapped as 0x81 0x01: the chain id is re-framed with a one-byte length prefix.
-    ['a single byte wrapped as a string', '0x06e8' + '8101' + V1.slice(8), 'rlp-noncanonical', 'the payload is not canonically encoded'],
-    ['a long-form length under 56 bytes', '0x06f827' + V1.slice(6), 'rlp-noncanonical', 'the payload is not canonically encoded'],
-    ['an integer with a leading zero byte', '0x06e9' + '820001' + V1.slice(8), 'rlp-noncanonical', 'chain_id has leading zero bytes'],
+    ['a single byte wrapped as a string', `0x06e88101${V1.slice(8)}`, 'rlp-noncanonical', 'the payload is not canonically encoded'],
+    ['a long-form length under 56 bytes', `0x06f827${V1.slice(6)}`, 'rlp-noncanonical', 'the payload is not canonically encoded'],
+    ['an integer with a leading zero byte', `0x06e9820001${V1.slice(8)}`, 'rlp-noncanonical', 'chain_id has leading zero bytes'],
     ['a 19-byte sender', '0x06e601809311111111111111111111111111111111111111c9c8808080c280808080c0c3808080c0', 'rlp-invalid', 'sender must be 20 bytes'],
     ['a string where the frame list belongs', raw6(v1With({ 3: '0x' })), 'rlp-invalid', 'frames must be a list'],
     // Fee integers where the fees list and the blob hashes belong.
@@ -109,7 +109,7 @@ describe('gate: frame transaction decoder', () => {
     // Only a five-item list led by a list is a wrapper: neither shape alone is.
     ['a five-item payload led by a string', raw6(['0x01', '0x', '0x', '0x', '0x']), 'rlp-invalid', 'payload must have 7 items, not 5'],
     ['a seven-item payload led by a list', raw6(v1With({ 0: [] })), 'rlp-invalid', 'chain_id must be a byte string'],
-    ['another type byte', '0x02' + V1.slice(4), 'type-unsupported', 'not a frame transaction'],
+    ['another type byte', `0x02${V1.slice(4)}`, 'type-unsupported', 'not a frame transaction'],
     ['no frames', raw6(v1With({ 3: [] })), 'rlp-invalid', 'a frame transaction carries 1 to 64 frames, not 0'],
     ['65 frames', raw6(v1With({ 3: framesOfV1(65) })), 'rlp-invalid', 'a frame transaction carries 1 to 64 frames, not 65'],
   ];
@@ -140,14 +140,14 @@ const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
  */
 function generatedFrameTxs(seed: number, count: number): FrameTxFields[] {
   const int = prng(seed);
-  const bytes = (n: number) => '0x' + Array.from({ length: n }, () => int(256).toString(16).padStart(2, '0')).join('');
+  const bytes = (n: number) => `0x${Array.from({ length: n }, () => int(256).toString(16).padStart(2, '0')).join('')}`;
   // Minimal big-endian: 0 to maxBytes bytes, the first one non-zero.
   const uint = (maxBytes: number) => {
     const n = int(maxBytes + 1);
-    return n === 0 ? 0n : BigInt('0x' + (1 + int(255)).toString(16).padStart(2, '0') + bytes(n - 1).slice(2));
+    return n === 0 ? 0n : BigInt(`0x${(1 + int(255)).toString(16).padStart(2, '0')}${bytes(n - 1).slice(2)}`);
   };
   // Below both curve orders' halves: the top byte stays under 0x7f.
-  const scalar = () => '0x' + (1 + int(0x7e)).toString(16).padStart(2, '0') + bytes(31).slice(2);
+  const scalar = () => `0x${(1 + int(0x7e)).toString(16).padStart(2, '0')}${bytes(31).slice(2)}`;
   const address = () => bytes(20);
   const digest = () => bytes(31) + (1 + int(255)).toString(16).padStart(2, '0');
   return Array.from({ length: count }, (_, n) => {
@@ -193,7 +193,7 @@ function generatedFrameTxs(seed: number, count: number): FrameTxFields[] {
     });
     const maxFee = uint(32);
     const tip = uint(32);
-    const blobHashes = int(8) === 0 ? Array.from({ length: 1 + int(2) }, () => '0x01' + bytes(31).slice(2)) : [];
+    const blobHashes = int(8) === 0 ? Array.from({ length: 1 + int(2) }, () => `0x01${bytes(31).slice(2)}`) : [];
     return {
       chainId: [8141n, 1n, uint(32)][int(3)],
       nonce: uint(8),

@@ -1,15 +1,15 @@
 import { expect } from 'chai';
 import { InFlight, type InFlightEntry } from '../../../plugins/gate/in-flight.js';
 
-const ALICE = '0x' + '11'.repeat(20);
-const BOB = '0x' + '22'.repeat(20);
-const SPONSOR = '0x' + '33'.repeat(20);
+const ALICE = `0x${'11'.repeat(20)}`;
+const BOB = `0x${'22'.repeat(20)}`;
+const SPONSOR = `0x${'33'.repeat(20)}`;
 const HEAD = 100n;
-const TX = '0x' + 'aa'.repeat(32);
-const OTHER_TX = '0x' + 'bb'.repeat(32);
+const TX = `0x${'aa'.repeat(32)}`;
+const OTHER_TX = `0x${'bb'.repeat(32)}`;
 
 /** A transaction hash that names its sender's first byte and its nonce, so that failures read. */
-const hashOf = (sender: string, nonce: bigint) => '0x' + sender.slice(2, 4) + nonce.toString(16).padStart(62, '0');
+const hashOf = (sender: string, nonce: bigint) => `0x${sender.slice(2, 4)}${nonce.toString(16).padStart(62, '0')}`;
 
 /** Alice's transaction `nonce`, taken at HEAD, paying 1 wei for herself, unless told otherwise. */
 function entry(nonce: bigint, fields: Partial<InFlightEntry> & { sender?: string } = {}): InFlightEntry {

@@ -95,12 +95,12 @@ describe('gate', () => {
     });
 
     it('gas below the EIP-7623 calldata floor (1,000 non-zero bytes: 61,000)', async () => {
-      const raw = await signed(wallet(), { data: '0x' + 'ab'.repeat(1_000), gasLimit: 50_000n });
+      const raw = await signed(wallet(), { data: `0x${'ab'.repeat(1_000)}`, gasLimit: 50_000n });
       expect(await submit(raw)).to.equal(rejected(1, 'intrinsic-gas', "intrinsic gas too low: gas limit 50000 is below the transaction's intrinsic gas 61000"));
     });
 
     it('a blob transaction (type 0x03)', async () => {
-      expect(await submit('0x03f8' + 'aa'.repeat(40), 2)).to.equal(
+      expect(await submit(`0x03f8${'aa'.repeat(40)}`, 2)).to.equal(
         rejected(2, 'blob-not-supported', 'blob transactions (type 0x03) are not accepted: blob sidecars have no data-availability path'),
       );
     });
@@ -130,7 +130,7 @@ describe('gate', () => {
     });
 
     it('init code over the EIP-3860 limit', async () => {
-      const raw = await signed(wallet(), { to: null, value: 0n, data: '0x' + '00'.repeat(49_153), gasLimit: 600_000n });
+      const raw = await signed(wallet(), { to: null, value: 0n, data: `0x${'00'.repeat(49_153)}`, gasLimit: 600_000n });
       expect(await submit(raw)).to.equal(rejected(1, 'initcode-size', 'init code of 49153 bytes exceeds 49152 (EIP-3860)'));
     });
 
@@ -482,7 +482,7 @@ describe('gate: role follower', () => {
   });
 
   it('outwaits a validator holding a sync submission for its receipt longer than the upstream timeout', async () => {
-    const receipt = { transactionHash: '0x' + 'ab'.repeat(32), status: '0x1' };
+    const receipt = { transactionHash: `0x${'ab'.repeat(32)}`, status: '0x1' };
     const validator = await startStubEl({
       eth_sendRawTransactionSync: (id) =>
         new Promise((resolve) => setTimeout(() => resolve(JSON.stringify({ jsonrpc: '2.0', id, result: receipt })), 1_500)),

@@ -13,12 +13,12 @@ import {
 import type { PrimaryCall } from '../../../src/plugin.js';
 import { startRedis, type RedisServer } from '../../helpers/redis.js';
 
-const ALICE = '0x' + '11'.repeat(20);
-const BOB = '0x' + '22'.repeat(20);
-const SPONSOR = '0x' + '33'.repeat(20);
+const ALICE = `0x${'11'.repeat(20)}`;
+const BOB = `0x${'22'.repeat(20)}`;
+const SPONSOR = `0x${'33'.repeat(20)}`;
 const HEAD = 100n;
-const TX = '0x' + 'aa'.repeat(32);
-const OTHER_TX = '0x' + 'bb'.repeat(32);
+const TX = `0x${'aa'.repeat(32)}`;
+const OTHER_TX = `0x${'bb'.repeat(32)}`;
 
 const OPTIONS: LedgerOptions = { duplicateWindowMs: 60_000, verdictTtlMs: 60_000, maxEntries: 1_000, skipAfterBlocks: 3n };
 
@@ -33,7 +33,7 @@ const KEY = {
 const IN_FLIGHT_TTL_MS = 10 * 60_000;
 
 /** A transaction hash that names its sender's first byte and its nonce, so that failures read. */
-const hashOf = (sender: string, nonce: bigint) => '0x' + sender.slice(2, 4) + nonce.toString(16).padStart(62, '0');
+const hashOf = (sender: string, nonce: bigint) => `0x${sender.slice(2, 4)}${nonce.toString(16).padStart(62, '0')}`;
 
 interface Slot {
   readonly sender?: string;
@@ -63,8 +63,8 @@ async function windowClosedAfter(ledger: Ledger, hash: string, since: number): P
 
 const DEPENDENCIES: StateDependencies = {
   accounts: [[ALICE, '7', '1000000000000000000']],
-  codes: [[BOB, '0x' + 'cd'.repeat(32)], [SPONSOR, '0x']],
-  slots: [[BOB, '0x' + '00'.repeat(31) + '01', '0x' + '00'.repeat(31) + '2a']],
+  codes: [[BOB, `0x${'cd'.repeat(32)}`], [SPONSOR, '0x']],
+  slots: [[BOB, `0x${'00'.repeat(31)}01`, `0x${'00'.repeat(31)}2a`]],
 };
 
 /**
@@ -260,7 +260,7 @@ const ROWS: Row[] = [
       await take(ledger, { sender: BOB, nonce: 0n, cost: 300n, payer: SPONSOR });
       await take(ledger, { sender: BOB, nonce: 1n, cost: 4000n });
       const [alice, bob, sponsor] = await Promise.all([ALICE, BOB, SPONSOR].map((payer) => ledger.reserved(payer, HEAD)));
-      return { alice, bob, sponsor, nobody: await ledger.reserved('0x' + '44'.repeat(20), HEAD) };
+      return { alice, bob, sponsor, nobody: await ledger.reserved(`0x${'44'.repeat(20)}`, HEAD) };
     },
     expected: { alice: 10n, bob: 4000n, sponsor: 320n, nobody: 0n },
   },

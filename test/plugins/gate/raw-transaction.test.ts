@@ -75,7 +75,7 @@ describe('gate: the raw transaction of a submission', () => {
         chainId: 8141,
         type: 2,
         nonce: 3,
-        to: '0x' + '22'.repeat(20),
+        to: `0x${'22'.repeat(20)}`,
         value: 5n,
         gasLimit: 21_000,
         maxFeePerGas: 2_000_000_000n,
@@ -98,7 +98,7 @@ describe('gate: the raw transaction of a submission', () => {
           chainId: 8141,
           type: 2,
           nonce: 0,
-          to: '0x' + '33'.repeat(20),
+          to: `0x${'33'.repeat(20)}`,
           value: 1n,
           gasLimit: 21_000,
           maxFeePerGas: 2_000_000_000n,
@@ -123,7 +123,7 @@ describe('gate: the raw transaction of a submission', () => {
     });
 
     it("answers the ingress's own keccak-256 of the raw bytes, not the hash the target echoes", async () => {
-      answer = (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x' + 'ee'.repeat(32) });
+      answer = (id) => JSON.stringify({ jsonrpc: '2.0', id, result: `0x${'ee'.repeat(32)}` });
       expect(await within(CALL_MS, 'forward', forwardSubmission(submit, raw))).to.deep.equal({ result: keccak256(raw.hex) });
     });
 

@@ -45,14 +45,14 @@ describe('gate: RLP fields', () => {
   });
 
   it('fixed takes exactly the length asked', () => {
-    expect(outcomeOf(() => fixed(item('0x' + '01'.repeat(32)), 32, 'key'))).to.equal('0x' + '01'.repeat(32));
-    expect(outcomeOf(() => fixed(item('0x' + '01'.repeat(31)), 32, 'key'))).to.equal('rlp-invalid: key must be 32 bytes');
-    expect(outcomeOf(() => fixed(item('0x' + '01'.repeat(33)), 32, 'key'))).to.equal('rlp-invalid: key must be 32 bytes');
+    expect(outcomeOf(() => fixed(item(`0x${'01'.repeat(32)}`), 32, 'key'))).to.equal(`0x${'01'.repeat(32)}`);
+    expect(outcomeOf(() => fixed(item(`0x${'01'.repeat(31)}`), 32, 'key'))).to.equal('rlp-invalid: key must be 32 bytes');
+    expect(outcomeOf(() => fixed(item(`0x${'01'.repeat(33)}`), 32, 'key'))).to.equal('rlp-invalid: key must be 32 bytes');
   });
 
   it('integer reads minimal big-endian bytes up to and including its maximum', () => {
     expect(outcomeOf(() => integer(item('0x'), 'nonce', U64_MAX))).to.equal(0n);
-    expect(outcomeOf(() => integer(item('0x' + 'ff'.repeat(8)), 'nonce', U64_MAX))).to.equal(U64_MAX);
+    expect(outcomeOf(() => integer(item(`0x${'ff'.repeat(8)}`), 'nonce', U64_MAX))).to.equal(U64_MAX);
     expect(outcomeOf(() => integer(item('0x010000000000000000'), 'nonce', U64_MAX))).to.equal('rlp-invalid: nonce is out of range');
     expect(outcomeOf(() => integer(item('0x01'), 'y_parity', 1n))).to.equal(1n);
     expect(outcomeOf(() => integer(item('0x02'), 'y_parity', 1n))).to.equal('rlp-invalid: y_parity is out of range');
@@ -62,13 +62,13 @@ describe('gate: RLP fields', () => {
   });
 
   it('address takes 20 bytes, or nothing when optional', () => {
-    const twenty = '0x' + 'Ab'.repeat(20);
+    const twenty = `0x${'Ab'.repeat(20)}`;
     expect(outcomeOf(() => address(item(twenty), 'to', false))).to.equal(twenty.toLowerCase());
     expect(outcomeOf(() => address(item(twenty), 'to', true))).to.equal(twenty.toLowerCase());
     expect(outcomeOf(() => address(item('0x'), 'to', true))).to.equal(undefined);
     expect(outcomeOf(() => address(item('0x'), 'sender', false))).to.equal('rlp-invalid: sender must be 20 bytes');
-    expect(outcomeOf(() => address(item('0x' + '01'.repeat(19)), 'sender', false))).to.equal('rlp-invalid: sender must be 20 bytes');
-    expect(outcomeOf(() => address(item('0x' + '01'.repeat(21)), 'to', true))).to.equal('rlp-invalid: to must be empty or 20 bytes');
+    expect(outcomeOf(() => address(item(`0x${'01'.repeat(19)}`), 'sender', false))).to.equal('rlp-invalid: sender must be 20 bytes');
+    expect(outcomeOf(() => address(item(`0x${'01'.repeat(21)}`), 'to', true))).to.equal('rlp-invalid: to must be empty or 20 bytes');
     expect(outcomeOf(() => address([], 'to', true))).to.equal('rlp-invalid: to must be a byte string');
   });
 });

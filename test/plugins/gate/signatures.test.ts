@@ -15,9 +15,9 @@ const VECTOR = JSON.parse(readFileSync('test/plugins/gate/mldsa65-vector.json', 
 };
 const OTHER = '0x0000000000000000000000000000000000001234';
 /** What the entries with an explicit msg sign instead of the signature hash. */
-const MSG = '0x' + 'ab'.repeat(32);
+const MSG = `0x${'ab'.repeat(32)}`;
 const word = (value: bigint) => toBeHex(value, 32);
-const addressOf = (uncompressed: Uint8Array) => '0x' + keccak256(uncompressed.subarray(1)).slice(26);
+const addressOf = (uncompressed: Uint8Array) => `0x${keccak256(uncompressed.subarray(1)).slice(26)}`;
 
 const verdict = (raw: string) => verdictOf(() => verifyFrameSignatures(decodeFrameTransaction(raw)));
 
@@ -38,7 +38,7 @@ function tamper(raw: string, offsetFromEnd: number): string {
   const bytes = getBytes(raw);
   const at = bytes.length - offsetFromEnd;
   bytes[at] = bytes[at]! ^ 0x01;
-  return '0x' + Buffer.from(bytes).toString('hex');
+  return `0x${Buffer.from(bytes).toString('hex')}`;
 }
 
 describe('gate: signatures', () => {
@@ -86,8 +86,8 @@ describe('gate: signatures', () => {
   });
 
   describe('SECP256K1 (scheme 0x01)', () => {
-    const key = new SigningKey('0x' + '01'.repeat(32));
-    const sender = '0x' + keccak256('0x' + key.publicKey.slice(4)).slice(26);
+    const key = new SigningKey(`0x${'01'.repeat(32)}`);
+    const sender = `0x${keccak256(`0x${key.publicKey.slice(4)}`).slice(26)}`;
 
     it('verifies an entry over the signature hash', () => {
       const { raw } = transferFrameTx({ sender, to: OTHER, value: 1n, scheme: 1, sign: (d) => secp256k1Entry(key.privateKey, d) });
@@ -95,14 +95,14 @@ describe('gate: signatures', () => {
     });
 
     it('refuses an entry by another key', () => {
-      const { raw } = transferFrameTx({ sender, to: OTHER, value: 1n, scheme: 1, sign: (d) => secp256k1Entry('0x' + '02'.repeat(32), d) });
+      const { raw } = transferFrameTx({ sender, to: OTHER, value: 1n, scheme: 1, sign: (d) => secp256k1Entry(`0x${'02'.repeat(32)}`, d) });
       expect(verdict(raw)).to.equal('sig-invalid: signature 0: the SECP256K1 signature does not recover the signer');
     });
 
     it('refuses a high-s signature', () => {
       const { raw } = transferFrameTx({
         sender, to: OTHER, value: 1n, scheme: 1,
-        sign: () => concat(['0x00', '0x' + '11'.repeat(32), '0x' + 'ff'.repeat(32)]),
+        sign: () => concat(['0x00', `0x${'11'.repeat(32)}`, `0x${'ff'.repeat(32)}`]),
       });
       expect(verdict(raw)).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
     });

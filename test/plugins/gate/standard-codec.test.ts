@@ -9,7 +9,7 @@ import { walletFor } from '../../../support/keys.js';
 import { useAnvil } from '../../helpers/el.js';
 import { reasonOf, verdictOf } from '../../helpers/refusals.js';
 
-const wallet = new Wallet('0x' + '42'.repeat(32));
+const wallet = new Wallet(`0x${'42'.repeat(32)}`);
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const bytes = (raw: string) => Buffer.from(raw.slice(2), 'hex');
 const int = (value: bigint) => (value === 0n ? '0x' : toBeHex(value));
@@ -18,7 +18,7 @@ const int = (value: bigint) => (value === 0n ? '0x' : toBeHex(value));
 async function samples(): Promise<Array<[string, string]>> {
   const base = { chainId: 8141, nonce: 7, to: RECIPIENT, value: 123_456n, gasLimit: 90_000, data: '0xdeadbeef' };
   const authorization = await wallet.authorize({ address: RECIPIENT, nonce: 8, chainId: 8141 });
-  const accessList = [{ address: RECIPIENT, storageKeys: ['0x' + '01'.repeat(32), '0x' + '02'.repeat(32)] }];
+  const accessList = [{ address: RECIPIENT, storageKeys: [`0x${'01'.repeat(32)}`, `0x${'02'.repeat(32)}`] }];
   const txs: Array<[string, TransactionLike]> = [
     ['legacy (EIP-155)', { ...base, type: 0, gasPrice: 3_000_000_000n }],
     ['legacy creating a contract', { ...base, type: 0, to: null, gasPrice: 1n }],
@@ -65,7 +65,7 @@ describe('gate: standard transaction decoder', () => {
     // 21 000 + 20 + 32 000 + 2 per init code word: over the floor.
     expect(await sign({ ...fees, to: null, data: '0x6000' }), 'a creation').to.deep.equal([53_022n, 2]);
     expect(await sign({ type: 1, gasPrice: 1n, to: null, data: '0x6000' }), 'a type-1 creation').to.deep.equal([53_022n, 2]);
-    const accessList = [{ address: RECIPIENT, storageKeys: ['0x' + '01'.repeat(32), '0x' + '02'.repeat(32)] }];
+    const accessList = [{ address: RECIPIENT, storageKeys: [`0x${'01'.repeat(32)}`, `0x${'02'.repeat(32)}`] }];
     expect(await sign({ ...fees, to: RECIPIENT, accessList }), 'an address and two keys').to.deep.equal([27_200n, undefined]);
     const authorizationList = [await authorize(0), await authorize(1)];
     expect(await sign({ ...fees, type: 4, to: RECIPIENT, authorizationList }), 'two authorizations').to.deep.equal([71_000n, undefined]);
@@ -145,7 +145,7 @@ describe('gate: standard transaction decoder', () => {
         edit(fields, tuple);
         return getBytes(concat(['0x04', encodeRlp(fields as string[])]));
       };
-      const WORD_PLUS_ONE = '0x01' + '00'.repeat(32);
+      const WORD_PLUS_ONE = `0x01${'00'.repeat(32)}`;
 
       const cases: Array<[string, (fields: unknown[], tuple: unknown[]) => void, string]> = [
         ['without a destination (a creation)', (f) => (f[5] = '0x'), 'rlp-invalid: to must be 20 bytes'],
@@ -159,7 +159,7 @@ describe('gate: standard transaction decoder', () => {
         ['with a chain id of 2^256', (_, t) => (t[0] = WORD_PLUS_ONE), 'rlp-invalid: authorization_list[0].chain_id is out of range'],
         ['with a zero-padded chain id', (_, t) => (t[0] = '0x001fcd'), 'rlp-noncanonical: authorization_list[0].chain_id has leading zero bytes'],
         ['with an empty address', (_, t) => (t[1] = '0x'), 'rlp-invalid: authorization_list[0].address must be 20 bytes'],
-        ['with a 19-byte address', (_, t) => (t[1] = '0x' + '11'.repeat(19)), 'rlp-invalid: authorization_list[0].address must be 20 bytes'],
+        ['with a 19-byte address', (_, t) => (t[1] = `0x${'11'.repeat(19)}`), 'rlp-invalid: authorization_list[0].address must be 20 bytes'],
         ['with a nonce of 2^64', (_, t) => (t[2] = int(1n << 64n)), 'rlp-invalid: authorization_list[0].nonce is out of range'],
         ['with a zero-padded nonce', (_, t) => (t[2] = '0x0008'), 'rlp-noncanonical: authorization_list[0].nonce has leading zero bytes'],
         ['with a y_parity of 256', (_, t) => (t[3] = int(256n)), 'rlp-invalid: authorization_list[0].y_parity is out of range'],
@@ -219,7 +219,7 @@ describe('gate: decoding a standard submission', () => {
   };
   /** Who (r, s, yParity) recovers to over `digest`, by @noble/curves rather than the gate's own recovery. */
   const recovered = (digest: string, r: bigint, s: bigint, yParity: number) =>
-    '0x' + keccak256(new secp256k1.Signature(r, s).addRecoveryBit(yParity).recoverPublicKey(getBytes(digest)).toBytes(false).subarray(1)).slice(26);
+    `0x${keccak256(new secp256k1.Signature(r, s).addRecoveryBit(yParity).recoverPublicKey(getBytes(digest)).toBytes(false).subarray(1)).slice(26)}`;
   /** `raw` with its signature replaced by (r, s, yParity); a legacy v becomes 8141 × 2 + 35 + yParity. */
   const resigned = (raw: string, r: bigint, s: bigint, yParity: number) => {
     const typed = getBytes(raw)[0]! < 0xc0;
@@ -249,7 +249,7 @@ describe('gate: decoding a standard submission', () => {
       expect(senderOf(resigned(raw, badR, badS, yParity)), `r ${badR}, s ${badS}`).to.equal('sig-invalid: the signature is out of range');
     }
     // No curve point has x = 5, so no R and no key.
-    expect(() => secp256k1.Point.fromHex('02' + toBeHex(5n, 32).slice(2))).to.throw();
+    expect(() => secp256k1.Point.fromHex(`02${toBeHex(5n, 32).slice(2)}`)).to.throw();
     expect(senderOf(resigned(raw, 5n, s, yParity))).to.equal('sig-invalid: no sender can be recovered from the signature');
   });
 
@@ -285,17 +285,17 @@ describe('gate: intrinsic gas of standard transactions, against anvil', () => {
   const el = (method: string, params: unknown[]) => call(anvil.current.url, method, params);
 
   it('is what the EIPs price (creation, calldata with its EIP-7623 floor, access lists), and anvil mines it with exactly that gas', async () => {
-    const accessList = [{ address: RECIPIENT, storageKeys: ['0x' + '01'.repeat(32), '0x' + '02'.repeat(32)] }];
+    const accessList = [{ address: RECIPIENT, storageKeys: [`0x${'01'.repeat(32)}`, `0x${'02'.repeat(32)}`] }];
     // anvil's submission check counts only the base cost and calldata (it takes neither the
     // EIP-7623 floor, EIP-3860's init code words, a creation nor an access list into account, and
     // leaves such transactions unmined). The gate follows the EIPs: for those cases the figure is
     // worked out here, and anvil must mine the transaction sent with exactly that gas.
     const cases: Array<[string, TransactionLike, bigint | undefined]> = [
       ['a plain transfer', { type: 2, to: RECIPIENT }, undefined],
-      ['300 non-zero calldata bytes', { type: 2, to: RECIPIENT, data: '0x' + 'ab'.repeat(300) }, 21_000n + 10n * 1_200n],
-      ['mostly zero calldata', { type: 2, to: RECIPIENT, data: '0x' + '00'.repeat(300) + 'ff' }, 21_000n + 10n * 304n],
+      ['300 non-zero calldata bytes', { type: 2, to: RECIPIENT, data: `0x${'ab'.repeat(300)}` }, 21_000n + 10n * 1_200n],
+      ['mostly zero calldata', { type: 2, to: RECIPIENT, data: `0x${'00'.repeat(300)}ff` }, 21_000n + 10n * 304n],
       // 40 zero and 60 non-zero bytes, 4 init code words.
-      ['a contract creation', { type: 2, to: null, data: '0x' + '60006000f3'.repeat(20) }, 21_000n + 32_000n + 4n * 40n + 16n * 60n + 2n * 4n],
+      ['a contract creation', { type: 2, to: null, data: `0x${'60006000f3'.repeat(20)}` }, 21_000n + 32_000n + 4n * 40n + 16n * 60n + 2n * 4n],
       ['an access list', { type: 1, to: RECIPIENT, gasPrice: 3_000_000_000n, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined, accessList }, 21_000n + 2_400n + 2n * 1_900n],
       ['a legacy creation', { type: 0, to: null, gasPrice: 3_000_000_000n, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined, data: '0x6000' }, 21_000n + 32_000n + 4n + 16n + 2n],
     ];

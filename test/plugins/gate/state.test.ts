@@ -4,9 +4,9 @@ import { HeadState, type Head } from '../../../plugins/gate/state.js';
 import { Upstream } from '../../../src/upstream.js';
 import { startStubEl, type StubEl } from '../../../support/stub-el.js';
 
-const ALICE = '0x' + '11'.repeat(20);
+const ALICE = `0x${'11'.repeat(20)}`;
 const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result });
-const hex = (n: bigint) => '0x' + n.toString(16);
+const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 describe('gate: head state', () => {
   let el: StubEl;
@@ -23,7 +23,7 @@ describe('gate: head state', () => {
       eth_getTransactionCount: (id) => answer(id, '0x7'),
       eth_getBalance: (id) => answer(id, '0xde0b6b3a7640000'),
       eth_getCode: (id) => answer(id, '0xAB'),
-      eth_getStorageAt: (id) => answer(id, '0x' + '0'.repeat(62) + '2A'),
+      eth_getStorageAt: (id) => answer(id, `0x${'0'.repeat(62)}2A`),
     });
     upstream = new Upstream({ url: el.url, connections: 4, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000 });
   });
@@ -35,12 +35,12 @@ describe('gate: head state', () => {
     el.received.length = 0;
     height = 100n;
     blockAnswer = (id) =>
-      answer(id, { number: hex(height), baseFeePerGas: '0x3b9aca00', timestamp: '0x6553f100', miner: '0x' + 'AB'.repeat(20) });
+      answer(id, { number: hex(height), baseFeePerGas: '0x3b9aca00', timestamp: '0x6553f100', miner: `0x${'AB'.repeat(20)}` });
   });
 
   it('reads the latest block as a head, lower-casing the coinbase', async () => {
     const state = new HeadState(upstream, 60_000);
-    expect(await state.latest()).to.deep.equal({ number: 100n, baseFee: 1_000_000_000n, timestamp: 1_700_000_000n, coinbase: '0x' + 'ab'.repeat(20) });
+    expect(await state.latest()).to.deep.equal({ number: 100n, baseFee: 1_000_000_000n, timestamp: 1_700_000_000n, coinbase: `0x${'ab'.repeat(20)}` });
   });
 
   it('reads the latest block once per head_cache_ms, whoever asks', async () => {
@@ -79,9 +79,9 @@ describe('gate: head state', () => {
     expect(await state.account(ALICE, head)).to.deep.equal({ nonce: 7n, balance: 10n ** 18n });
     expect(await state.account(ALICE, head)).to.deep.equal({ nonce: 7n, balance: 10n ** 18n });
     expect(await state.code(ALICE, head)).to.equal('0xab');
-    const slot = '0x' + '0'.repeat(63) + '1';
-    expect(await state.storage(ALICE, slot, head)).to.equal('0x' + '0'.repeat(62) + '2a');
-    expect(await state.storage(ALICE, slot, head)).to.equal('0x' + '0'.repeat(62) + '2a');
+    const slot = `0x${'0'.repeat(63)}1`;
+    expect(await state.storage(ALICE, slot, head)).to.equal(`0x${'0'.repeat(62)}2a`);
+    expect(await state.storage(ALICE, slot, head)).to.equal(`0x${'0'.repeat(62)}2a`);
     expect(el.received.filter((r) => r.method !== 'eth_getBlockByNumber').map((r) => [r.method, r.params])).to.deep.equal([
       ['eth_getTransactionCount', [ALICE, '0x64']],
       ['eth_getBalance', [ALICE, '0x64']],
@@ -108,7 +108,7 @@ describe('gate: head state', () => {
     expect(failure).to.be.instanceOf(Unavailable);
     expect((failure as Error).message).to.equal('eth_getBlockByNumber: header not found');
     blockAnswer = (id) => answer(id, { number: '0x65', timestamp: '0x1' });
-    expect(await state.latest()).to.deep.equal({ number: 101n, baseFee: 0n, timestamp: 1n, coinbase: '0x' + '00'.repeat(20) });
+    expect(await state.latest()).to.deep.equal({ number: 101n, baseFee: 0n, timestamp: 1n, coinbase: `0x${'00'.repeat(20)}` });
   });
 
   it('fails closed on a missing block, naming it', async () => {

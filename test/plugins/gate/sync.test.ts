@@ -8,7 +8,7 @@ import { startStubEl, type StubEl } from '../../../support/stub-el.js';
 import { within } from '../../../support/within.js';
 
 const RAW = '0x02f86a';
-const HASH = '0x' + 'a5'.repeat(32);
+const HASH = `0x${'a5'.repeat(32)}`;
 /** The gate's defaults (config: sync_timeout_ms 2000, sync_timeout_max_ms 10000). */
 const OPTIONS = { syncTimeoutMs: 2_000, syncTimeoutMaxMs: 10_000 } as GateOptions;
 /** EIP-7966: code 4, a timeout message, the transaction hash as data. */
@@ -18,7 +18,7 @@ const TIMEOUT = {
 const RECEIPT = { transactionHash: HASH, blockNumber: '0x66', status: '0x1', gasUsed: '0x5208', logs: [] };
 
 const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result });
-const hex = (n: bigint) => '0x' + n.toString(16);
+const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
   describe('rawParams: the params read as the raw transaction', () => {
@@ -99,7 +99,7 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
           reads += 1;
           height = headAt(reads);
           onHeadRead(reads);
-          return answer(id, { number: hex(height), timestamp: '0x6553f100', baseFeePerGas: '0x7', miner: '0x' + '00'.repeat(20) });
+          return answer(id, { number: hex(height), timestamp: '0x6553f100', baseFeePerGas: '0x7', miner: `0x${'00'.repeat(20)}` });
         },
         eth_getTransactionReceipt: (id) => answer(id, includedAt(height) ? RECEIPT : null),
       });

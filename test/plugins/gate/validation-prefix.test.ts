@@ -117,13 +117,13 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
         const { p256 } = await import('@noble/curves/nist.js');
         const secret = p256SecretFor('code-less sender with a P256 entry 0');
         const point = p256.getPublicKey(secret, false).subarray(1);
-        const address = '0x' + keccak256(point).slice(26);
+        const address = `0x${keccak256(point).slice(26)}`;
         await fund(address);
         const fields = selfTransfer(address, P256);
         const raw = signed(fields, [
           (digest) => {
             const sig = p256.sign(Buffer.from(digest.slice(2), 'hex'), secret, { prehash: false, lowS: true, format: 'compact' });
-            return '0x' + Buffer.from(sig).toString('hex') + Buffer.from(point).toString('hex');
+            return `0x${Buffer.from(sig).toString('hex')}${Buffer.from(point).toString('hex')}`;
           },
         ]);
         expect(await submit(raw)).to.equal(

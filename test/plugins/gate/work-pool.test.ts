@@ -12,7 +12,7 @@ const SENDER = '0x7e5f4552091a69125d5dfcb7b8c2659029395bdf';
 /** A well-formed frame transaction with `count` P256 entries that do not verify (r = s = 0). */
 const p256Frames = (count: number) => {
   const fields = selfTransfer(SENDER, P256);
-  fields.signatures = Array.from({ length: count }, () => ({ scheme: P256, signature: '0x' + '00'.repeat(128) }));
+  fields.signatures = Array.from({ length: count }, () => ({ scheme: P256, signature: `0x${'00'.repeat(128)}` }));
   return encodeFrameTx(fields);
 };
 

@@ -13,7 +13,7 @@ plugins:${plugins}`;
 /** A token file with `mode`, in a fresh temporary directory. */
 const tokenFile = (mode: number, token = 'a-token-of-24-characters') => {
   const path = join(mkdtempSync(join(tmpdir(), 'svc-token-')), 'token');
-  writeFileSync(path, token + '\n', { mode });
+  writeFileSync(path, `${token}\n`, { mode });
   return path;
 };
 process.env.SVC_BLANK_TOKEN_FOR_TEST = ' '.repeat(16);

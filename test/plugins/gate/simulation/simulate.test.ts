@@ -13,7 +13,7 @@ import { useFrameIngress } from '../../../helpers/submit-target.js';
 const ONE_ETH = '0xde0b6b3a7640000';
 let next = 0x1000;
 /** A fresh address for each account the tests put code on. */
-const freshAddress = () => '0x' + (next++).toString(16).padStart(40, 'c');
+const freshAddress = () => `0x${(next++).toString(16).padStart(40, 'c')}`;
 
 const transfer: FrameFields = { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n };
 const selfFrames = (sender: string, verifyGas = 50_000n): FrameTxFields => ({
@@ -88,7 +88,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
 
     it('[deploy, self]: a factory installs the account\'s code at the sender, which then approves', async () => {
       const factory = await account(CREATE2_FACTORY, { funded: false });
-      const sender = getCreate2Address(factory, '0x' + '00'.repeat(32), keccak256(INIT_APPROVE_3)).toLowerCase();
+      const sender = getCreate2Address(factory, `0x${'00'.repeat(32)}`, keccak256(INIT_APPROVE_3)).toLowerCase();
       await el('anvil_setBalance', [sender, ONE_ETH]);
       await el('evm_mine', []);
       const fields = selfFrames(sender, 20_000n);
@@ -110,14 +110,14 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     });
 
     it('FRAMEDATALOAD(1, 0) is the next frame\'s data, and a different word is refused', async () => {
-      const word = '0x' + 'a5'.repeat(32);
+      const word = `0x${'a5'.repeat(32)}`;
       const code = ifFrame1DataIs(word);
       const fields = selfFrames(await account(code));
       fields.frames[1] = { ...fields.frames[1]!, data: word };
       const raw = encodeFrameTx(fields);
       expect(await submit(raw)).to.equal(admitted(raw));
       const other = selfFrames(await account(code));
-      other.frames[1] = { ...other.frames[1]!, data: '0x' + '5a'.repeat(32) };
+      other.frames[1] = { ...other.frames[1]!, data: `0x${'5a'.repeat(32)}` };
       expect(await refusalOf(encodeFrameTx(other))).to.deep.equal(rejected(0, 'reverted'));
     });
 
@@ -139,7 +139,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
   it('admits [deploy, only, pay] for a sender the deploy frame creates: no creation state gas owed at the pay frame', async () => {
     const factory = await account(CREATE2_FACTORY, { funded: false });
     const init = initCodeOf(APPROVE_2);
-    const sender = getCreate2Address(factory, '0x' + '00'.repeat(32), keccak256(init)).toLowerCase();
+    const sender = getCreate2Address(factory, `0x${'00'.repeat(32)}`, keccak256(init)).toLowerCase();
     const sponsor = await account(APPROVE_1);
     const fields: FrameTxFields = {
       sender,
@@ -164,7 +164,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
   });
 
   it('admits or refuses code gated on its own slot as the slot changes on the EL; the verdict lasts while its state does', async () => {
-    const sender = await account(APPROVE_IF_SLOT0, { slot0: '0x' + '00'.repeat(32) });
+    const sender = await account(APPROVE_IF_SLOT0, { slot0: `0x${'00'.repeat(32)}` });
     const raw = encodeFrameTx(selfFrames(sender));
     const cachedRefusal = {
       ...rejected(0, 'reverted'),
@@ -175,7 +175,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     expect(await refusalOf(raw), 'same head: the cached verdict').to.deep.equal(cachedRefusal);
     await el('evm_mine', []);
     expect(await refusalOf(raw), 'a new head, nothing it read changed: still the cached verdict').to.deep.equal(cachedRefusal);
-    await el('anvil_setStorageAt', [sender, '0x0', '0x' + '00'.repeat(31) + '01']);
+    await el('anvil_setStorageAt', [sender, '0x0', `0x${'00'.repeat(31)}01`]);
     await el('evm_mine', []);
     expect(await submit(raw)).to.equal(admitted(raw));
     expect(suite.target.received).to.deep.equal([raw]);
@@ -244,7 +244,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     const sender = await account(APPROVE_3);
     const key = walletFor('tampered SECP256K1 entry');
     const fields = selfFrames(sender);
-    fields.signatures = [{ scheme: 0x01, signer: key.address.toLowerCase(), signature: '0x00' + '11'.repeat(64) }];
+    fields.signatures = [{ scheme: 0x01, signer: key.address.toLowerCase(), signature: `0x00${'11'.repeat(64)}` }];
     expect((await refusalOf(encodeFrameTx(fields))).data).to.deep.equal({ reason: 'sig-invalid' });
   });
 });
