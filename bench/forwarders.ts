@@ -100,7 +100,9 @@ async function main(stopLater: (stop: () => unknown) => void): Promise<void> {
     const through = await answer(url);
     if (through !== direct) throw new Error(`${kind} answered ${through}, anvil ${direct}`);
   }
-  console.log(`forwarders: eth_chainId to anvil, wrk -t1, ${rounds} rounds of ${seconds} s, ${new Date().toISOString()}, node ${process.version}`);
+  console.log(
+    `forwarders: eth_chainId to anvil, wrk -t1, ${rounds} rounds of ${seconds} s, ${new Date().toISOString()}, node ${process.version}`,
+  );
   console.log(pinned ? `pinned: each proxy on core ${PROXY_CPU}, wrk and anvil on core ${LOAD_CPU}` : 'not pinned');
   for (const clients of [32, 256]) {
     const runs = new Map<Kind, Run[]>(KINDS.map((kind) => [kind, []]));

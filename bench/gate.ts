@@ -28,7 +28,15 @@ import { encodeFrameTx, mldsaEntry, mldsaKeys, transferFrameTx } from '../suppor
 import { startSubmitTarget } from '../support/submit-target.js';
 import { APPROVE_IF_SLOT0 } from '../support/verify-code.js';
 import { cpuSeconds } from './measure.js';
-import { benchIngress, productionChain, runBench, stopIngress, UNLIMITED_READS, UNLIMITED_SUBMISSIONS, type StopLater } from './production.js';
+import {
+  benchIngress,
+  productionChain,
+  runBench,
+  stopIngress,
+  UNLIMITED_READS,
+  UNLIMITED_SUBMISSIONS,
+  type StopLater,
+} from './production.js';
 import { wrk } from './wrk.js';
 
 const ECDSA_COUNT = Number(process.argv[2] ?? 3000);
@@ -148,7 +156,14 @@ async function refusals(
   const wallet = Wallet.createRandom();
   await rpc('anvil_setBalance', [wallet.address, FUNDS]);
   const admitted = await wallet.signTransaction({
-    chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+    chainId: 8141,
+    nonce: 0,
+    to: RECIPIENT,
+    value: 1n,
+    gasLimit: 21_000,
+    maxFeePerGas: 5_000_000_000n,
+    maxPriorityFeePerGas: 0n,
+    type: 2,
   });
   const undecodable = submit(`0x02${'ab'.repeat(100)}`);
   const cases = [
@@ -157,12 +172,19 @@ async function refusals(
     { what: 'malformed JSON (-32700)', body: '{"jsonrpc":"2.0","id":1,"method":', expect: '-32700', status: 200 },
   ];
   // eth_blockNumber, as the issue measured anvil.
-  const direct = await wrk(anvilUrl, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }), CONCURRENCY, REFUSAL_SECONDS);
+  const direct = await wrk(
+    anvilUrl,
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+    CONCURRENCY,
+    REFUSAL_SECONDS,
+  );
   console.log(`  ${'eth_blockNumber answered by anvil directly'.padEnd(48)} ${rate(direct.rps, 1000).padStart(10)}`);
   const rates: number[] = [];
   const line = (what: string, rps: number) => {
     rates.push(rps);
-    console.log(`  ${what.padEnd(48)} ${rate(rps, 1000).padStart(10)}  (${((rps / direct.rps) * 100).toFixed(0)}% of anvil's eth_blockNumber)`);
+    console.log(
+      `  ${what.padEnd(48)} ${rate(rps, 1000).padStart(10)}  (${((rps / direct.rps) * 100).toFixed(0)}% of anvil's eth_blockNumber)`,
+    );
   };
 
   const open = await benchIngress(stopLater, productionChain(anvilUrl, [UNLIMITED_READS, ...UNLIMITED_SUBMISSIONS]));
@@ -170,7 +192,8 @@ async function refusals(
   if (!first.text.includes(keccak256(admitted))) throw new Error(`the duplicate's first submission was not admitted: ${first.text}`);
   for (const c of cases) {
     const once = await answerOf(open.url, c.body);
-    if (once.status !== c.status || !once.text.includes(c.expect)) throw new Error(`${c.what}: unexpected answer ${once.status} ${once.text}`);
+    if (once.status !== c.status || !once.text.includes(c.expect))
+      throw new Error(`${c.what}: unexpected answer ${once.status} ${once.text}`);
     line(c.what, (await wrk(open.url, c.body, CONCURRENCY, REFUSAL_SECONDS)).rps);
   }
   await stopIngress(open);
@@ -180,19 +203,28 @@ async function refusals(
   for (let i = 0; i < 60; i++) await answerOf(limited.url, undecodable);
   const once = await answerOf(limited.url, undecodable);
   if (once.status !== 429 || !once.text.includes('-32005')) throw new Error(`flood: unexpected answer ${once.status} ${once.text}`);
-  line('submission flood over its quota (-32005, 429)', (await wrk(limited.url, undecodable, CONCURRENCY, REFUSAL_SECONDS, { expectNon2xx: true })).rps);
+  line(
+    'submission flood over its quota (-32005, 429)',
+    (await wrk(limited.url, undecodable, CONCURRENCY, REFUSAL_SECONDS, { expectNon2xx: true })).rps,
+  );
   await stopIngress(limited);
   return { direct: direct.rps, rates };
 }
 
 async function main(stopLater: StopLater): Promise<void> {
-  console.log(`gate benchmark: ${ECDSA_COUNT} ECDSA transfers (${PER_SENDER} per sender), ${FRAME_COUNT} ML-DSA-65 frame transactions, ${CONCURRENCY} clients`);
+  console.log(
+    `gate benchmark: ${ECDSA_COUNT} ECDSA transfers (${PER_SENDER} per sender), ${FRAME_COUNT} ML-DSA-65 frame transactions, ${CONCURRENCY} clients`,
+  );
   const anvil = await startAnvil({ extraArgs: ['--no-mining'] });
   stopLater(() => anvil.stop());
   const target = await startSubmitTarget();
   stopLater(() => target.close());
   const rpc = (method: string, params: unknown[]) =>
-    fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    fetch(anvil.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
   // ECDSA: distinct funded senders, PER_SENDER transfers each (nonces 0..PER_SENDER-1); a second,
   // identical set goes straight to anvil as the EL's own ceiling in this run.
   const transfers = async () => {
@@ -201,8 +233,14 @@ async function main(stopLater: StopLater): Promise<void> {
     return Promise.all(
       Array.from({ length: ECDSA_COUNT }, (_, i) =>
         senders[i % senders.length]!.signTransaction({
-          chainId: 8141, nonce: Math.floor(i / senders.length), to: RECIPIENT, value: 1n, gasLimit: 21_000,
-          maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+          chainId: 8141,
+          nonce: Math.floor(i / senders.length),
+          to: RECIPIENT,
+          value: 1n,
+          gasLimit: 21_000,
+          maxFeePerGas: 5_000_000_000n,
+          maxPriorityFeePerGas: 0n,
+          type: 2,
         }),
       ),
     );
@@ -231,7 +269,10 @@ async function main(stopLater: StopLater): Promise<void> {
     contractFrames.push(
       encodeFrameTx({
         sender,
-        frames: [{ mode: 1, flags: 3, executionGas: 20_000n }, { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n }],
+        frames: [
+          { mode: 1, flags: 3, executionGas: 20_000n },
+          { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n },
+        ],
         signatures: [],
         fees: [0n, 2_000_000_000n, 0n],
       }),
@@ -251,7 +292,9 @@ async function main(stopLater: StopLater): Promise<void> {
     recoverAddress(digest, r, s, v);
   });
   const decodedFrames = frames.slice(1).map((raw) => decodeFrameTransaction(raw));
-  const mldsa = timed('ML-DSA-65 verify (+ key address), @noble/post-quantum', FRAME_COUNT, (i) => verifyFrameSignatures(decodedFrames[i]!));
+  const mldsa = timed('ML-DSA-65 verify (+ key address), @noble/post-quantum', FRAME_COUNT, (i) =>
+    verifyFrameSignatures(decodedFrames[i]!),
+  );
 
   console.log('\nthe EL alone (anvil, same transfers, same clients):');
   const anvilBefore = cpuSeconds(anvil.child.pid!);
@@ -262,22 +305,34 @@ async function main(stopLater: StopLater): Promise<void> {
   perCore('  load generator CPU per transfer', d.generatorCpu, d.admitted);
 
   console.log('\nthrough the svc-ingress process (full chain, HTTP, keep-alive):');
-  const ecdsaIngress = await benchIngress(stopLater, chain(anvil.url), process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []);
+  const ecdsaIngress = await benchIngress(
+    stopLater,
+    chain(anvil.url),
+    process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [],
+  );
   const ecdsaCpu = [cpuSeconds(ecdsaIngress.child.pid!), cpuSeconds(anvil.child.pid!)] as const;
   const e = await submitAll(ecdsaIngress.url, ecdsa);
   const ecdsaUsed = [cpuSeconds(ecdsaIngress.child.pid!) - ecdsaCpu[0], cpuSeconds(anvil.child.pid!) - ecdsaCpu[1]] as const;
   await stopIngress(ecdsaIngress);
-  console.log(`  ${'ECDSA transfers admitted'.padEnd(48)} ${rate(e.admitted, e.ms).padStart(10)}  (${e.admitted}/${ECDSA_COUNT}; ${(e.admitted / (e.ms / 1000) / native * 100).toFixed(0)}% of bare native recovery, ${((e.admitted / e.ms) / (d.admitted / d.ms) * 100).toFixed(0)}% of anvil direct)`);
+  console.log(
+    `  ${'ECDSA transfers admitted'.padEnd(48)} ${rate(e.admitted, e.ms).padStart(10)}  (${e.admitted}/${ECDSA_COUNT}; ${((e.admitted / (e.ms / 1000) / native) * 100).toFixed(0)}% of bare native recovery, ${((e.admitted / e.ms / (d.admitted / d.ms)) * 100).toFixed(0)}% of anvil direct)`,
+  );
   perCore('  ingress CPU per admitted transfer', ecdsaUsed[0], e.admitted);
   perCore('  anvil CPU per transfer meanwhile', ecdsaUsed[1], e.admitted);
   perCore('  load generator CPU per transfer meanwhile', e.generatorCpu, e.admitted);
-  const frameIngress = await benchIngress(stopLater, chain(anvil.url, target.url), process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof-frames'] : []);
+  const frameIngress = await benchIngress(
+    stopLater,
+    chain(anvil.url, target.url),
+    process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof-frames'] : [],
+  );
   await submitAll(frameIngress.url, frames.slice(0, 1));
   const frameCpu = cpuSeconds(frameIngress.child.pid!);
   const f = await submitAll(frameIngress.url, frames.slice(1));
   const frameUsed = cpuSeconds(frameIngress.child.pid!) - frameCpu;
   await stopIngress(frameIngress);
-  console.log(`  ${'ML-DSA-65 frame transactions admitted'.padEnd(48)} ${rate(f.admitted, f.ms).padStart(10)}  (${f.admitted}/${FRAME_COUNT}; ${(f.admitted / (f.ms / 1000) / mldsa * 100).toFixed(0)}% of bare ML-DSA verify)`);
+  console.log(
+    `  ${'ML-DSA-65 frame transactions admitted'.padEnd(48)} ${rate(f.admitted, f.ms).padStart(10)}  (${f.admitted}/${FRAME_COUNT}; ${((f.admitted / (f.ms / 1000) / mldsa) * 100).toFixed(0)}% of bare ML-DSA verify)`,
+  );
   perCore('  ingress CPU per admitted frame transaction', frameUsed, f.admitted);
   const contractIngress = await benchIngress(stopLater, chain(anvil.url, target.url));
   await submitAll(contractIngress.url, contractFrames.slice(0, 1));
@@ -285,7 +340,9 @@ async function main(stopLater: StopLater): Promise<void> {
   const c = await submitAll(contractIngress.url, contractFrames.slice(1));
   const contractUsed = cpuSeconds(contractIngress.child.pid!) - contractCpu;
   await stopIngress(contractIngress);
-  console.log(`  ${'contract-account frames admitted (EVM, ~2,100 gas)'.padEnd(48)} ${rate(c.admitted, c.ms).padStart(10)}  (${c.admitted}/${FRAME_COUNT})`);
+  console.log(
+    `  ${'contract-account frames admitted (EVM, ~2,100 gas)'.padEnd(48)} ${rate(c.admitted, c.ms).padStart(10)}  (${c.admitted}/${FRAME_COUNT})`,
+  );
   perCore('  ingress CPU per admitted contract frame', contractUsed, c.admitted);
   for (const [why, n] of [...e.refusals, ...f.refusals, ...c.refusals]) console.log(`  refused ${n}: ${why}`);
   const cheap = await refusals(stopLater, anvil.url, rpc);
@@ -305,7 +362,9 @@ async function main(stopLater: StopLater): Promise<void> {
   verdict('ECDSA transfers admitted', (e.admitted * 1000) / e.ms, 3_000, native, 17_000);
   verdict('ML-DSA-65 frames admitted', (f.admitted * 1000) / f.ms, 180, mldsa, 550);
   verdict('slowest cheap refusal', Math.min(...cheap.rates), 15_000, cheap.direct, 69_000);
-  console.log(`  ${'contract-account frames admitted'.padEnd(34)} ${rate(c.admitted, c.ms).padStart(9)}  target 150/s (${(c.admitted * 1000) / c.ms >= 150 ? 'met' : 'missed'})`);
+  console.log(
+    `  ${'contract-account frames admitted'.padEnd(34)} ${rate(c.admitted, c.ms).padStart(9)}  target 150/s (${(c.admitted * 1000) / c.ms >= 150 ? 'met' : 'missed'})`,
+  );
 }
 
 runBench(main);

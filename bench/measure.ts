@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 
 /** CPU seconds a process has used (user + system), from /proc; Linux's clock tick is 1/100 s. */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 

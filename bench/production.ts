@@ -22,7 +22,10 @@ export function productionChain(elUrl: string, edits: ReadonlyArray<readonly [st
 }
 
 /** Read quotas far above what one bench machine can send. */
-export const UNLIMITED_READS = ['per_source: {rate_per_second: 300, burst: 600}', 'per_source: {rate_per_second: 10000000, burst: 10000000}'] as const;
+export const UNLIMITED_READS = [
+  'per_source: {rate_per_second: 300, burst: 600}',
+  'per_source: {rate_per_second: 10000000, burst: 10000000}',
+] as const;
 /** Submission quotas likewise, per source and host-wide. */
 export const UNLIMITED_SUBMISSIONS = [
   ['per_source: {rate_per_second: 10, burst: 50}', 'per_source: {rate_per_second: 10000000, burst: 10000000}'],

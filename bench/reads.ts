@@ -63,7 +63,11 @@ http { access_log off;
   const child = spawn(...onCpu(cpu, 'nginx', ['-c', conf, '-p', dir, '-g', 'daemon off;']), { stdio: 'ignore' });
   // Bounded wait for the port to answer.
   for (let i = 0; i < 100; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }).then(
+    const ok = await fetch(`http://127.0.0.1:${port}/`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    }).then(
       () => true,
       () => false,
     );
@@ -104,9 +108,15 @@ function report(method: string, clients: number, cell: Cell, ownP99: number): vo
   const p99 = mid('ingress', (r) => r.p99);
   const refP99 = mid('reference', (r) => r.p99);
   console.log(
-    `${method.padEnd(16)}${String(clients).padStart(4)} ${Math.round(rps('ingress')).toString().padStart(9)} ${mid('ingress', (r) => r.p50).toFixed(2).padStart(6)} ${p99.toFixed(2).padStart(7)} |` +
+    `${method.padEnd(16)}${String(clients).padStart(4)} ${Math.round(rps('ingress')).toString().padStart(9)} ${mid('ingress', (r) => r.p50)
+      .toFixed(2)
+      .padStart(6)} ${p99.toFixed(2).padStart(7)} |` +
       `${pct('reference')}${pct('nginx')}${pct('direct')} | ${refP99.toFixed(2).padStart(7)} ${(p99 - refP99 >= 0 ? '+' : '') + (p99 - refP99).toFixed(2).padStart(6)} |` +
-      ` ${mid('ingress', (r) => r.cpuUsPerCall!).toFixed(0).padStart(4)} ${mid('reference', (r) => r.cpuUsPerCall!).toFixed(0).padStart(4)} ${`${(cpuRatio * 100).toFixed(0)}%`.padStart(5)} |` +
+      ` ${mid('ingress', (r) => r.cpuUsPerCall!)
+        .toFixed(0)
+        .padStart(4)} ${mid('reference', (r) => r.cpuUsPerCall!)
+        .toFixed(0)
+        .padStart(4)} ${`${(cpuRatio * 100).toFixed(0)}%`.padStart(5)} |` +
       ` ${`≤ ${ownP99}`.padStart(6)}`,
   );
 }
@@ -146,8 +156,14 @@ async function sideBySide(ingress: Target, reference: Target, cpu: number | unde
       const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
       const diff = mid((r) => r.p99) - mid((r) => r.refP99);
       console.log(
-        `${method.padEnd(16)}${String(clients).padStart(4)} | ${pct(mid((r) => r.rate)).padStart(5)} [${rounds.map((r) => pct(r.rate)).join(' ')}]`.padEnd(56) +
-          `| ${pct(mid((r) => r.cost)).padStart(18)} | ${mid((r) => r.p99).toFixed(2).padStart(14)} ${mid((r) => r.refP99).toFixed(2).padStart(6)} ${(diff >= 0 ? '+' : '') + diff.toFixed(2)}`,
+        `${method.padEnd(16)}${String(clients).padStart(4)} | ${pct(mid((r) => r.rate)).padStart(5)} [${rounds.map((r) => pct(r.rate)).join(' ')}]`.padEnd(
+          56,
+        ) +
+          `| ${pct(mid((r) => r.cost)).padStart(18)} | ${mid((r) => r.p99)
+            .toFixed(2)
+            .padStart(14)} ${mid((r) => r.refP99)
+            .toFixed(2)
+            .padStart(6)} ${(diff >= 0 ? '+' : '') + diff.toFixed(2)}`,
       );
     }
   }
@@ -176,7 +192,9 @@ async function main(stopLater: StopLater): Promise<void> {
   };
   const metricsUrl = String((await ingress.waitForLog(/^operator listener/)).url);
   console.log(`reads: wrk -t1, ${new Date().toISOString()}, node ${process.version}`);
-  console.log(pinned ? `pinned: each proxy on core ${PROXY_CPU}, wrk and anvil on core ${LOAD_CPU}` : 'not pinned: every process on every core');
+  console.log(
+    pinned ? `pinned: each proxy on core ${PROXY_CPU}, wrk and anvil on core ${LOAD_CPU}` : 'not pinned: every process on every core',
+  );
   const cpu = pinned ? LOAD_CPU : undefined;
   if (ROUNDS > 0) await oneAtATime(targets, metricsUrl, cpu);
   if (PAIRED_ROUNDS > 0) await sideBySide(targets.ingress!, targets.reference!, cpu);
@@ -186,7 +204,9 @@ async function main(stopLater: StopLater): Promise<void> {
 async function oneAtATime(targets: Record<string, Target>, metricsUrl: string, cpu: number | undefined): Promise<void> {
   const names = Object.keys(targets);
   console.log(`\none at a time: ${ROUNDS} rounds of ${SECONDS} s per target, medians`);
-  console.log('                        ingress                  | ingress req/s as % of  |   p99 ms        | CPU µs/call        | own p99 ms');
+  console.log(
+    '                        ingress                  | ingress req/s as % of  |   p99 ms        | CPU µs/call        | own p99 ms',
+  );
   console.log('method       clients    req/s  p50 ms  p99 ms |   ref  nginx direct |     ref   diff  |  ing  ref ref/ing |');
   for (const [method, params] of Object.entries(METHODS)) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });

@@ -69,7 +69,9 @@ async function main(stopLater: StopLater): Promise<void> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [{ fromBlock: block, toBlock: block }] });
   const [direct, through] = [await timed(anvil.url, body), await timed(ingress.url, body)];
   if (!direct.bytes.equals(through.bytes)) throw new Error('the ingress answered different bytes than anvil');
-  console.log(`stream: eth_getLogs of one block, ${(direct.bytes.length / MiB).toFixed(1)} MiB, ${REPS} runs each, ${new Date().toISOString()}, node ${process.version}`);
+  console.log(
+    `stream: eth_getLogs of one block, ${(direct.bytes.length / MiB).toFixed(1)} MiB, ${REPS} runs each, ${new Date().toISOString()}, node ${process.version}`,
+  );
 
   const runs = { direct: [] as Timing[], ingress: [] as Timing[] };
   for (let i = 0; i < REPS; i++) {
@@ -79,10 +81,19 @@ async function main(stopLater: StopLater): Promise<void> {
   const ttfb = { direct: median(runs.direct.map((r) => r.firstByteMs)), ingress: median(runs.ingress.map((r) => r.firstByteMs)) };
   const total = { direct: median(runs.direct.map((r) => r.totalMs)), ingress: median(runs.ingress.map((r) => r.totalMs)) };
   console.log('                      direct   ingress   ingress - direct   ingress / direct');
-  console.log(`first byte, median  ${ttfb.direct.toFixed(1).padStart(7)} ms ${ttfb.ingress.toFixed(1).padStart(6)} ms ${(ttfb.ingress - ttfb.direct).toFixed(1).padStart(12)} ms ${(ttfb.ingress / ttfb.direct).toFixed(2).padStart(15)}`);
-  console.log(`total, median       ${total.direct.toFixed(1).padStart(7)} ms ${total.ingress.toFixed(1).padStart(6)} ms ${(total.ingress - total.direct).toFixed(1).padStart(12)} ms ${(total.ingress / total.direct).toFixed(2).padStart(15)}`);
-  const fastest = { direct: Math.min(...runs.direct.map((r) => r.firstByteMs)), ingress: Math.min(...runs.ingress.map((r) => r.firstByteMs)) };
-  console.log(`first byte, fastest ${fastest.direct.toFixed(1).padStart(7)} ms ${fastest.ingress.toFixed(1).padStart(6)} ms ${(fastest.ingress - fastest.direct).toFixed(1).padStart(12)} ms ${(fastest.ingress / fastest.direct).toFixed(2).padStart(15)}`);
+  console.log(
+    `first byte, median  ${ttfb.direct.toFixed(1).padStart(7)} ms ${ttfb.ingress.toFixed(1).padStart(6)} ms ${(ttfb.ingress - ttfb.direct).toFixed(1).padStart(12)} ms ${(ttfb.ingress / ttfb.direct).toFixed(2).padStart(15)}`,
+  );
+  console.log(
+    `total, median       ${total.direct.toFixed(1).padStart(7)} ms ${total.ingress.toFixed(1).padStart(6)} ms ${(total.ingress - total.direct).toFixed(1).padStart(12)} ms ${(total.ingress / total.direct).toFixed(2).padStart(15)}`,
+  );
+  const fastest = {
+    direct: Math.min(...runs.direct.map((r) => r.firstByteMs)),
+    ingress: Math.min(...runs.ingress.map((r) => r.firstByteMs)),
+  };
+  console.log(
+    `first byte, fastest ${fastest.direct.toFixed(1).padStart(7)} ms ${fastest.ingress.toFixed(1).padStart(6)} ms ${(fastest.ingress - fastest.direct).toFixed(1).padStart(12)} ms ${(fastest.ingress / fastest.direct).toFixed(2).padStart(15)}`,
+  );
 
   const pid = ingress.child.pid!;
   const baseline = memoryOf(pid).rssKiB;

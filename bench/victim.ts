@@ -66,11 +66,16 @@ const summary = (latencies: number[]) => {
 async function main(stopLater: StopLater): Promise<void> {
   const anvil = await startAnvil();
   stopLater(() => anvil.stop());
-  console.log(`victim bench: eth_chainId from 127.0.0.2 while 127.0.0.1 floods ${ENTRIES}-entry P256 frame transactions (${SECONDS} s each)`);
+  console.log(
+    `victim bench: eth_chainId from 127.0.0.2 while 127.0.0.1 floods ${ENTRIES}-entry P256 frame transactions (${SECONDS} s each)`,
+  );
   const raws = p256HeavyFrames(400);
   const floods: Array<[string, ReadonlyArray<readonly [string, string]>]> = [
     ['shipped quota (10/s, burst 50)', []],
-    ['quota raised 100-fold (1,000/s, burst 5,000)', [['per_source: {rate_per_second: 10, burst: 50}', 'per_source: {rate_per_second: 1000, burst: 5000}']]],
+    [
+      'quota raised 100-fold (1,000/s, burst 5,000)',
+      [['per_source: {rate_per_second: 10, burst: 50}', 'per_source: {rate_per_second: 1000, burst: 5000}']],
+    ],
   ];
   for (const [label, edits] of floods) {
     const ingress = await benchIngress(stopLater, productionChain(anvil.url, edits));

@@ -32,11 +32,16 @@ export interface Anvil {
 
 export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   const args = [
-    '--host', '127.0.0.1',
-    '--port', String(options.port ?? 0),
-    '--chain-id', String(CHAIN_ID),
-    '--gas-limit', String(BLOCK_GAS_LIMIT),
-    '--order', 'fifo',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(options.port ?? 0),
+    '--chain-id',
+    String(CHAIN_ID),
+    '--gas-limit',
+    String(BLOCK_GAS_LIMIT),
+    '--order',
+    'fifo',
     ...(options.blockTimeSeconds !== undefined ? ['--block-time', String(options.blockTimeSeconds)] : []),
     ...(options.extraArgs ?? []),
   ];
@@ -54,8 +59,7 @@ export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
       void stop();
       reject(err);
     };
-    const onEarlyExit = (code: number | null) =>
-      fail(new Error(`anvil exited with ${code} before listening: ${output.slice(-500)}`));
+    const onEarlyExit = (code: number | null) => fail(new Error(`anvil exited with ${code} before listening: ${output.slice(-500)}`));
     const onStderr = (chunk: Buffer) => (output += chunk.toString());
     child.once('error', fail);
     child.once('exit', onEarlyExit);

@@ -48,7 +48,11 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
   let el: ElFront | undefined;
   try {
     await placeMulticall3(anvil.url);
-    el = await startElFront({ anvilUrl: anvil.url, witnessWindowBlocks: options.witnessWindowBlocks ?? DEFAULT_WITNESS_WINDOW_BLOCKS, frames });
+    el = await startElFront({
+      anvilUrl: anvil.url,
+      witnessWindowBlocks: options.witnessWindowBlocks ?? DEFAULT_WITNESS_WINDOW_BLOCKS,
+      frames,
+    });
     node = await startNodeStandIn({ elUrl: anvil.url, frames, ...options.node });
     const upstreams = base.upstreams;
     let config: IngressConfig = {

@@ -85,7 +85,10 @@ export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
     if (scoped !== undefined) block = await blockNumberOf(params[scoped.param], scoped.byHash);
     else if (call.method === 'eth_getLogs') {
       const filter = (params[0] ?? {}) as { fromBlock?: unknown; blockHash?: unknown };
-      block = filter.blockHash !== undefined ? await blockNumberOf(filter.blockHash, true) : await blockNumberOf(filter.fromBlock ?? 'latest', false);
+      block =
+        filter.blockHash !== undefined
+          ? await blockNumberOf(filter.blockHash, true)
+          : await blockNumberOf(filter.fromBlock ?? 'latest', false);
     } else return false;
     return block !== undefined && block < (await earliestFullBody());
   };

@@ -25,6 +25,9 @@ export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11';
 export async function placeMulticall3(anvilUrl: string): Promise<void> {
   const deployment = Transaction.from(MULTICALL3_DEPLOYMENT);
   const rpc = rpcClient(anvilUrl);
-  const code: string = await rpc('eth_call', [{ from: deployment.from, data: deployment.data, gas: toQuantity(deployment.gasLimit) }, 'latest']);
+  const code: string = await rpc('eth_call', [
+    { from: deployment.from, data: deployment.data, gas: toQuantity(deployment.gasLimit) },
+    'latest',
+  ]);
   await rpc('anvil_setCode', [getCreateAddress({ from: deployment.from!, nonce: deployment.nonce }), code]);
 }

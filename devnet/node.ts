@@ -82,11 +82,22 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
   let blockless = 0;
   let digest = keccak256(toUtf8Bytes('svc-ingress devnet genesis'));
   const driver = {
-    forced_txs_total: 0, forced_txs_dropped_total: 0, blocks_with_drops_total: 0, skip_all_dropped_total: 0,
-    finalizer_rejected_skips_total: 0, idle_heartbeat_blocks_total: 0,
+    forced_txs_total: 0,
+    forced_txs_dropped_total: 0,
+    blocks_with_drops_total: 0,
+    skip_all_dropped_total: 0,
+    finalizer_rejected_skips_total: 0,
+    idle_heartbeat_blocks_total: 0,
   };
   const skipped: Record<string, number> = {
-    fee_cap_too_low: 0, gas_overflow: 0, insufficient_funds: 0, nonce_too_high: 0, nonce_too_low: 0, other: 0, size_overflow: 0, total: 0,
+    fee_cap_too_low: 0,
+    gas_overflow: 0,
+    insufficient_funds: 0,
+    nonce_too_high: 0,
+    nonce_too_low: 0,
+    other: 0,
+    size_overflow: 0,
+    total: 0,
   };
   const drop = (reason: string) => {
     skipped[reason]!++;
@@ -165,8 +176,15 @@ export async function startNodeStandIn(options: StandInOptions): Promise<NodeSta
     const index = commits.length === 0 ? 1 : commits[commits.length - 1]!.index + 1;
     digest = keccak256(toUtf8Bytes(`${digest}:${index}:${hashes.join(',')}`));
     commits.push({
-      index, digest, leaderAuthority: 0, leaderRound: index, leaderDigest: keccak256(toUtf8Bytes(`leader:${digest}`)),
-      timestampMs: now, blocks: 1, transactions: ordered.length, elBlocks,
+      index,
+      digest,
+      leaderAuthority: 0,
+      leaderRound: index,
+      leaderDigest: keccak256(toUtf8Bytes(`leader:${digest}`)),
+      timestampMs: now,
+      blocks: 1,
+      transactions: ordered.length,
+      elBlocks,
     });
     if (commits.length > COMMITS_KEPT) commits.shift();
     journal.push({ index, digest, transactions: hashes });

@@ -57,7 +57,11 @@ export async function fees(provider: JsonRpcProvider): Promise<[bigint, bigint, 
 
 /** Whether the address has a nonce, a balance or code (EIP-161): sending value to one that does not costs state gas. */
 export async function exists(provider: JsonRpcProvider, address: string): Promise<boolean> {
-  const [nonce, balance, code] = await Promise.all([provider.getTransactionCount(address), provider.getBalance(address), provider.getCode(address)]);
+  const [nonce, balance, code] = await Promise.all([
+    provider.getTransactionCount(address),
+    provider.getBalance(address),
+    provider.getCode(address),
+  ]);
   return nonce > 0 || balance > 0n || code !== '0x';
 }
 
@@ -75,7 +79,10 @@ export async function sendFrameTx(provider: JsonRpcProvider, raw: string): Promi
 
 /** The receipt in a few lines. */
 export function describe(receipt: FrameReceipt): string {
-  const frames = receipt.frameReceipts.map((f, i) => `    frame ${i}: status ${Number(f.status)}, execution gas ${BigInt(f.executionGasUsed)}, state gas ${BigInt(f.stateGasUsed)}`);
+  const frames = receipt.frameReceipts.map(
+    (f, i) =>
+      `    frame ${i}: status ${Number(f.status)}, execution gas ${BigInt(f.executionGasUsed)}, state gas ${BigInt(f.stateGasUsed)}`,
+  );
   return [
     `  status ${Number(receipt.status)} in block ${BigInt(receipt.blockNumber)}`,
     `  payer ${receipt.payer}`,

@@ -9,7 +9,17 @@
  */
 import { formatEther, getBytes, id } from 'ethers';
 import { connect, describe, exists, fees, sendFrameTx } from './chain.js';
-import { encodeFrameTx, FLAGS, frameSigHash, MODE, mldsaEntry, mldsaKeys, NEW_ACCOUNT_STATE_GAS, SCHEME, type FrameTxFields } from './frame-transaction.js';
+import {
+  encodeFrameTx,
+  FLAGS,
+  frameSigHash,
+  MODE,
+  mldsaEntry,
+  mldsaKeys,
+  NEW_ACCOUNT_STATE_GAS,
+  SCHEME,
+  type FrameTxFields,
+} from './frame-transaction.js';
 
 const SEED = process.env.MLDSA_SEED ?? 'svc-ingress example: smart account owner';
 const RECIPIENT = process.env.RECIPIENT ?? `0x${id(`${SEED}: recipient`).slice(-40)}`;
@@ -66,7 +76,11 @@ const tx: FrameTxFields = {
     // The account's own code decides: it runs with the entry below visible through SIGPARAM.
     { mode: MODE.verify, flags: FLAGS.approveBoth, executionGas: 20_000n },
     {
-      mode: MODE.sender, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: AMOUNT,
+      mode: MODE.sender,
+      flags: 0,
+      target: RECIPIENT,
+      executionGas: 30_000n,
+      value: AMOUNT,
       stateGas: (await exists(provider, RECIPIENT)) ? 0n : NEW_ACCOUNT_STATE_GAS,
     },
   ],

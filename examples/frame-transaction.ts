@@ -54,7 +54,14 @@ function payload(tx: FrameTxFields, blankEmptyMsg: boolean): RlpStructuredData[]
     int(tx.chainId ?? 8141n),
     int(tx.nonce ?? 0n),
     tx.sender,
-    tx.frames.map((f) => [int(f.mode), int(f.flags), f.target ?? '0x', [int(f.executionGas), int(f.stateGas ?? 0n)], int(f.value ?? 0n), f.data ?? '0x']),
+    tx.frames.map((f) => [
+      int(f.mode),
+      int(f.flags),
+      f.target ?? '0x',
+      [int(f.executionGas), int(f.stateGas ?? 0n)],
+      int(f.value ?? 0n),
+      f.data ?? '0x',
+    ]),
     tx.signatures.map((s) => [
       int(s.scheme),
       s.signer ?? '0x',

@@ -8,7 +8,17 @@
  */
 import { formatEther, getBytes, id } from 'ethers';
 import { connect, describe, exists, fees, fund, sendFrameTx } from './chain.js';
-import { encodeFrameTx, FLAGS, frameSigHash, MODE, mldsaEntry, mldsaKeys, NEW_ACCOUNT_STATE_GAS, SCHEME, type FrameTxFields } from './frame-transaction.js';
+import {
+  encodeFrameTx,
+  FLAGS,
+  frameSigHash,
+  MODE,
+  mldsaEntry,
+  mldsaKeys,
+  NEW_ACCOUNT_STATE_GAS,
+  SCHEME,
+  type FrameTxFields,
+} from './frame-transaction.js';
 
 const SEED = process.env.MLDSA_SEED ?? 'svc-ingress example: ML-DSA-65 account';
 const RECIPIENT = process.env.RECIPIENT ?? `0x${id(`${SEED}: recipient`).slice(-40)}`;
@@ -31,7 +41,11 @@ const tx: FrameTxFields = {
     { mode: MODE.verify, flags: FLAGS.approveBoth, executionGas: 10_000n },
     // Value to an account that does not exist yet creates it: that is paid in state gas.
     {
-      mode: MODE.sender, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: AMOUNT,
+      mode: MODE.sender,
+      flags: 0,
+      target: RECIPIENT,
+      executionGas: 30_000n,
+      value: AMOUNT,
       stateGas: (await exists(provider, RECIPIENT)) ? 0n : NEW_ACCOUNT_STATE_GAS,
     },
   ],

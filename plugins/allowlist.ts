@@ -26,8 +26,15 @@ import {
   type Verdict,
 } from '../src/plugin.js';
 
-const SIGNING_METHODS = ['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData',
-  'eth_signTypedData_v1', 'eth_signTypedData_v3', 'eth_signTypedData_v4'];
+const SIGNING_METHODS = [
+  'eth_sendTransaction',
+  'eth_sign',
+  'eth_signTransaction',
+  'eth_signTypedData',
+  'eth_signTypedData_v1',
+  'eth_signTypedData_v3',
+  'eth_signTypedData_v4',
+];
 const INGRESS_REFUSED = ['svc_validateTransaction'];
 const SUBSCRIPTIONS = new Set(['eth_subscribe', 'eth_unsubscribe']);
 /** Submission paths (eth_sendRawTransactionSync, …Conditional, eth_sendBundle, mev_sendBundle, …): only the gated one may pass. */
@@ -52,9 +59,13 @@ export const allowlist: PluginModule<AllowlistOptions> = {
         options.fail(`extra_methods[${i}]`, `${m} cannot be allowlisted`);
       }
       if (SUBMISSION_LIKE.test(m) && !SUBMISSION_ONLY.has(m)) {
-        options.fail(`extra_methods[${i}]`, `${m} would reach the EL around the submission gate: submissions go through eth_sendRawTransaction only`);
+        options.fail(
+          `extra_methods[${i}]`,
+          `${m} would reach the EL around the submission gate: submissions go through eth_sendRawTransaction only`,
+        );
       }
-      if (KEY_LIKE.test(m)) options.fail(`extra_methods[${i}]`, `${m} is a signing or key method: this endpoint holds no keys and exposes none`);
+      if (KEY_LIKE.test(m))
+        options.fail(`extra_methods[${i}]`, `${m} is a signing or key method: this endpoint holds no keys and exposes none`);
     });
     const passClientVersion = options.boolean('pass_client_version', false);
     const clientVersion = options.optionalString('client_version');
@@ -69,7 +80,10 @@ export const allowlist: PluginModule<AllowlistOptions> = {
     // Node-local methods pass to local-methods, which answers them; svc_nodeHealth passes only
     // with the operator fact, like every operator method.
     const pass = new Set<string>([
-      ...READ_METHODS, ...PROXIED_SVC_METHODS, ...SUBMISSION_ONLY, ...extraMethods,
+      ...READ_METHODS,
+      ...PROXIED_SVC_METHODS,
+      ...SUBMISSION_ONLY,
+      ...extraMethods,
       ...NODE_LOCAL_METHODS.filter((m) => m !== 'svc_nodeHealth'),
     ]);
     const signing = new Set(SIGNING_METHODS);

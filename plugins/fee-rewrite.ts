@@ -83,7 +83,11 @@ async function latestBaseFee(execution: Upstream): Promise<Answer> {
 function blockCountOf(count: unknown): number {
   // Hex or decimal, as geth reads it (HexOrDecimal64).
   const blocks =
-    typeof count === 'number' ? count : typeof count === 'string' && /^(?:0x[0-9a-fA-F]{1,16}|[0-9]{1,20})$/.test(count) ? Number(count) : 1;
+    typeof count === 'number'
+      ? count
+      : typeof count === 'string' && /^(?:0x[0-9a-fA-F]{1,16}|[0-9]{1,20})$/.test(count)
+        ? Number(count)
+        : 1;
   return Math.max(1, Math.min(MAX_BLOCKS, blocks));
 }
 
@@ -92,8 +96,6 @@ async function feeHistoryWithoutTips(execution: Upstream, params: readonly unkno
   if (!('result' in answer)) return answer;
   const history = answer.result as { reward?: unknown } | null;
   if (history === null || typeof history !== 'object' || !Array.isArray(history.reward)) return answer;
-  const reward = history.reward.map((percentiles: unknown) =>
-    Array.isArray(percentiles) ? percentiles.map(() => ZERO) : percentiles,
-  );
+  const reward = history.reward.map((percentiles: unknown) => (Array.isArray(percentiles) ? percentiles.map(() => ZERO) : percentiles));
   return { result: { ...history, reward } };
 }

@@ -41,7 +41,14 @@ const MAX_LIMIT = 128;
 
 /** Spec 2.3: every counter, by group. */
 const DROP_COUNTERS = {
-  driver: ['forced_txs_total', 'forced_txs_dropped_total', 'blocks_with_drops_total', 'skip_all_dropped_total', 'finalizer_rejected_skips_total', 'idle_heartbeat_blocks_total'],
+  driver: [
+    'forced_txs_total',
+    'forced_txs_dropped_total',
+    'blocks_with_drops_total',
+    'skip_all_dropped_total',
+    'finalizer_rejected_skips_total',
+    'idle_heartbeat_blocks_total',
+  ],
   el: ['fee_cap_too_low', 'gas_overflow', 'insufficient_funds', 'nonce_too_high', 'nonce_too_low', 'other', 'size_overflow', 'total'],
 } as const;
 
@@ -57,7 +64,7 @@ export const localMethods: PluginModule<LocalMethodsOptions> = {
     return parsed;
   },
   create({ bootstrapAnchor, dataDir, newestPageCacheMs }, { node, metrics }) {
-    if (node === undefined) throw new Error('local-methods needs upstreams.node (the consensus node\'s local API)');
+    if (node === undefined) throw new Error("local-methods needs upstreams.node (the consensus node's local API)");
     const ask = (method: string, params: readonly unknown[]) => askNode(node, method, params);
     // The newest page, per limit (at most MAX_LIMIT of them): what polling clients all ask for.
     const newestPages = new Map<number, () => Promise<Answer>>();
@@ -132,7 +139,13 @@ async function dropStats(ask: (m: string, p: unknown[]) => Promise<Answer>, metr
       driver: group('driver'),
       // What this process knows: what its gate sequenced. It keeps no own blocks or status
       // watchers, so those counters are zero here rather than absent.
-      ingress: { txs_sequenced_total: metrics.sequencedTotal, own_blocks_gc_total: 0, txs_gc_dropped_total: 0, status_lost_total: 0, status_watchers: 0 },
+      ingress: {
+        txs_sequenced_total: metrics.sequencedTotal,
+        own_blocks_gc_total: 0,
+        txs_gc_dropped_total: 0,
+        status_lost_total: 0,
+        status_watchers: 0,
+      },
       el: group('el'),
     },
   };

@@ -111,7 +111,8 @@ export class Chain {
     for (let i = from; i < steps.length; i++) {
       const step = steps[i]!;
       const verdict = step.handle(ctx);
-      if (verdict instanceof Promise) return verdict.then((v) => (v === undefined ? this.walk(ctx, steps, i + 1) : this.counted(step, v, ctx)));
+      if (verdict instanceof Promise)
+        return verdict.then((v) => (v === undefined ? this.walk(ctx, steps, i + 1) : this.counted(step, v, ctx)));
       if (verdict !== undefined) return this.counted(step, verdict, ctx);
     }
     return undefined;

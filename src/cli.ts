@@ -62,7 +62,8 @@ async function main(): Promise<number> {
   const onStop = cluster.isWorker ? process.on.bind(process) : process.once.bind(process);
   onStop('SIGTERM', () => stopRequested!('SIGTERM'));
   onStop('SIGINT', () => stopRequested!('SIGINT'));
-  if (cluster.isWorker) process.on('message', (message: { channel?: unknown } | null) => message?.channel === STOP_MESSAGE && stopRequested!('SIGTERM'));
+  if (cluster.isWorker)
+    process.on('message', (message: { channel?: unknown } | null) => message?.channel === STOP_MESSAGE && stopRequested!('SIGTERM'));
   const readAgain = (): IngressConfig | undefined => {
     try {
       return loadConfigFile(path);

@@ -57,11 +57,9 @@ export const errors = {
       'the method is not supported: this endpoint holds no keys; sign in the client and use eth_sendRawTransaction',
     ),
   /** eth_subscribe, eth_unsubscribe: there is no connection to push on. */
-  subscriptionsRefused: () =>
-    rpcError(METHOD_NOT_FOUND, `subscriptions are not supported: this endpoint is HTTP-only; ${POLL_INSTEAD}`),
+  subscriptionsRefused: () => rpcError(METHOD_NOT_FOUND, `subscriptions are not supported: this endpoint is HTTP-only; ${POLL_INSTEAD}`),
   /** svc_validateTransaction: spec 4.5 and 7. */
-  notSupportedByIngress: (method: string) =>
-    rpcError(METHOD_NOT_FOUND, `the method ${method} is not supported by the ingress`),
+  notSupportedByIngress: (method: string) => rpcError(METHOD_NOT_FOUND, `the method ${method} is not supported by the ingress`),
   invalidParams: (why: string) => rpcError(INVALID_PARAMS, `invalid params: ${why}`),
   /** Raw transaction over the size limit: spec 4.3, message fixed by the spec; `data` states the limit. */
   oversizedTransaction: (maxBytes: number) => rpcError(INVALID_PARAMS, 'oversized transaction', { max_bytes: maxBytes }),
@@ -72,8 +70,7 @@ export const errors = {
   /** The consensus node's local API could not be reached (node-local methods): never fabricated data. */
   nodeUnavailable: () => rpcError(INTERNAL_ERROR, 'node unavailable: the consensus node did not answer'),
   /** The submission target could not be reached: the submission was not forwarded. */
-  submissionUnavailable: () =>
-    rpcError(INTERNAL_ERROR, 'submission unavailable: the transaction was not forwarded; retry later'),
+  submissionUnavailable: () => rpcError(INTERNAL_ERROR, 'submission unavailable: the transaction was not forwarded; retry later'),
   /** Spec 7: the same hash was admitted recently. */
   alreadyKnown: () => rpcError(SERVER_ERROR, 'already known'),
   /**
@@ -83,7 +80,11 @@ export const errors = {
    */
   rejected: (reason: string, detail: string, cached = false, extra?: Readonly<Record<string, unknown>>) =>
     // `reason` is the stable code clients branch on: set first (its place on the wire), and last (no extra member replaces it).
-    rpcError(SERVER_ERROR, `rejected: ${detail}${cached ? ' (cached verdict)' : ''}`, Object.assign({ reason }, extra, { reason }, cached ? { cached } : {})),
+    rpcError(
+      SERVER_ERROR,
+      `rejected: ${detail}${cached ? ' (cached verdict)' : ''}`,
+      Object.assign({ reason }, extra, { reason }, cached ? { cached } : {}),
+    ),
   /** Spec 7: the execution layer's own validation refused it; its reason is carried verbatim. */
   rejectedByExecutionLayer: (reason: string, cached = false) =>
     rpcError(
@@ -124,8 +125,7 @@ export const errors = {
   followerRefusesSubmissions: () =>
     rpcError(SERVER_ERROR, 'submissions are not accepted by this node (a follower): send them to the public endpoint'),
   /** Spec 7: the gate could not read state or validate: it fails closed. */
-  validationUnavailable: () =>
-    rpcError(INTERNAL_ERROR, 'validation unavailable: the ingress could not reach its execution layer'),
+  validationUnavailable: () => rpcError(INTERNAL_ERROR, 'validation unavailable: the ingress could not reach its execution layer'),
   /** A bug: the stack goes to the log, never to the client. */
   internal: () => rpcError(INTERNAL_ERROR, 'internal error'),
 } as const;
@@ -135,7 +135,10 @@ export const errors = {
  * upstream client). The server turns it into its `rpc` error; anything else thrown is a bug.
  */
 export class RpcFailure extends Error {
-  constructor(readonly rpc: RpcError, options?: { cause?: unknown }) {
+  constructor(
+    readonly rpc: RpcError,
+    options?: { cause?: unknown },
+  ) {
     super(rpc.message, options);
     this.name = 'RpcFailure';
   }
@@ -152,11 +155,23 @@ export interface TransportRefusal {
 export const transport = {
   methodNotAllowed: { status: 405, reason: 'method_not_allowed', message: 'only POST is accepted' },
   /** A WebSocket handshake: before the 405 a GET would get, so a client learns why and what to do. */
-  webSocketRefused: { status: 400, reason: 'websocket', message: `WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; ${POLL_INSTEAD}` },
-  unsupportedMediaType: { status: 415, reason: 'unsupported_media_type', message: 'the body must be JSON sent as Content-Type: application/json' },
+  webSocketRefused: {
+    status: 400,
+    reason: 'websocket',
+    message: `WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; ${POLL_INSTEAD}`,
+  },
+  unsupportedMediaType: {
+    status: 415,
+    reason: 'unsupported_media_type',
+    message: 'the body must be JSON sent as Content-Type: application/json',
+  },
   unsupportedEncoding: { status: 415, reason: 'unsupported_encoding', message: 'compressed request bodies are not supported' },
   /** A chunked body is counted only as it arrives, one buffer per chunk: refused before any is read. */
-  lengthRequired: { status: 411, reason: 'length_required', message: 'send the body with a Content-Length header (chunked request bodies are not accepted)' },
+  lengthRequired: {
+    status: 411,
+    reason: 'length_required',
+    message: 'send the body with a Content-Length header (chunked request bodies are not accepted)',
+  },
   /** Malformed HTTP, headers over the limit, or a client too slow to send its request (Node's own checks). */
   badRequest: { status: 400, reason: 'bad_request', message: 'malformed HTTP request' },
   headersTooLarge: { status: 431, reason: 'headers_too_large', message: `request headers too large (at most ${maxHeaderSize} bytes)` },

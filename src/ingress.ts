@@ -29,19 +29,28 @@ export interface Ingress {
   shutdown(): Promise<void>;
 }
 
-
 export interface StartOptions {
   /** False in a cluster worker: the primary serves `metrics_listen` for all workers. */
   readonly operatorListener?: boolean;
 }
 
-export async function startIngress(config: IngressConfig, log: Logger, metrics = new Metrics(), options: StartOptions = {}): Promise<Ingress> {
+export async function startIngress(
+  config: IngressConfig,
+  log: Logger,
+  metrics = new Metrics(),
+  options: StartOptions = {},
+): Promise<Ingress> {
   let runtime = await Runtime.create(config, log, metrics);
   let active = 0;
   let drained: (() => void) | undefined;
-  const listener = createRequestListener(() => runtime, log, metrics, () => {
-    if (--active === 0) drained?.();
-  });
+  const listener = createRequestListener(
+    () => runtime,
+    log,
+    metrics,
+    () => {
+      if (--active === 0) drained?.();
+    },
+  );
   metrics.inFlight = () => active;
   const { headersMs, requestMs, keepAliveMs } = config.clientTimeouts;
   const server = createServer(
@@ -59,7 +68,13 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
     },
   );
   server.maxHeadersCount = MAX_HEADERS + 1;
-  server.on('checkContinue', createContinueListener(() => runtime, (req, res) => server.emit('request', req, res)));
+  server.on(
+    'checkContinue',
+    createContinueListener(
+      () => runtime,
+      (req, res) => server.emit('request', req, res),
+    ),
+  );
   server.on('checkExpectation', createExpectationListener(metrics));
   // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
   server.maxConnections = config.maxConnections;
@@ -68,7 +83,11 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
   // never closes its side kept the socket, and its max_connections slot, for ever.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     const refusal =
-      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? transport.requestTimeout : err.code === 'HPE_HEADER_OVERFLOW' ? transport.headersTooLarge : transport.badRequest;
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? transport.requestTimeout
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? transport.headersTooLarge
+          : transport.badRequest;
     metrics.transportRefused(refusal.reason);
     if (!socket.writable) return void socket.destroy();
     const body = transportBody(refusal);
@@ -90,11 +109,17 @@ export async function startIngress(config: IngressConfig, log: Logger, metrics =
     probes =
       config.metricsListen === undefined || options.operatorListener === false
         ? undefined
-        : await startProbeServer(config.metricsListen.host, config.metricsListen.port, {
-            ownMetrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
-            elHead: () => headOf(runtime.stateReads),
-            nodeMetrics: async () => runtime.node?.call('svc_metrics', []),
-          }, log, config.readinessHeadAgeMs);
+        : await startProbeServer(
+            config.metricsListen.host,
+            config.metricsListen.port,
+            {
+              ownMetrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+              elHead: () => headOf(runtime.stateReads),
+              nodeMetrics: async () => runtime.node?.call('svc_metrics', []),
+            },
+            log,
+            config.readinessHeadAgeMs,
+          );
   } catch (err) {
     // A partial start cleans up after itself: the public listener and the runtime go too.
     await new Promise((resolve) => server.close(resolve));

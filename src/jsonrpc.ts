@@ -146,7 +146,8 @@ function freezeWithin(value: object, maxDepth: number): ParamsProblem | undefine
   Object.freeze(value);
   const check = (child: unknown): ParamsProblem | undefined => {
     if (typeof child === 'string') return wellFormed(child) ? undefined : 'unicode';
-    if (typeof child === 'number') return Number.isFinite(child) && (!Number.isInteger(child) || Number.isSafeInteger(child)) ? undefined : 'inexact';
+    if (typeof child === 'number')
+      return Number.isFinite(child) && (!Number.isInteger(child) || Number.isSafeInteger(child)) ? undefined : 'inexact';
     if (child !== null && typeof child === 'object') return freezeWithin(child, maxDepth - 1);
     return undefined;
   };

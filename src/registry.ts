@@ -44,7 +44,11 @@ export function orderViolation(names: readonly string[]): string | undefined {
     const b = names.indexOf(before);
     if (b < 0) continue;
     const offender =
-      after === '*' ? names.slice(0, b).find((n) => !early.has(n)) : names.indexOf(after) >= 0 && names.indexOf(after) < b ? after : undefined;
+      after === '*'
+        ? names.slice(0, b).find((n) => !early.has(n))
+        : names.indexOf(after) >= 0 && names.indexOf(after) < b
+          ? after
+          : undefined;
     if (offender !== undefined) return `${before} must come before ${offender}`;
   }
   return undefined;

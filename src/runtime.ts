@@ -46,7 +46,10 @@ export class Runtime {
     const relays: Upstream[] = [];
     const relayTo = (url: string, longestWaitMs = 0) => {
       const { headersTimeoutMs } = config.upstreams.execution;
-      const relay = new Upstream({ ...config.upstreams.execution, url, isIngress: true, headersTimeoutMs: headersTimeoutMs + longestWaitMs }, onError);
+      const relay = new Upstream(
+        { ...config.upstreams.execution, url, isIngress: true, headersTimeoutMs: headersTimeoutMs + longestWaitMs },
+        onError,
+      );
       relays.push(relay);
       return relay;
     };

@@ -95,7 +95,10 @@ export class Upstream {
           reject(this.failure(parseErr));
         }
       });
-      this.pool.dispatch({ path: this.path, method: 'POST', headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers }, body }, answer);
+      this.pool.dispatch(
+        { path: this.path, method: 'POST', headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers }, body },
+        answer,
+      );
     });
   }
 

@@ -50,8 +50,16 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env, nod
  * Runs a compiled script under dist/ (an example) with `env` added, to its exit: its code and its
  * stdout and stderr. Killed after `timeoutMs`, so that a hung script cannot outlive its test.
  */
-export async function runScript(script: string, env: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [`dist/${script}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
+export async function runScript(
+  script: string,
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [`dist/${script}`], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: timeoutMs,
+  });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -5,7 +5,15 @@
  */
 import { p256 } from '@noble/curves/nist.js';
 import { concat, getBytes, hexlify, keccak256, SigningKey } from 'ethers';
-import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields } from '../examples/frame-transaction.js';
+import {
+  encodeFrameTx,
+  frameSigHash,
+  mldsaEntry,
+  mldsaKeys,
+  type EntryFields,
+  type FrameFields,
+  type FrameTxFields,
+} from '../examples/frame-transaction.js';
 import { p256SecretFor, walletFor } from './keys.js';
 
 export { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields };
@@ -77,7 +85,6 @@ export const selfTransfer = (sender: string, scheme: number, options: { verifyGa
   fees: [0n, 2_000_000_000n, 0n],
 });
 
-
 /**
  * `count` distinct frame transactions from code-less senders that do not exist, each with 14
  * valid P256 entries (explicit signers): the most verification one transaction may carry within
@@ -92,7 +99,10 @@ export function p256HeavyFrames(count: number): string[] {
   return Array.from({ length: count }, (_, i) => {
     const fields: FrameTxFields = {
       sender: `0x${(0xa77ac0000 + i).toString(16).padStart(40, '0')}`,
-      frames: [{ mode: 1, flags: 3, executionGas: 6_000n }, { mode: 2, flags: 0, target: RECIPIENT, executionGas: 21_000n }],
+      frames: [
+        { mode: 1, flags: 3, executionGas: 6_000n },
+        { mode: 2, flags: 0, target: RECIPIENT, executionGas: 21_000n },
+      ],
       signatures: keys.map((k) => ({ scheme: 0x02, signer: k.address })),
       fees: [0n, 2_000_000_000n, 0n],
     };

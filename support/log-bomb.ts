@@ -62,4 +62,3 @@ export function memoryOf(pid: number): { hwmKiB: number; rssKiB: number } {
   };
   return { hwmKiB: field('VmHWM'), rssKiB: field('VmRSS') };
 }
-

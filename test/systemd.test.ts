@@ -8,7 +8,10 @@ import { promisify } from 'node:util';
 const UNIT = 'systemd/svc-ingress.service';
 const text = readFileSync(UNIT, 'utf8');
 const directives = (key: string) =>
-  text.split('\n').filter((l) => l.startsWith(`${key}=`)).map((l) => l.slice(key.length + 1));
+  text
+    .split('\n')
+    .filter((l) => l.startsWith(`${key}=`))
+    .map((l) => l.slice(key.length + 1));
 
 describe('systemd unit', () => {
   it('runs after the execution client, restarts on failure, reloads by SIGHUP', () => {
@@ -23,8 +26,13 @@ describe('systemd unit', () => {
   it('runs unprivileged and sandboxed', () => {
     expect(directives('User')).to.deep.equal(['svc-ingress']);
     for (const [key, value] of [
-      ['NoNewPrivileges', 'yes'], ['ProtectSystem', 'strict'], ['ProtectHome', 'yes'], ['PrivateTmp', 'yes'],
-      ['PrivateDevices', 'yes'], ['CapabilityBoundingSet', ''], ['RestrictAddressFamilies', 'AF_INET AF_INET6 AF_UNIX'],
+      ['NoNewPrivileges', 'yes'],
+      ['ProtectSystem', 'strict'],
+      ['ProtectHome', 'yes'],
+      ['PrivateTmp', 'yes'],
+      ['PrivateDevices', 'yes'],
+      ['CapabilityBoundingSet', ''],
+      ['RestrictAddressFamilies', 'AF_INET AF_INET6 AF_UNIX'],
       ['SystemCallFilter', '@system-service'],
     ]) {
       expect(directives(key!), key).to.deep.equal([value]);

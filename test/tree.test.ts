@@ -54,7 +54,4 @@ describe('the test tree', () => {
 });
 
 /** Unit suites named after a concern rather than a module, each spanning several modules. */
-const ORPHANS_ALLOWED = [
-  'test/plugins/contract.test.ts',
-  'test/plugins/gate/concurrency.test.ts',
-];
+const ORPHANS_ALLOWED = ['test/plugins/contract.test.ts', 'test/plugins/gate/concurrency.test.ts'];

@@ -73,8 +73,13 @@ const invalid = (reason: SkipReason, message: string): never => {
   throw new InvalidFrameTransaction(reason, message);
 };
 
-export async function executeFrameTransaction(tx: FrameTransaction, block: ExecutionBlock, state: HeadStateManager): Promise<ExecutedFrameTransaction> {
-  if (tx.maxFeePerGas < block.baseFee) invalid('fee_cap_too_low', `max fee per gas ${tx.maxFeePerGas} less than block base fee ${block.baseFee}`);
+export async function executeFrameTransaction(
+  tx: FrameTransaction,
+  block: ExecutionBlock,
+  state: HeadStateManager,
+): Promise<ExecutedFrameTransaction> {
+  if (tx.maxFeePerGas < block.baseFee)
+    invalid('fee_cap_too_low', `max fee per gas ${tx.maxFeePerGas} less than block base fee ${block.baseFee}`);
   const sender = createAddressFromString(tx.sender);
   const nonce = (await state.getAccount(sender))?.nonce ?? 0n;
   if (tx.nonce !== nonce) invalid(tx.nonce < nonce ? 'nonce_too_low' : 'nonce_too_high', `nonce ${tx.nonce}, the sender's is ${nonce}`);
@@ -93,7 +98,14 @@ export async function executeFrameTransaction(tx: FrameTransaction, block: Execu
   const approvals = new Approvals(tx, (await state.getAccount(sender)) !== undefined);
   const results: FrameResult[] = [];
   const ctx: FrameContext = {
-    tx, maxCost, approvals, frameIndex: 0, completed: results, stateGasLeft: 0n, granted: [], approveRefused: undefined,
+    tx,
+    maxCost,
+    approvals,
+    frameIndex: 0,
+    completed: results,
+    stateGasLeft: 0n,
+    granted: [],
+    approveRefused: undefined,
     balanceOf: async (address) => (await account(createAddressFromString(address))).balance,
     // APPROVE(payment): the sender's account may be created (state gas), its nonce goes up, the payer pays max_cost.
     async onApproved(scope, address) {
@@ -113,9 +125,15 @@ export async function executeFrameTransaction(tx: FrameTransaction, block: Execu
   for (const address of [tx.sender, block.coinbase, ...PRECOMPILES]) evm.journal.addAlwaysWarmAddress(address.slice(2));
   const evmBlock = {
     header: {
-      number: block.number, coinbase: createAddressFromString(block.coinbase), timestamp: block.timestamp, difficulty: 0n,
-      prevRandao: hexToBytes(block.prevRandao as `0x${string}`), gasLimit: block.gasLimit, baseFeePerGas: block.baseFee,
-      slotNumber: 0n, getBlobGasPrice: () => 1n,
+      number: block.number,
+      coinbase: createAddressFromString(block.coinbase),
+      timestamp: block.timestamp,
+      difficulty: 0n,
+      prevRandao: hexToBytes(block.prevRandao as `0x${string}`),
+      gasLimit: block.gasLimit,
+      baseFeePerGas: block.baseFee,
+      slotNumber: 0n,
+      getBlobGasPrice: () => 1n,
     },
   };
 
@@ -136,7 +154,8 @@ export async function executeFrameTransaction(tx: FrameTransaction, block: Execu
       const deadline = frame.data.length === 8 ? Buffer.from(frame.data).readBigUInt64BE() : -1n;
       return done(block.timestamp <= deadline ? 1 : 0, used);
     }
-    if (frame.mode === FrameMode.Sender && !approvals.senderApproved) invalid('other', `SENDER frame ${i} runs before the sender approved execution`);
+    if (frame.mode === FrameMode.Sender && !approvals.senderApproved)
+      invalid('other', `SENDER frame ${i} runs before the sender approved execution`);
     const caller = frame.mode === FrameMode.Sender ? sender : ENTRY_POINT;
     if (frame.value > 0n) {
       if ((await account(sender)).balance < frame.value) return done(0, entry);
@@ -156,14 +175,24 @@ export async function executeFrameTransaction(tx: FrameTransaction, block: Execu
       return done(1, entry);
     }
     const { execResult } = await evm.runCall({
-      caller, origin: caller, to, value: frame.value, data: frame.data, gasLimit: frame.executionGas - entry,
-      isStatic: frame.mode === FrameMode.Verify, skipNonceIncrement: true, block: evmBlock as never, gasPrice: effectiveGasPrice,
+      caller,
+      origin: caller,
+      to,
+      value: frame.value,
+      data: frame.data,
+      gasLimit: frame.executionGas - entry,
+      isStatic: frame.mode === FrameMode.Verify,
+      skipNonceIncrement: true,
+      block: evmBlock as never,
+      gasPrice: effectiveGasPrice,
     });
     const error = execResult.exceptionError?.error;
     if (error === 'revert') return done(0, entry + execResult.executionGasUsed);
     if (error !== undefined) return halted();
     const logs = (execResult.logs ?? []).map(([address, topics, data]) => ({
-      address: bytesToHex(address), topics: topics.map((topic) => bytesToHex(topic)), data: bytesToHex(data),
+      address: bytesToHex(address),
+      topics: topics.map((topic) => bytesToHex(topic)),
+      data: bytesToHex(data),
     }));
     return done(1, entry + execResult.executionGasUsed, logs, execResult.gasRefund ?? 0n);
   };

@@ -70,7 +70,9 @@ export class FrameChain {
     if (raws.length === 0) return [];
     const block = (await this.anvil('eth_getBlockByNumber', ['latest', false])) as Block;
     const head = {
-      number: BigInt(block.number), timestamp: BigInt(block.timestamp), baseFee: BigInt(block.baseFeePerGas ?? 0),
+      number: BigInt(block.number),
+      timestamp: BigInt(block.timestamp),
+      baseFee: BigInt(block.baseFeePerGas ?? 0),
       coinbase: block.miner.toLowerCase(),
     };
     const receipts = (await this.anvil('eth_getBlockReceipts', [block.number])) as Array<{ logs: unknown[] }>;
@@ -90,10 +92,23 @@ export class FrameChain {
       }
       await state.checkpoint();
       try {
-        const executed = await executeFrameTransaction(tx, { ...head, gasLimit: BigInt(block.gasLimit), prevRandao: block.mixHash ?? HEX(0n).padEnd(66, '0') }, state);
+        const executed = await executeFrameTransaction(
+          tx,
+          { ...head, gasLimit: BigInt(block.gasLimit), prevRandao: block.mixHash ?? HEX(0n).padEnd(66, '0') },
+          state,
+        );
         await state.commit();
         cumulative += executed.gasUsed;
-        const record = { raw, tx, blockHash: block.hash, blockNumber: head.number, index: index++, cumulativeGasUsed: cumulative, firstLogIndex: logIndex, executed };
+        const record = {
+          raw,
+          tx,
+          blockHash: block.hash,
+          blockNumber: head.number,
+          index: index++,
+          cumulativeGasUsed: cumulative,
+          firstLogIndex: logIndex,
+          executed,
+        };
         logIndex += executed.frames.reduce((sum, frame) => sum + frame.logs.length, 0);
         included.push(record);
       } catch (err) {

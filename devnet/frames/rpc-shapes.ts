@@ -53,7 +53,13 @@ export function frameTransactionRpc(record: FrameRecord): object {
 export function frameReceiptRpc(record: FrameRecord): object {
   const { tx, executed } = record;
   let logIndex = record.firstLogIndex;
-  const placed = { transactionHash: tx.hash, transactionIndex: hex(record.index), blockHash: record.blockHash, blockNumber: hex(record.blockNumber), removed: false };
+  const placed = {
+    transactionHash: tx.hash,
+    transactionIndex: hex(record.index),
+    blockHash: record.blockHash,
+    blockNumber: hex(record.blockNumber),
+    removed: false,
+  };
   const logs = executed.frames.flatMap((frame) => frame.logs.map((log) => ({ ...log, ...placed, logIndex: hex(logIndex++) })));
   return {
     type: '0x6',

@@ -23,7 +23,12 @@ const hex = (value: bigint | number) => `0x${value.toString(16)}`;
 
 export type Method = (params: unknown[]) => Promise<unknown>;
 
-export function strippedMethods(anvil: Rpc, blocks: StrippedBlocks, frames: FrameChain | undefined, earliestFullBody: () => Promise<bigint>): Record<string, Method> {
+export function strippedMethods(
+  anvil: Rpc,
+  blocks: StrippedBlocks,
+  frames: FrameChain | undefined,
+  earliestFullBody: () => Promise<bigint>,
+): Record<string, Method> {
   const transactionHash = (params: unknown[]) => {
     const hash = params[0];
     if (typeof hash !== 'string' || !HASH.test(hash)) throw new InvalidParams('params[0] must be a 32-byte transaction hash');
@@ -31,25 +36,32 @@ export function strippedMethods(anvil: Rpc, blocks: StrippedBlocks, frames: Fram
   };
   const blockId = (params: unknown[]) => {
     const id = params[0];
-    if (typeof id !== 'string' || !(HASH.test(id) || /^0x[0-9a-fA-F]{1,16}$/.test(id) || ['latest', 'earliest', 'safe', 'finalized'].includes(id))) {
+    if (
+      typeof id !== 'string' ||
+      !(HASH.test(id) || /^0x[0-9a-fA-F]{1,16}$/.test(id) || ['latest', 'earliest', 'safe', 'finalized'].includes(id))
+    ) {
       throw new InvalidParams('params[0] must be a block hash, number or tag');
     }
     return id;
   };
-  const withStrippedRoot = (method: string): Method => async (params) => {
-    const block = (await anvil(method, params)) as (BlockHeader & Record<string, unknown>) | null;
-    if (block === null) return block;
-    return { ...block, strippedTransactionsRoot: (await blocks.of(block)).root };
-  };
+  const withStrippedRoot =
+    (method: string): Method =>
+    async (params) => {
+      const block = (await anvil(method, params)) as (BlockHeader & Record<string, unknown>) | null;
+      if (block === null) return block;
+      return { ...block, strippedTransactionsRoot: (await blocks.of(block)).root };
+    };
 
   return {
     svc_getStrippedTransaction: async (params) => {
       const hash = transactionHash(params);
       const frame = frames?.record(hash);
-      const placed = frame !== undefined
-        ? { blockHash: frame.blockHash, index: frame.index }
-        : await anvil('eth_getTransactionByHash', [hash]).then((tx: { blockHash: string | null; transactionIndex: string } | null) =>
-            tx?.blockHash ? { blockHash: tx.blockHash, index: Number(tx.transactionIndex) } : undefined);
+      const placed =
+        frame !== undefined
+          ? { blockHash: frame.blockHash, index: frame.index }
+          : await anvil('eth_getTransactionByHash', [hash]).then((tx: { blockHash: string | null; transactionIndex: string } | null) =>
+              tx?.blockHash ? { blockHash: tx.blockHash, index: Number(tx.transactionIndex) } : undefined,
+            );
       if (placed === undefined) return null;
       const block = await blocks.block(placed.blockHash);
       if (block === undefined) return null;

@@ -39,7 +39,12 @@ export function restore({ record, witness }: Stripped): string {
   if (isFrameTransaction(record)) {
     const payload = decodeRlp(`0x${record.slice(4)}`) as RlpStructuredData[];
     let next = 0;
-    payload[4] = (payload[4] as string[][]).map(([scheme, signer, msg, signature]) => [scheme!, signer!, msg!, msg === '0x' ? witness[next++]! : signature!]);
+    payload[4] = (payload[4] as string[][]).map(([scheme, signer, msg, signature]) => [
+      scheme!,
+      signer!,
+      msg!,
+      msg === '0x' ? witness[next++]! : signature!,
+    ]);
     return concat(['0x06', encodeRlp(payload)]);
   }
   const tx = Transaction.from(record);

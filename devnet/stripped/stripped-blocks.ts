@@ -63,7 +63,8 @@ export class StrippedBlocks {
     for (const record of framed) raws.push({ hash: record.tx.hash, raw: record.raw });
     const transactions = raws.map(({ hash: txHash, raw }) => ({ hash: txHash, stripped: strip(raw) }));
     const trie: MerklePatriciaTrie = await createMPT();
-    for (const [index, { stripped }] of transactions.entries()) await trie.put(indexKey(index), hexToBytes(stripped.record as `0x${string}`));
+    for (const [index, { stripped }] of transactions.entries())
+      await trie.put(indexKey(index), hexToBytes(stripped.record as `0x${string}`));
     const block: StrippedBlock = {
       hash,
       number: BigInt(header.number),

@@ -45,7 +45,12 @@ export interface Log {
 }
 
 /** Reads every log from `from` on, RANGE blocks per call, handing each range's logs to `onLogs`. */
-export async function index(url: string, from: bigint, stopAt: bigint | undefined, onLogs: (first: bigint, last: bigint, logs: Log[]) => void): Promise<void> {
+export async function index(
+  url: string,
+  from: bigint,
+  stopAt: bigint | undefined,
+  onLogs: (first: bigint, last: bigint, logs: Log[]) => void,
+): Promise<void> {
   let next = from;
   for (;;) {
     const head = BigInt(await rpc<string>(url, 'eth_blockNumber'));

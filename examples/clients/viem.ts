@@ -35,7 +35,8 @@ async function main(): Promise<void> {
   const receipt = await wallet.sendTransactionSync({ to: recipient, value: 1_000_000_000_000_000n });
   console.log(`sent ${receipt.transactionHash}: status ${receipt.status} in block ${receipt.blockNumber}`);
   // One eth_call through Multicall3 reads both balances at one block.
-  const balanceOf = (address: Hex) => ({ address: MULTICALL3, abi: multicall3Abi, functionName: 'getEthBalance', args: [address] }) as const;
+  const balanceOf = (address: Hex) =>
+    ({ address: MULTICALL3, abi: multicall3Abi, functionName: 'getEthBalance', args: [address] }) as const;
   const [sender, received] = await client.multicall({ allowFailure: false, contracts: [balanceOf(account.address), balanceOf(recipient)] });
   console.log(`multicall: sender holds ${formatEther(sender)} ETH, recipient ${recipient} holds ${formatEther(received)} ETH`);
 }

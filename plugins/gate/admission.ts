@@ -43,7 +43,10 @@ export async function checkAdmission(
     );
   }
   if (sub.maxFeePerGas < head.baseFee) {
-    refuse('fee-too-low', `max fee per gas less than block base fee: max fee per gas ${sub.maxFeePerGas} is below the current base fee ${head.baseFee}`);
+    refuse(
+      'fee-too-low',
+      `max fee per gas less than block base fee: max fee per gas ${sub.maxFeePerGas} is below the current base fee ${head.baseFee}`,
+    );
   }
   const deadline = sub.frame?.facts.deadline;
   if (deadline !== undefined && deadline < head.timestamp) {

@@ -55,7 +55,13 @@ export class Approvals {
    * APPROVE(scope) by code running at `address` in `frame` (EIP-8141 "APPROVE Instruction").
    * `payerBalance` is read only for a payment scope. On success the context is updated.
    */
-  async approve(frame: Frame, address: string, scope: bigint, maxCost: bigint, payerBalance: () => Promise<bigint>): Promise<ApproveOutcome> {
+  async approve(
+    frame: Frame,
+    address: string,
+    scope: bigint,
+    maxCost: bigint,
+    payerBalance: () => Promise<bigint>,
+  ): Promise<ApproveOutcome> {
     const target = frame.target ?? this.tx.sender;
     if (address !== target) return revert('APPROVE outside the frame target');
     const allowed = BigInt(frame.flags & 3);
@@ -68,7 +74,11 @@ export class Approvals {
       if (!execution && !this.senderApproved) return revert('payment approved before execution');
       if ((await payerBalance()) < maxCost) return revert('the payer cannot cover the maximum cost');
       if (!this.senderExists && frame.stateGas < NEW_ACCOUNT_STATE_GAS) {
-        return { ok: false, halt: true, why: `creating the sender needs ${NEW_ACCOUNT_STATE_GAS} state gas, the frame's limit is ${frame.stateGas}` };
+        return {
+          ok: false,
+          halt: true,
+          why: `creating the sender needs ${NEW_ACCOUNT_STATE_GAS} state gas, the frame's limit is ${frame.stateGas}`,
+        };
       }
     }
     if (execution) this.senderApproved = true;
@@ -89,7 +99,13 @@ export function defaultCodeScope(tx: FrameTransaction, frame: Frame): { scope: b
   const target = frame.target ?? tx.sender;
   const index = (scope & APPROVE_EXECUTION) !== 0 ? 0 : 1;
   const entry = tx.signatures[index];
-  if (scope === 0 || entry === undefined || !DEFAULT_CODE_SCHEMES.has(entry.scheme) || entry.msg !== undefined || (entry.signer ?? tx.sender) !== target) {
+  if (
+    scope === 0 ||
+    entry === undefined ||
+    !DEFAULT_CODE_SCHEMES.has(entry.scheme) ||
+    entry.msg !== undefined ||
+    (entry.signer ?? tx.sender) !== target
+  ) {
     return { why: `default code: signature ${index} must be a SECP256K1 or MLDSA65 entry of ${target} over the signature hash` };
   }
   return { scope: BigInt(scope) };

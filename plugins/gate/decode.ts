@@ -40,7 +40,8 @@ const MAX_INIT_CODE_BYTES = 49_152;
 
 export function decodeSubmission(raw: RawTransaction, limits: DecodeLimits): Submission {
   const type = raw.bytes[0]!;
-  if (type === 0x03) refuse('blob-not-supported', 'blob transactions (type 0x03) are not accepted: blob sidecars have no data-availability path');
+  if (type === 0x03)
+    refuse('blob-not-supported', 'blob transactions (type 0x03) are not accepted: blob sidecars have no data-availability path');
   if (type === FRAME_TX_TYPE) return decodeFrame(raw, limits);
   return decodeStandard(raw, limits);
 }

@@ -178,10 +178,7 @@ export function frameGas(tx: FrameTransaction): FrameGas {
 function checkPrefixShape(tx: FrameTransaction, start: number): { payerTarget: string | undefined; prefixEnd: number } {
   const at = (i: number) => tx.frames[start + i];
   const is = (frame: Frame | undefined, mode: FrameMode, flags: number, toSender: boolean) =>
-    frame !== undefined &&
-    frame.mode === mode &&
-    (frame.flags & ~ATOMIC) === flags &&
-    (!toSender || isSender(tx, frame.target));
+    frame !== undefined && frame.mode === mode && (frame.flags & ~ATOMIC) === flags && (!toSender || isSender(tx, frame.target));
   const deploy = (f: Frame | undefined) => is(f, FrameMode.Default, 0, false);
   const self = (f: Frame | undefined) => is(f, FrameMode.Verify, APPROVE_BOTH, true);
   const only = (f: Frame | undefined) => is(f, FrameMode.Verify, APPROVE_EXECUTION, true);

@@ -7,7 +7,19 @@
 import { bytesOfHex, keccakHex } from './hex.js';
 import type { RawTransaction } from './raw-transaction.js';
 import { refuse } from './errors.js';
-import { address, anyList, bytes as byteString, decodeCanonical, encodeRlp, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
+import {
+  address,
+  anyList,
+  bytes as byteString,
+  decodeCanonical,
+  encodeRlp,
+  integer,
+  list,
+  string,
+  U256_MAX,
+  U64_MAX,
+  type Item,
+} from './rlp-fields.js';
 
 export const FRAME_TX_TYPE = 0x06;
 export const MAX_FRAMES = 64;

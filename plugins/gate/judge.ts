@@ -193,7 +193,9 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     const running = judging.get(key);
     if (running !== undefined) {
       // The same bytes from a client that is still there are judged afresh if the first one left.
-      return running.then((first) => (first === ABANDONED ? judgeOnce(raw, facts, sync) : 'result' in first ? { error: errors.alreadyKnown() } : first));
+      return running.then((first) =>
+        first === ABANDONED ? judgeOnce(raw, facts, sync) : 'result' in first ? { error: errors.alreadyKnown() } : first,
+      );
     }
     const verdict = judge(raw, facts, sync).finally(() => judging.delete(key));
     judging.set(key, verdict);

@@ -188,9 +188,17 @@ export class RedisLedger implements Ledger {
   async reserve({ sender, entry, stateNonce, cap }: ReserveRequest): Promise<Reservation> {
     const value = `${entry.hash}|${entry.payer}|${entry.cost}|${entry.head}`;
     return (await this.redis.eval(
-      RESERVE_SCRIPT, 1, `${PREFIX}:inflight:${sender}`,
-      entry.nonce.toString(), value, stateNonce.toString(), entry.head.toString(),
-      this.options.skipAfterBlocks.toString(), String(cap), String(IN_FLIGHT_TTL_MS), `${PREFIX}:reserved:`,
+      RESERVE_SCRIPT,
+      1,
+      `${PREFIX}:inflight:${sender}`,
+      entry.nonce.toString(),
+      value,
+      stateNonce.toString(),
+      entry.head.toString(),
+      this.options.skipAfterBlocks.toString(),
+      String(cap),
+      String(IN_FLIGHT_TTL_MS),
+      `${PREFIX}:reserved:`,
     )) as Reservation;
   }
   async release(sender: string, nonce: bigint, hash: string) {
@@ -260,7 +268,11 @@ export function createLedger(state: SharedState, options: LedgerOptions): Ledger
   const either =
     <A extends unknown[], R>(what: string, method: (ledger: Ledger) => (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> =>
-      state.either(`gate ${what}`, () => method(shared).apply(shared, args), () => method(local).apply(local, args));
+      state.either(
+        `gate ${what}`,
+        () => method(shared).apply(shared, args),
+        () => method(local).apply(local, args),
+      );
   return {
     isAdmitted: either('duplicate window', (l) => l.isAdmitted),
     claim: either('duplicate window', (l) => l.claim),

@@ -41,7 +41,8 @@ const settings = workerData as PoolSettings | undefined;
 const state = settings && new HeadState(new Upstream(settings.execution), 0);
 
 function refusalOf(err: unknown): PoolRefusal {
-  if (err instanceof Refusal) return { refusal: { reason: err.reason, detail: err.detail, extra: err.extra, dependencies: err.dependencies } };
+  if (err instanceof Refusal)
+    return { refusal: { reason: err.reason, detail: err.detail, extra: err.extra, dependencies: err.dependencies } };
   throw err;
 }
 

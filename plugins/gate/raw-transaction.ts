@@ -35,7 +35,11 @@ export function readRawTransaction(params: unknown): RawTransaction {
  * the target passes through with its reason. An unreachable target fails closed: the client is
  * told the transaction was not forwarded (-32603) and may retry.
  */
-export async function forwardSubmission(submit: Upstream, { hex, hash }: RawTransaction, headers?: Readonly<Record<string, string>>): Promise<Answer> {
+export async function forwardSubmission(
+  submit: Upstream,
+  { hex, hash }: RawTransaction,
+  headers?: Readonly<Record<string, string>>,
+): Promise<Answer> {
   let answer: Answer;
   try {
     answer = await submit.call('eth_sendRawTransaction', [hex], headers);

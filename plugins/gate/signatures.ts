@@ -34,9 +34,16 @@ export const SCHEMES: ReadonlyMap<number, Scheme> = new Map([
   [0x00, { name: 'ARBITRARY', signatureBytes: undefined, lengthReason: 'sig-invalid', verificationGas: 100n }],
   [0x01, { name: 'SECP256K1', signatureBytes: 65, lengthReason: 'sig-invalid', verificationGas: 2_800n }],
   [0x02, { name: 'P256', signatureBytes: 128, lengthReason: 'sig-invalid', verificationGas: 6_700n }],
-  [0x65, { name: 'MLDSA65', signatureBytes: ML_DSA65_PUBLIC_KEY_BYTES + ML_DSA65_SIGNATURE_BYTES, lengthReason: 'mldsa-length', verificationGas: 9_000n }],
+  [
+    0x65,
+    {
+      name: 'MLDSA65',
+      signatureBytes: ML_DSA65_PUBLIC_KEY_BYTES + ML_DSA65_SIGNATURE_BYTES,
+      lengthReason: 'mldsa-length',
+      verificationGas: 9_000n,
+    },
+  ],
 ]);
-
 
 export const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;

@@ -98,7 +98,12 @@ export function decodeStandardTransaction(bytes: Uint8Array): StandardTransactio
     value: integer(p[layout.to + 1]!, 'value', U256_MAX),
     ...signature(integer(yParity!, 'y_parity', 1n), r!, s!),
     signingHash: digest(new Uint8Array([type]), p.slice(0, layout.arity - 3)),
-    minimumGas: minimumGas(p[layout.to]!, p[layout.to + 2]!, p[layout.accessList]!, layout.authorizations === undefined ? undefined : p[layout.authorizations]),
+    minimumGas: minimumGas(
+      p[layout.to]!,
+      p[layout.to + 2]!,
+      p[layout.accessList]!,
+      layout.authorizations === undefined ? undefined : p[layout.authorizations],
+    ),
     initCodeBytes: initCodeBytes(p[layout.to]!, p[layout.to + 2]!),
   };
 }
@@ -129,14 +134,21 @@ function legacy(p: readonly Item[]): StandardTransaction {
 
 function signature(yParity: bigint, r: Item, s: Item): Pick<StandardTransaction, 'yParity' | 'r' | 's' | 'rBytes' | 'sBytes'> {
   // integer() has checked both are canonical byte strings.
-  return { yParity: yParity === 1n ? 1 : 0, r: integer(r, 'r', U256_MAX), s: integer(s, 's', U256_MAX), rBytes: r as Uint8Array, sBytes: s as Uint8Array };
+  return {
+    yParity: yParity === 1n ? 1 : 0,
+    r: integer(r, 'r', U256_MAX),
+    s: integer(s, 's', U256_MAX),
+    rBytes: r as Uint8Array,
+    sBytes: s as Uint8Array,
+  };
 }
 
 function accessList(item: Item): void {
   anyList(item, 'access_list').forEach((entry, i) => {
     const [who, keys] = list(entry, 2, `access_list[${i}]`);
     address(who!, `access_list[${i}].address`, false);
-    for (const [k, key] of anyList(keys!, `access_list[${i}].storage_keys`).entries()) fixed(key, 32, `access_list[${i}].storage_keys[${k}]`);
+    for (const [k, key] of anyList(keys!, `access_list[${i}].storage_keys`).entries())
+      fixed(key, 32, `access_list[${i}].storage_keys[${k}]`);
   });
 }
 

@@ -12,7 +12,9 @@ export function rawParams(params: unknown, method: string): unknown {
 /** The timeout asked for, if it is a positive integer within the maximum; otherwise the default. */
 export function syncTimeoutOf(params: unknown, options: GateOptions): number {
   const asked = Array.isArray(params) ? params[1] : undefined;
-  return typeof asked === 'number' && Number.isInteger(asked) && asked > 0 && asked <= options.syncTimeoutMaxMs ? asked : options.syncTimeoutMs;
+  return typeof asked === 'number' && Number.isInteger(asked) && asked > 0 && asked <= options.syncTimeoutMaxMs
+    ? asked
+    : options.syncTimeoutMs;
 }
 
 /** How often a waiting eth_sendRawTransactionSync looks for a new head (the head read itself is shared). */

@@ -86,4 +86,3 @@ export class VerdictCache {
     this.refused.set(hash, refusal);
   }
 }
-

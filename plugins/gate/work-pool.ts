@@ -26,7 +26,11 @@ const INLINE_SCHEMES = new Set([0x00, 0x01]);
 // clone copies a view's whole underlying buffer: 64 frames would send 64 copies of the raw bytes.
 // Each field goes as its own bytes instead.
 const detachedFrame = (frame: Frame): Frame => ({ ...frame, data: frame.data.slice() });
-const detachedEntry = (entry: SignatureEntry): SignatureEntry => ({ ...entry, msg: entry.msg?.slice(), signature: entry.signature.slice() });
+const detachedEntry = (entry: SignatureEntry): SignatureEntry => ({
+  ...entry,
+  msg: entry.msg?.slice(),
+  signature: entry.signature.slice(),
+});
 
 export interface WorkPool {
   /** Throws a Refusal for a bad entry, PoolBusy when the queue is full. */

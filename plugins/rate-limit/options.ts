@@ -37,8 +37,12 @@ function readTraffic(parent: OptionsReader, key: string): TrafficLimits | undefi
   const methodCosts = new Map<string, number>();
   for (const method of costs.keys()) {
     const cost = costs.integer(method, 1);
-    for (const [bucket, spec] of [['per_source', perSource], ['host', host]] as const) {
-      if (spec !== undefined && cost > spec.burst) costs.fail(method, `costs more than ${bucket}.burst (${spec.burst}): it could never pass`);
+    for (const [bucket, spec] of [
+      ['per_source', perSource],
+      ['host', host],
+    ] as const) {
+      if (spec !== undefined && cost > spec.burst)
+        costs.fail(method, `costs more than ${bucket}.burst (${spec.burst}): it could never pass`);
     }
     methodCosts.set(method, cost);
   }

@@ -24,9 +24,7 @@ export function parseCidrs(list: readonly string[]): Cidr[] {
 }
 
 function normalise(address: Address): Address {
-  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()
-    ? (address as ipaddr.IPv6).toIPv4Address()
-    : address;
+  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
 }
 
 function parse(text: string): Address | undefined {

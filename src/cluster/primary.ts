@@ -106,11 +106,17 @@ async function startOperatorListener(config: IngressConfig, log: Logger): Promis
   const aggregator = new AggregatorRegistry();
   const execution = new Upstream(config.upstreams.execution);
   const node = config.upstreams.node === undefined ? undefined : new Upstream(config.upstreams.node);
-  const probes = await startProbeServer(config.metricsListen.host, config.metricsListen.port, {
-    ownMetrics: async () => ({ text: await aggregator.clusterMetrics(), contentType: aggregator.contentType }),
-    elHead: () => headOf(execution),
-    nodeMetrics: async () => node?.call('svc_metrics', []),
-  }, log, config.readinessHeadAgeMs);
+  const probes = await startProbeServer(
+    config.metricsListen.host,
+    config.metricsListen.port,
+    {
+      ownMetrics: async () => ({ text: await aggregator.clusterMetrics(), contentType: aggregator.contentType }),
+      elHead: () => headOf(execution),
+      nodeMetrics: async () => node?.call('svc_metrics', []),
+    },
+    log,
+    config.readinessHeadAgeMs,
+  );
   announceOperatorListener(probes.url, config.metricsListen.host, log);
   return {
     url: probes.url,

@@ -38,7 +38,12 @@ export interface IngressConfig {
   /** Processes serving the one public port (node:cluster); 1 runs no cluster. */
   readonly workers: number;
   /** Slow clients: time to send headers, time for a whole request, keep-alive idle time. */
-  readonly clientTimeouts: { readonly headersMs: number; readonly requestMs: number; readonly keepAliveMs: number; readonly readStallMs: number };
+  readonly clientTimeouts: {
+    readonly headersMs: number;
+    readonly requestMs: number;
+    readonly keepAliveMs: number;
+    readonly readStallMs: number;
+  };
   readonly logLevel: LogLevel;
   /** Where shared state lives: this process, or one Redis for a fleet. */
   readonly fleet: FleetOptions;
@@ -73,7 +78,10 @@ function readConfig(root: OptionsReader): IngressConfig {
   // One idle heartbeat: 1,200 blockless commits (spec 1), about two minutes at ten a second.
   const readinessHeadAgeMs = root.integer('readiness_head_age_ms', 180_000);
   if (metricsListen !== undefined && !metricsPublic && !isLoopback(metricsListen.host)) {
-    root.fail('metrics_listen', 'is not a loopback address: metrics are for local scraping; set metrics_public: true to expose them anyway');
+    root.fail(
+      'metrics_listen',
+      'is not a loopback address: metrics are for local scraping; set metrics_public: true to expose them anyway',
+    );
   }
   const upstreams = readUpstreams(root.child('upstreams'));
   const cors = root.child('cors');
@@ -96,7 +104,20 @@ function readConfig(root: OptionsReader): IngressConfig {
   const fleet = readFleet(root);
   const plugins = readPlugins(root, 'plugins');
   root.done();
-  return Object.freeze({ listen, metricsListen, readinessHeadAgeMs, upstreams, corsOrigins, drainTimeoutMs, maxConnections, workers, clientTimeouts, logLevel, fleet, plugins });
+  return Object.freeze({
+    listen,
+    metricsListen,
+    readinessHeadAgeMs,
+    upstreams,
+    corsOrigins,
+    drainTimeoutMs,
+    maxConnections,
+    workers,
+    clientTimeouts,
+    logLevel,
+    fleet,
+    plugins,
+  });
 }
 
 function readListen(root: OptionsReader, key: string): ListenAddress {

@@ -9,11 +9,17 @@ import { call, receiptOf, rpc } from '../../support/http.js';
 import { DEV_KEYS } from '../../support/keys.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
 
-
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const transfer = (key: string, nonce: number) =>
   new Wallet(key).signTransaction({
-    chainId: 8141, nonce, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+    chainId: 8141,
+    nonce,
+    to: RECIPIENT,
+    value: 1n,
+    gasLimit: 21_000,
+    maxFeePerGas: 3_000_000_000n,
+    maxPriorityFeePerGas: 0n,
+    type: 2,
   });
 
 /** Polls (bounded) a node-local read until `done` holds: the stand-in has no push. */
@@ -51,19 +57,37 @@ describe('devnet: node-local methods answered live through the ingress', () => {
     expect(reply.text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 9, result: keccak256(raw) }));
     const receipt = await receiptOf(url, keccak256(raw));
     // A stretch of commits from just before the submission on: a block per 200 ms, a commit per 40 ms.
-    const page = await until(() => commits(before[0]?.index ?? 0, 128), (p) => p.length >= 15, 'fifteen commits');
+    const page = await until(
+      () => commits(before[0]?.index ?? 0, 128),
+      (p) => p.length >= 15,
+      'fifteen commits',
+    );
     const ordering = page.find((c) => c.transactions === 1)!;
     expect(ordering, 'the commit that ordered it').to.not.equal(undefined);
     const closing = page.find((c) => c.elBlocks.includes(receipt.blockNumber))!;
     expect(closing.index).to.be.greaterThan(ordering.index);
     for (const commit of page) {
-      expect(Object.keys(commit)).to.have.members(['index', 'digest', 'leaderAuthority', 'leaderRound', 'leaderDigest', 'timestampMs', 'blocks', 'transactions', 'elBlocks']);
+      expect(Object.keys(commit)).to.have.members([
+        'index',
+        'digest',
+        'leaderAuthority',
+        'leaderRound',
+        'leaderDigest',
+        'timestampMs',
+        'blocks',
+        'transactions',
+        'elBlocks',
+      ]);
     }
     expect(page.filter((c) => c.elBlocks.length === 0 && c.transactions === 0).length, 'commits that closed nothing').to.be.greaterThan(0);
   });
 
   it('defaults limit to 64 and caps it at 128', async () => {
-    await until(() => commits(null, 128), (page) => page.length === 128, '128 commits');
+    await until(
+      () => commits(null, 128),
+      (page) => page.length === 128,
+      '128 commits',
+    );
     expect(await commits(null)).to.have.length(64);
     expect(await commits(null, 500)).to.have.length(128);
   });
@@ -104,7 +128,10 @@ describe('devnet: node-local methods answered live through the ingress', () => {
   });
 
   it('counts a transaction the EL skips (nonce too high) and what the gate sequenced', async () => {
-    const before = await call<{ driver: Record<string, number>; ingress: Record<string, number>; el: Record<string, number> }>(url, 'svc_dropStats');
+    const before = await call<{ driver: Record<string, number>; ingress: Record<string, number>; el: Record<string, number> }>(
+      url,
+      'svc_dropStats',
+    );
     // Nonce 1 with nothing at 0: within the gate's gap bound, so admitted, then skipped by the EL.
     const gapped = await transfer(DEV_KEYS[2], 1);
     expect(JSON.parse((await rpc(url, 'eth_sendRawTransaction', [gapped])).text)).to.have.property('result');
@@ -120,16 +147,40 @@ describe('devnet: node-local methods answered live through the ingress', () => {
     for (const group of [after.driver, after.ingress, after.el]) {
       for (const value of Object.values(group)) expect(Number.isSafeInteger(value)).to.equal(true);
     }
-    expect(Object.keys(after.driver)).to.have.members(['forced_txs_total', 'forced_txs_dropped_total', 'blocks_with_drops_total', 'skip_all_dropped_total', 'finalizer_rejected_skips_total', 'idle_heartbeat_blocks_total']);
-    expect(Object.keys(after.ingress)).to.have.members(['txs_sequenced_total', 'own_blocks_gc_total', 'txs_gc_dropped_total', 'status_lost_total', 'status_watchers']);
-    expect(Object.keys(after.el)).to.have.members(['fee_cap_too_low', 'gas_overflow', 'insufficient_funds', 'nonce_too_high', 'nonce_too_low', 'other', 'size_overflow', 'total']);
+    expect(Object.keys(after.driver)).to.have.members([
+      'forced_txs_total',
+      'forced_txs_dropped_total',
+      'blocks_with_drops_total',
+      'skip_all_dropped_total',
+      'finalizer_rejected_skips_total',
+      'idle_heartbeat_blocks_total',
+    ]);
+    expect(Object.keys(after.ingress)).to.have.members([
+      'txs_sequenced_total',
+      'own_blocks_gc_total',
+      'txs_gc_dropped_total',
+      'status_lost_total',
+      'status_watchers',
+    ]);
+    expect(Object.keys(after.el)).to.have.members([
+      'fee_cap_too_low',
+      'gas_overflow',
+      'insufficient_funds',
+      'nonce_too_high',
+      'nonce_too_low',
+      'other',
+      'size_overflow',
+      'total',
+    ]);
   });
 
   it('counts a frame transaction the execution stand-in leaves out by its reason', async () => {
     const before = await call<{ driver: Record<string, number>; el: Record<string, number> }>(url, 'svc_dropStats');
     // Straight to the node stand-in, as if ordered: the gate would refuse a nonce the sender does not have.
     const sender = new Wallet(DEV_KEYS[4]);
-    const raw = signed({ ...selfTransfer(sender.address.toLowerCase(), 0x01), nonce: 5n }, [(digest) => secp256k1Entry(sender.privateKey, digest)]);
+    const raw = signed({ ...selfTransfer(sender.address.toLowerCase(), 0x01), nonce: 5n }, [
+      (digest) => secp256k1Entry(sender.privateKey, digest),
+    ]);
     expect(await call(devnet.node.url, 'eth_sendRawTransaction', [raw])).to.equal(keccak256(raw));
     const after = await until(
       () => call<typeof before>(url, 'svc_dropStats'),
@@ -137,12 +188,14 @@ describe('devnet: node-local methods answered live through the ingress', () => {
       'the skip to be counted',
     );
     expect([after.el.total, after.driver.forced_txs_dropped_total, after.driver.blocks_with_drops_total]).to.deep.equal([
-      before.el.total! + 1, before.driver.forced_txs_dropped_total! + 1, before.driver.blocks_with_drops_total! + 1,
+      before.el.total! + 1,
+      before.driver.forced_txs_dropped_total! + 1,
+      before.driver.blocks_with_drops_total! + 1,
     ]);
     expect(await call(url, 'eth_getTransactionReceipt', [keccak256(raw)])).to.equal(null);
   });
 
-  it('answers svc_historyStatus through the ingress from the devnet\'s EL front', async () => {
+  it("answers svc_historyStatus through the ingress from the devnet's EL front", async () => {
     const status = await call<Record<string, string>>(url, 'svc_historyStatus');
     expect(status).to.have.all.keys('tier', 'headBlock', 'earliestFullBody', 'historyCutoff', 'persistedState');
     expect(status.tier).to.equal('tx-history');
@@ -153,16 +206,28 @@ describe('devnet: node-local methods answered live through the ingress', () => {
     const raw = await transfer(DEV_KEYS[3], 0);
     const hash = await call<string>(url, 'eth_sendRawTransaction', [raw]);
     const receipt = await receiptOf(url, hash);
-    const stripped = await call<{ blockNumber: string; strippedTransaction: string; proof: string[] }>(url, 'svc_getStrippedTransaction', [hash]);
+    const stripped = await call<{ blockNumber: string; strippedTransaction: string; proof: string[] }>(url, 'svc_getStrippedTransaction', [
+      hash,
+    ]);
     expect(stripped.blockNumber).to.equal(receipt.blockNumber);
     expect(stripped.strippedTransaction).to.equal(Transaction.from(raw).unsignedSerialized);
-    const sidecar = await call<{ transactions: Array<{ transactionHash: string; witness: string[] }> }>(url, 'svc_getSignatureSidecar', [receipt.blockNumber]);
+    const sidecar = await call<{ transactions: Array<{ transactionHash: string; witness: string[] }> }>(url, 'svc_getSignatureSidecar', [
+      receipt.blockNumber,
+    ]);
     expect(sidecar.transactions).to.deep.include({ transactionHash: hash, witness: [Transaction.from(raw).signature!.serialized] });
   });
 
   it('answers svc_nodeHealth with the operator token, every field included', async () => {
     const reply = JSON.parse((await rpc(url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` })).text);
-    expect(reply.result).to.have.all.keys('latestHandledCommit', 'latestCertifiedCheckpoint', 'retention', 'observer', 'snapshotServing', 'freshness', 'dataDirDisk');
+    expect(reply.result).to.have.all.keys(
+      'latestHandledCommit',
+      'latestCertifiedCheckpoint',
+      'retention',
+      'observer',
+      'snapshotServing',
+      'freshness',
+      'dataDirDisk',
+    );
     expect(reply.result.latestHandledCommit).to.be.a('number').above(0);
     expect(reply.result.latestCertifiedCheckpoint).to.include.keys('sequence', 'commitIndex');
     expect(reply.result.dataDirDisk).to.include.keys('totalBytes', 'freeBytes', 'usedBytes');
@@ -180,14 +245,22 @@ describe('devnet: node-local methods answered live through the ingress', () => {
 
   it('serves the bootstrap methods on an anchor (the devnet is one)', async () => {
     expect(await call<{ checkpoints: unknown[] }>(url, 'svc_getCheckpointChain')).to.have.property('checkpoints').that.is.not.empty;
-    expect(await call<{ entries: unknown[] }>(url, 'svc_getJournalTail', [5])).to.have.property('entries').with.length(5);
+    expect(await call<{ entries: unknown[] }>(url, 'svc_getJournalTail', [5]))
+      .to.have.property('entries')
+      .with.length(5);
   });
 
   it('exports every spec gauge of the node on /metrics', async () => {
     const text = await (await request(`${devnet.ingress.metricsUrl}/metrics`)).body.text();
     for (const gauge of [
-      'checkpoint_lag_commits', 'checkpoint_freshness_alarms_total', 'retention_target_floor', 'retention_disk_guard_active',
-      'retention_disk_free_bytes', 'observer_stranded', 'follower_stalled_seconds', 'archive_cert_gap_sequences',
+      'checkpoint_lag_commits',
+      'checkpoint_freshness_alarms_total',
+      'retention_target_floor',
+      'retention_disk_guard_active',
+      'retention_disk_free_bytes',
+      'observer_stranded',
+      'follower_stalled_seconds',
+      'archive_cert_gap_sequences',
       'block_key_rotations_applied_total',
     ]) {
       expect(text).to.match(new RegExp(`^svc_${gauge} \\d+$`, 'm'));
@@ -231,7 +304,9 @@ describe('devnet: bootstrap methods and a node that is down', () => {
     expect((await rpc(devnet.ingress.url, 'eth_chainId')).text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
     const restarted = await startNodeStandIn({ elUrl: devnet.anvil.url, port });
     try {
-      expect(JSON.parse((await rpc(devnet.ingress.url, 'svc_dropStats', [], 7)).text)).to.have.nested.property('result.driver.forced_txs_total');
+      expect(JSON.parse((await rpc(devnet.ingress.url, 'svc_dropStats', [], 7)).text)).to.have.nested.property(
+        'result.driver.forced_txs_total',
+      );
     } finally {
       await restarted.stop();
     }

@@ -4,7 +4,7 @@ import { FrameChain } from '../../devnet/frames/frame-chain.js';
 import { call, rpc } from '../../support/http.js';
 import { useAnvil } from '../helpers/el.js';
 
-describe('devnet: the EL front (what the chain\'s own EL answers and anvil does not)', () => {
+describe("devnet: the EL front (what the chain's own EL answers and anvil does not)", () => {
   const anvil = useAnvil();
   let front: ElFront;
 
@@ -18,7 +18,11 @@ describe('devnet: the EL front (what the chain\'s own EL answers and anvil does 
 
   it('answers svc_historyStatus (spec 2.1) from the chain it serves', async () => {
     expect(await call(front.url, 'svc_historyStatus')).to.deep.equal({
-      tier: 'tx-history', headBlock: '0xa', earliestFullBody: '0x7', historyCutoff: '0x0', persistedState: '0x0',
+      tier: 'tx-history',
+      headBlock: '0xa',
+      earliestFullBody: '0x7',
+      historyCutoff: '0x0',
+      persistedState: '0x0',
     });
   });
 
@@ -29,8 +33,14 @@ describe('devnet: the EL front (what the chain\'s own EL answers and anvil does 
     expect((await rpc(front.url, 'eth_getBlockTransactionCountByHash', [early.hash], 6)).text).to.equal(pruned(6));
     expect((await rpc(front.url, 'eth_getLogs', [{ fromBlock: '0x0' }], 7)).text).to.equal(pruned(7));
     // Within the window: exactly anvil's answers.
-    for (const [method, params] of [['eth_getBlockReceipts', ['0x8']], ['eth_getLogs', [{ fromBlock: '0x9' }]], ['eth_getBlockTransactionCountByNumber', ['latest']]] as const) {
-      expect((await rpc(front.url, method, [...params], 8)).text, method).to.equal((await rpc(anvil.current.url, method, [...params], 8)).text);
+    for (const [method, params] of [
+      ['eth_getBlockReceipts', ['0x8']],
+      ['eth_getLogs', [{ fromBlock: '0x9' }]],
+      ['eth_getBlockTransactionCountByNumber', ['latest']],
+    ] as const) {
+      expect((await rpc(front.url, method, [...params], 8)).text, method).to.equal(
+        (await rpc(anvil.current.url, method, [...params], 8)).text,
+      );
     }
   });
 

@@ -25,10 +25,23 @@ describe('devnet: Multicall3 placed at its canonical address', () => {
     expect((code.length - 2) / 2).to.equal(3_808);
     expect(await call<string>(url, 'eth_blockNumber')).to.equal(head);
     const data = encodeFunctionData({
-      abi: multicall3Abi, functionName: 'aggregate3',
-      args: [[{ target: MULTICALL3_ADDRESS, allowFailure: false, callData: encodeFunctionData({ abi: multicall3Abi, functionName: 'getEthBalance', args: [DEV_ADDRESS] }) }]],
+      abi: multicall3Abi,
+      functionName: 'aggregate3',
+      args: [
+        [
+          {
+            target: MULTICALL3_ADDRESS,
+            allowFailure: false,
+            callData: encodeFunctionData({ abi: multicall3Abi, functionName: 'getEthBalance', args: [DEV_ADDRESS] }),
+          },
+        ],
+      ],
     });
-    const [result] = decodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', data: await call(url, 'eth_call', [{ to: MULTICALL3_ADDRESS, data }, 'latest']) });
+    const [result] = decodeFunctionResult({
+      abi: multicall3Abi,
+      functionName: 'aggregate3',
+      data: await call(url, 'eth_call', [{ to: MULTICALL3_ADDRESS, data }, 'latest']),
+    });
     expect(result).to.deep.equal({ success: true, returnData: toBeHex(10_000n * 10n ** 18n, 32) });
   });
 });

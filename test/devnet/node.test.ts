@@ -31,8 +31,14 @@ describe('devnet: the node stand-in when closing a block fails', () => {
       const frame = '0x06c0';
       expect(await call(node.url, 'eth_sendRawTransaction', [frame])).to.equal(keccak256(frame));
       const transfer = await new Wallet(DEV_KEYS[1]!).signTransaction({
-        type: 2, chainId: 8141, nonce: 0, to: '0x000000000000000000000000000000000000dEaD', value: 1n, gasLimit: 21_000,
-        maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n,
+        type: 2,
+        chainId: 8141,
+        nonce: 0,
+        to: '0x000000000000000000000000000000000000dEaD',
+        value: 1n,
+        gasLimit: 21_000,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 0n,
       });
       // Ordered after the failed close, answered, and mined by the next block.
       expect(await call(node.url, 'eth_sendRawTransaction', [transfer])).to.equal(keccak256(transfer));

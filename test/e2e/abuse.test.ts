@@ -12,7 +12,9 @@ import { startStubEl, type StubEl } from '../../support/stub-el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 /** A raw client that keeps its own side open when the server closes its side (as an attacker would). */
-async function rawClient(port: number): Promise<{ socket: Socket; received: () => string; ended: Promise<unknown>; closed: Promise<unknown> }> {
+async function rawClient(
+  port: number,
+): Promise<{ socket: Socket; received: () => string; ended: Promise<unknown>; closed: Promise<unknown> }> {
   const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
   await once(socket, 'connect');
   let text = '';
@@ -53,7 +55,8 @@ describe('abuse: transport attacks on the running ingress', () => {
     await el?.close();
   });
 
-  const served = async () => expect((await rpc(ingress.url, 'eth_chainId', [], 9)).text).to.equal('{"jsonrpc":"2.0","id":9,"result":"0x1fcd"}');
+  const served = async () =>
+    expect((await rpc(ingress.url, 'eth_chainId', [], 9)).text).to.equal('{"jsonrpc":"2.0","id":9,"result":"0x1fcd"}');
 
   it('F1: refuses a chunked body with 411 before reading it, and closes the connection', async () => {
     const client = await rawClient(ingress.port);
@@ -92,11 +95,16 @@ describe('abuse: transport attacks on the running ingress', () => {
       ['{"\\udc00x": 1}', unicode],
     ] as const) {
       const reply = await post(ingress.url, `{"jsonrpc":"2.0","id":4,"method":"eth_chainId","params":${params}}`);
-      expect(reply.text, params).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 4, error: { code: -32600, message: `invalid request: ${message}` } }));
+      expect(reply.text, params).to.equal(
+        JSON.stringify({ jsonrpc: '2.0', id: 4, error: { code: -32600, message: `invalid request: ${message}` } }),
+      );
     }
     expect(el.received.slice(before)).to.deep.equal([]);
     // Exact numbers, fractions and well-formed strings (a surrogate pair included) pass untouched.
-    const reply = await post(ingress.url, '{"jsonrpc":"2.0","id":5,"method":"eth_chainId","params":[9007199254740991, 0.5, "\\ud83d\\ude00"]}');
+    const reply = await post(
+      ingress.url,
+      '{"jsonrpc":"2.0","id":5,"method":"eth_chainId","params":[9007199254740991, 0.5, "\\ud83d\\ude00"]}',
+    );
     expect(reply.text).to.equal('{"jsonrpc":"2.0","id":5,"result":"0x1fcd"}');
     expect(el.received.slice(before).map((call) => call.params)).to.deep.equal([[9007199254740991, 0.5, '\u{1F600}']]);
   });
@@ -110,7 +118,10 @@ describe('abuse: transport attacks on the running ingress', () => {
     });
     expect(many.status).to.equal(431);
     expect(many.text).to.equal(jsonRefusal('too many request headers (at most 100)'));
-    const enough = await post(ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', { 'content-type': 'application/json', ...headers(90) });
+    const enough = await post(ingress.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', {
+      'content-type': 'application/json',
+      ...headers(90),
+    });
     expect(enough.text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
   });
 
@@ -125,7 +136,9 @@ describe('abuse: transport attacks on the running ingress', () => {
 
   it('F17: sends "100 Continue" only for a body it will read; refuses an oversized one at once', async () => {
     const big = await rawClient(ingress.port);
-    big.socket.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: 100000000\r\n\r\n');
+    big.socket.write(
+      'POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: 100000000\r\n\r\n',
+    );
     await big.ended;
     expect(big.received()).to.match(/^HTTP\/1\.1 413 /);
     expect(big.received()).to.not.include('100 Continue');
@@ -133,7 +146,9 @@ describe('abuse: transport attacks on the running ingress', () => {
 
     const small = await rawClient(ingress.port);
     const call = '{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}';
-    small.socket.write(`POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: ${call.length}\r\n\r\n`);
+    small.socket.write(
+      `POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: ${call.length}\r\n\r\n`,
+    );
     await new Promise<void>((resolve) => small.socket.once('data', () => resolve()));
     expect(small.received()).to.equal('HTTP/1.1 100 Continue\r\n\r\n');
     small.socket.write(call);
@@ -170,7 +185,8 @@ describe('abuse: an EL that answers nothing', () => {
     );
     const ingress = await startTestIngress(testConfig(el.url, '\n  - allowlist\n'));
     try {
-      const invalid = '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"upstream error: the execution layer answered an invalid response"}}';
+      const invalid =
+        '{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"upstream error: the execution layer answered an invalid response"}}';
       expect((await rpc(ingress.url, 'eth_chainId', [], 3)).text).to.equal(invalid);
       expect((await rpc(ingress.url, 'eth_chainId', [], 3)).text).to.equal(invalid);
       expect(calls).to.equal(2);
@@ -187,7 +203,8 @@ describe('abuse: refusals are paid for by the source that causes them', () => {
 
   before(async () => {
     el = await startStubEl({ eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }) });
-    const plugins = '\n  - batch-refuse\n  - size-limit\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 5, burst: 40}\n';
+    const plugins =
+      '\n  - batch-refuse\n  - size-limit\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 5, burst: 40}\n';
     ingress = await startTestIngress(testConfig(el.url, plugins));
   });
   after(async () => {
@@ -210,7 +227,10 @@ describe('abuse: refusals are paid for by the source that causes them', () => {
     const second = await postFrom('127.0.0.1', flood);
     expect(second.status).to.equal(429);
     expect(JSON.parse(second.text)).to.deep.include({ id: null });
-    expect(JSON.parse(second.text).error).to.include({ code: -32005, message: 'rate limited: too many requests from this source; retry later' });
+    expect(JSON.parse(second.text).error).to.include({
+      code: -32005,
+      message: 'rate limited: too many requests from this source; retry later',
+    });
     // The same source's ordinary read is over quota too; another source is served.
     expect((await postFrom('127.0.0.1', chainId)).status).to.equal(429);
     expect(await postFrom('127.0.0.2', chainId)).to.deep.equal({ status: 200, text: '{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}' });
@@ -235,7 +255,9 @@ describe('abuse: a source that does not read its answers', () => {
       req.on('end', () => {
         const call = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string };
         if (call.method !== 'eth_call') {
-          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: '0x1fcd' }));
+          return res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: '0x1fcd' }));
         }
         res.on('close', () => {
           aborted++;
@@ -252,8 +274,12 @@ describe('abuse: a source that does not read its answers', () => {
     });
     await new Promise<void>((resolve) => el.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(el.address() as AddressInfo).port}`;
-    const plugins = '\n  - allowlist\n  - rate-limit:\n      max_in_flight_per_source: 2\n      reads:\n        per_source: {rate_per_second: 1000, burst: 1000}\n';
-    const yaml = testConfig(url, plugins, 'client_timeouts:\n  read_stall_ms: 500').replace('  headers_timeout_ms: 2000', '  connections: 3\n  headers_timeout_ms: 2000\n  body_timeout_ms: 30000');
+    const plugins =
+      '\n  - allowlist\n  - rate-limit:\n      max_in_flight_per_source: 2\n      reads:\n        per_source: {rate_per_second: 1000, burst: 1000}\n';
+    const yaml = testConfig(url, plugins, 'client_timeouts:\n  read_stall_ms: 500').replace(
+      '  headers_timeout_ms: 2000',
+      '  connections: 3\n  headers_timeout_ms: 2000\n  body_timeout_ms: 30000',
+    );
     ingress = await startTestIngress(yaml.replace('  body_timeout_ms: 2000\n', ''));
   });
   after(async () => {
@@ -276,10 +302,16 @@ describe('abuse: a source that does not read its answers', () => {
     // The third from the same source is refused while those two are open.
     const third = await postFrom('127.0.0.1', call);
     expect(third.status).to.equal(429);
-    expect(JSON.parse(third.text).error).to.include({ code: -32005, message: 'rate limited: too many requests in flight from this source; retry later' });
+    expect(JSON.parse(third.text).error).to.include({
+      code: -32005,
+      message: 'rate limited: too many requests in flight from this source; retry later',
+    });
     // Another source is served at once on the upstream connection left.
     const started = Date.now();
-    expect(await postFrom('127.0.0.2', '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}')).to.deep.equal({ status: 200, text: '{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}' });
+    expect(await postFrom('127.0.0.2', '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}')).to.deep.equal({
+      status: 200,
+      text: '{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}',
+    });
     expect(Date.now() - started).to.be.below(1_000);
     // After read_stall_ms without a byte taken, both answers are cut: their slots come back
     // (polled: the cut is the ingress's own timer, nothing the test could await).
@@ -307,7 +339,8 @@ describe('abuse: a source that does not read its answers', () => {
 describe('abuse: telling a hidden method from an unknown one', () => {
   it('F13: a bootstrap method on a node that is no anchor is answered as unknown, over quota or not', async () => {
     const el = await startStubEl({ eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }) });
-    const plugins = '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 1}\n  - local-methods:\n      bootstrap_anchor: false\n';
+    const plugins =
+      '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 1}\n  - local-methods:\n      bootstrap_anchor: false\n';
     const ingress = await startTestIngress(testConfig(el.url, plugins).replace('upstreams:', `upstreams:\n  node: ${el.url}`));
     try {
       const ask = async (method: string) => {
@@ -315,7 +348,9 @@ describe('abuse: telling a hidden method from an unknown one', () => {
         return { status: reply.status, text: reply.text };
       };
       const unknown = await ask('svc_noSuchMethod');
-      expect(unknown.text).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"the method does not exist/is not available"}}');
+      expect(unknown.text).to.equal(
+        '{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"the method does not exist/is not available"}}',
+      );
       expect(await ask('svc_getCheckpointChain')).to.deep.equal(unknown);
       // The source's one token spent: a read is refused 429; the hidden method still answers as unknown.
       await ask('eth_chainId');

@@ -34,7 +34,7 @@ describe('bad inputs: the documented answer, no crash, nothing the EL should not
 
   for (const input of CASES) {
     it(`${input.name}: HTTP ${input.status}${input.code === null ? '' : `, ${input.code}`}`, async () => {
-      const body = input.bodyBase64 !== undefined ? Buffer.from(input.bodyBase64, 'base64') : input.body ?? '';
+      const body = input.bodyBase64 !== undefined ? Buffer.from(input.bodyBase64, 'base64') : (input.body ?? '');
       const method = input.method ?? 'POST';
       const reply = await request(suite.ingress.url, {
         method: method as 'POST',
@@ -50,7 +50,10 @@ describe('bad inputs: the documented answer, no crash, nothing the EL should not
         else expect(single.error?.code, text).to.equal(input.code);
         if ('id' in input) expect(single.id).to.deep.equal(input.id);
       }
-      if (!input.upstream) expect(suite.tap.methods().filter((m) => m !== 'eth_getBlockByNumber' && m !== 'eth_getTransactionCount' && m !== 'eth_getBalance')).to.deep.equal([]);
+      if (!input.upstream)
+        expect(
+          suite.tap.methods().filter((m) => m !== 'eth_getBlockByNumber' && m !== 'eth_getTransactionCount' && m !== 'eth_getBalance'),
+        ).to.deep.equal([]);
     });
   }
 

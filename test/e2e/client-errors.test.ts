@@ -6,8 +6,16 @@
 import { expect } from 'chai';
 import { isError, JsonRpcProvider, type Wallet } from 'ethers';
 import {
-  type BaseError, createWalletClient, defineChain, FeeCapTooLowError, http, InsufficientFundsError, IntrinsicGasTooLowError, NonceTooHighError,
-  NonceTooLowError, type Hex,
+  type BaseError,
+  createWalletClient,
+  defineChain,
+  FeeCapTooLowError,
+  http,
+  InsufficientFundsError,
+  IntrinsicGasTooLowError,
+  NonceTooHighError,
+  NonceTooLowError,
+  type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { call } from '../../support/http.js';
@@ -27,7 +35,9 @@ describe('e2e: gate refusals classified by ethers v6 and viem', () => {
   let provider: JsonRpcProvider;
 
   before(async () => {
-    ingress = await startTestIngress(testConfig(anvil.current.url, PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n')));
+    ingress = await startTestIngress(
+      testConfig(anvil.current.url, PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n')),
+    );
     provider = new JsonRpcProvider(ingress.url, 8141, { staticNetwork: true, batchMaxCount: 1 });
   });
   after(async () => {
@@ -42,7 +52,15 @@ describe('e2e: gate refusals classified by ethers v6 and viem', () => {
   };
   const sign = (wallet: Wallet, overrides: { nonce?: number; gasLimit?: number; maxFeePerGas?: bigint } = {}) =>
     wallet.signTransaction({
-      chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2, ...overrides,
+      chainId: 8141,
+      nonce: 0,
+      to: RECIPIENT,
+      value: 1n,
+      gasLimit: 21_000,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 0n,
+      type: 2,
+      ...overrides,
     });
 
   /** What ethers makes of broadcasting `raw` through the ingress. */
@@ -57,10 +75,28 @@ describe('e2e: gate refusals classified by ethers v6 and viem', () => {
 
   /** What viem makes of sending with a local account through the ingress (everything given: no estimation). */
   const viemError = async (wallet: Wallet, overrides: { nonce?: number; gas?: bigint; maxFeePerGas?: bigint } = {}) => {
-    const chain = defineChain({ id: 8141, name: 'chain 8141', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [ingress.url] } } });
-    const client = createWalletClient({ chain, transport: http(ingress.url, { retryCount: 0 }), account: privateKeyToAccount(wallet.privateKey as Hex) });
+    const chain = defineChain({
+      id: 8141,
+      name: 'chain 8141',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [ingress.url] } },
+    });
+    const client = createWalletClient({
+      chain,
+      transport: http(ingress.url, { retryCount: 0 }),
+      account: privateKeyToAccount(wallet.privateKey as Hex),
+    });
     try {
-      await client.sendTransaction({ to: RECIPIENT, value: 1n, gas: 21_000n, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, nonce: 0, type: 'eip1559', ...overrides });
+      await client.sendTransaction({
+        to: RECIPIENT,
+        value: 1n,
+        gas: 21_000n,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 0n,
+        nonce: 0,
+        type: 'eip1559',
+        ...overrides,
+      });
     } catch (err) {
       return err as BaseError;
     }

@@ -99,13 +99,19 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
     recorder = await startRecorder(ingress.url);
     // The log emitter goes in through the ingress like any client's transaction.
     const raw = await new Wallet(KEYS.deployer).signTransaction({
-      type: 2, chainId: 8141, nonce: 0, data: LOG_EMITTER_INIT, gasLimit: 100_000,
-      maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 0n,
+      type: 2,
+      chainId: 8141,
+      nonce: 0,
+      data: LOG_EMITTER_INIT,
+      gasLimit: 100_000,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 0n,
     });
     const hash = await call<string>(ingress.url, 'eth_sendRawTransaction', [raw]);
     expect(hash).to.equal(keccak256(raw));
     const receipt = await receiptOf<{ status: string; blockNumber: string; blockHash: string; contractAddress: string }>(
-      anvil.current.url, hash,
+      anvil.current.url,
+      hash,
     );
     expect(receipt.status).to.equal('0x1');
     logTx = { hash, block: Number(receipt.blockNumber), blockHash: receipt.blockHash, emitter: receipt.contractAddress };
@@ -167,7 +173,11 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
 
     it('a plain provider configured only with batchMaxCount: 1 detects chain 8141 and reads through the ingress', async () => {
       const from = recorder.exchanges.length;
-      const [network, head, balance] = await Promise.all([plain.getNetwork(), plain.getBlockNumber(), plain.getBalance(new Wallet(KEYS.ethers).address)]);
+      const [network, head, balance] = await Promise.all([
+        plain.getNetwork(),
+        plain.getBlockNumber(),
+        plain.getBalance(new Wallet(KEYS.ethers).address),
+      ]);
       expect(network.chainId).to.equal(8141n);
       expect(head).to.equal(Number(await direct<string>('eth_blockNumber')));
       expect(balance).to.equal(BigInt(await direct<string>('eth_getBalance', [new Wallet(KEYS.ethers).address, 'latest'])));
@@ -185,8 +195,16 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
       try {
         const outcomes = await Promise.allSettled([batching.getBlockNumber(), batching.getBalance(new Wallet(KEYS.ethers).address)]);
         expect(outcomes.map((o) => o.status === 'rejected' && (o.reason as { error?: unknown }).error)).to.deep.equal([
-          { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)' },
-          { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)' },
+          {
+            code: -32600,
+            message:
+              'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)',
+          },
+          {
+            code: -32600,
+            message:
+              'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)',
+          },
         ]);
       } finally {
         batching.destroy();
@@ -226,7 +244,7 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
       expect(fees.maxFeePerGas).to.equal(2n * BigInt(latest.baseFeePerGas));
     });
 
-    it('sends a signed transfer that gets mined; the hash returned is keccak-256 of the raw bytes and the receipt\'s', async () => {
+    it("sends a signed transfer that gets mined; the hash returned is keccak-256 of the raw bytes and the receipt's", async () => {
       const wallet = new Wallet(KEYS.ethers, provider);
       const sent = await wallet.sendTransaction({ to: RECIPIENTS.ethers, value: VALUE });
       const receipt = await sent.wait(1, 10_000);
@@ -262,7 +280,9 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
       expect(block.transactions).to.deep.equal([logTx.hash]);
 
       const logs = await client.getLogs({ address: logTx.emitter as Hex, fromBlock: BigInt(logTx.block), toBlock: BigInt(logTx.block) });
-      expect(logs.map((l) => [l.topics, l.data, l.transactionHash, l.blockHash])).to.deep.equal([[[TOPIC], LOG_DATA, logTx.hash, logTx.blockHash]]);
+      expect(logs.map((l) => [l.topics, l.data, l.transactionHash, l.blockHash])).to.deep.equal([
+        [[TOPIC], LOG_DATA, logTx.hash, logTx.blockHash],
+      ]);
 
       const receipt = await client.getTransactionReceipt({ hash: logTx.hash as Hex });
       expect(receipt.status).to.equal('success');
@@ -270,7 +290,7 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
       expect(receipt.contractAddress?.toLowerCase()).to.equal(logTx.emitter.toLowerCase());
     });
 
-    it('sends a signed transfer that gets mined; the hash returned is keccak-256 of the raw bytes and the receipt\'s', async () => {
+    it("sends a signed transfer that gets mined; the hash returned is keccak-256 of the raw bytes and the receipt's", async () => {
       const client = createPublicClient({ chain, transport: http(recorder.url) });
       const wallet = createWalletClient({ chain, transport: http(recorder.url), account: privateKeyToAccount(KEYS.viem) });
       const hash = await wallet.sendTransaction({ to: RECIPIENTS.viem, value: VALUE });
@@ -293,7 +313,11 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
       const holder = new Wallet(KEYS.cast).address;
       expect(BigInt(await cast('balance', holder))).to.equal(BigInt(await direct<string>('eth_getBalance', [holder, 'latest'])));
 
-      const block = JSON.parse(await cast('block', String(logTx.block), '--json')) as { number: string; hash: string; transactions: string[] };
+      const block = JSON.parse(await cast('block', String(logTx.block), '--json')) as {
+        number: string;
+        hash: string;
+        transactions: string[];
+      };
       expect(block.number).to.equal(`0x${logTx.block.toString(16)}`);
       expect(block.hash).to.equal(logTx.blockHash);
       expect(block.transactions).to.deep.equal([logTx.hash]);
@@ -305,16 +329,21 @@ describe('e2e: real clients read chain 8141 and send a transfer through the ingr
         [logTx.emitter.toLowerCase(), [TOPIC], LOG_DATA, logTx.hash],
       ]);
 
-      const receipt = JSON.parse(await cast('receipt', logTx.hash, '--json')) as { status: string; transactionHash: string; contractAddress: string };
+      const receipt = JSON.parse(await cast('receipt', logTx.hash, '--json')) as {
+        status: string;
+        transactionHash: string;
+        contractAddress: string;
+      };
       expect(receipt.status).to.equal('0x1');
       expect(receipt.transactionHash).to.equal(logTx.hash);
       expect(receipt.contractAddress.toLowerCase()).to.equal(logTx.emitter.toLowerCase());
     });
 
-    it('sends a signed transfer that gets mined; the hash returned is keccak-256 of the raw bytes and the receipt\'s', async () => {
-      const receipt = JSON.parse(
-        await cast('send', RECIPIENTS.cast, '--value', String(VALUE), '--private-key', KEYS.cast, '--json'),
-      ) as { status: string; transactionHash: string };
+    it("sends a signed transfer that gets mined; the hash returned is keccak-256 of the raw bytes and the receipt's", async () => {
+      const receipt = JSON.parse(await cast('send', RECIPIENTS.cast, '--value', String(VALUE), '--private-key', KEYS.cast, '--json')) as {
+        status: string;
+        transactionHash: string;
+      };
       expect(receipt.status).to.equal('0x1');
       const tx = await expectSubmission(receipt.transactionHash, KEYS.cast, RECIPIENTS.cast);
       // cast estimates the tip from eth_feeHistory, whose rewards the ingress reports as 0x0;

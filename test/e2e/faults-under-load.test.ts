@@ -59,7 +59,10 @@ describe('faults under load', function () {
       })(),
     );
     const answers = [...tally.keys()];
-    expect(answers.every((a) => a === `200 ${SERVED}` || a === `200 ${UNAVAILABLE}`), answers.join('\n')).to.equal(true);
+    expect(
+      answers.every((a) => a === `200 ${SERVED}` || a === `200 ${UNAVAILABLE}`),
+      answers.join('\n'),
+    ).to.equal(true);
     expect(tally.get(`200 ${SERVED}`)).to.be.greaterThan(0);
     expect(tally.get(`200 ${UNAVAILABLE}`)).to.be.greaterThan(0);
     const after = await load(new Promise((resolve) => setTimeout(resolve, 200)));
@@ -114,7 +117,9 @@ describe('SIGTERM under load', function () {
     const kinds = [...outcomes.keys()];
     expect(outcomes.get(`200 ${SERVED}`)).to.be.greaterThan(0);
     for (const kind of kinds) {
-      expect(kind === `200 ${SERVED}` || /^transport (ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)$/.test(kind), kinds.join('\n')).to.equal(true);
+      expect(kind === `200 ${SERVED}` || /^transport (ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)$/.test(kind), kinds.join('\n')).to.equal(
+        true,
+      );
     }
   });
 });

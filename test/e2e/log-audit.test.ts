@@ -39,7 +39,13 @@ describe('log audit at the default level', () => {
       await node.close();
       await redis.stop();
       const raw = await new Wallet(DEV_KEYS[1]).signTransaction({
-        chainId: 8141, nonce: 0, to: DEV_KEYS[0].slice(0, 42), value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, type: 2,
+        chainId: 8141,
+        nonce: 0,
+        to: DEV_KEYS[0].slice(0, 42),
+        value: 1n,
+        gasLimit: 21_000,
+        maxFeePerGas: 3_000_000_000n,
+        type: 2,
       });
       const answers = [
         await rpc(ingress.url, 'eth_chainId'),
@@ -49,7 +55,10 @@ describe('log audit at the default level', () => {
         await rpc(ingress.url, 'svc_nodeHealth', [], 1, { authorization: `Bearer ${OPERATOR_TOKEN}` }),
         await rpc(ingress.url, 'svc_nodeHealth', [], 1, { authorization: 'Bearer not-the-token-at-all' }),
       ].map((reply) => reply.text);
-      expect(ingress.logs.some((line) => line.includes('"level":"warn"')), 'something was worth a warning').to.equal(true);
+      expect(
+        ingress.logs.some((line) => line.includes('"level":"warn"')),
+        'something was worth a warning',
+      ).to.equal(true);
       for (const text of [...ingress.logs, ...answers]) {
         for (const secret of [String(anvil.port), new URL(node.url).port, String(redis.port), OPERATOR_TOKEN]) {
           expect(text, 'a log line or answer').to.not.include(secret);

@@ -43,7 +43,7 @@ describe('proxied answers pass through untouched', () => {
     expect(reply.text).to.equal('{"jsonrpc":"2.0","id":2,"result":null}');
   });
 
-  it('does not pass the EL\'s Server header on', async () => {
+  it("does not pass the EL's Server header on", async () => {
     const reply = await rpc(ingress.url, 'svc_historyStatus');
     expect(reply.headers.server).to.equal(undefined);
     expect(reply.headers['content-type']).to.equal('application/json');

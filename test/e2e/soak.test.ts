@@ -52,7 +52,11 @@ describe('soak: 100,000 requests, some abandoned', function () {
     const send = async (abort: boolean): Promise<'answered' | 'abandoned'> => {
       const controller = new AbortController();
       const reply = pool.request({
-        path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY, signal: controller.signal,
+        path: '/',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: BODY,
+        signal: controller.signal,
       });
       if (abort) {
         setImmediate(() => controller.abort());
@@ -87,7 +91,9 @@ describe('soak: 100,000 requests, some abandoned', function () {
 
     expect(await gauge('svc_ingress_requests_in_flight')).to.equal(0);
     const after = { fds: fds(), heap: await liveHeap() };
-    console.log(`      fds ${baseline.fds} -> ${after.fds}; heap used ${(baseline.heap / 2 ** 20).toFixed(1)} -> ${(after.heap / 2 ** 20).toFixed(1)} MiB`);
+    console.log(
+      `      fds ${baseline.fds} -> ${after.fds}; heap used ${(baseline.heap / 2 ** 20).toFixed(1)} -> ${(after.heap / 2 ** 20).toFixed(1)} MiB`,
+    );
     expect(after.fds).to.be.at.most(baseline.fds + 8);
     // Both figures follow a full collection, so they count live objects only; a leak of even
     // 64 bytes a request would add 6 MiB.

@@ -35,15 +35,25 @@ const CORPUS: Case[] = readFileSync(join(process.cwd(), 'test/fixtures/execution
 const ALLOWLISTED = new Set<string>([...READ_METHODS, ...PROXIED_SVC_METHODS, SUBMISSION_METHOD]);
 /** Answered by the gate and fee-rewrite plugins themselves rather than streamed. */
 const ANSWERED_BY_PLUGINS = new Set(['eth_sendRawTransaction', 'eth_gasPrice', 'eth_maxPriorityFeePerGas', 'eth_feeHistory']);
-const SIGNING_METHODS = new Set(['eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData',
-  'eth_signTypedData_v1', 'eth_signTypedData_v3', 'eth_signTypedData_v4']);
+const SIGNING_METHODS = new Set([
+  'eth_sendTransaction',
+  'eth_sign',
+  'eth_signTransaction',
+  'eth_signTypedData',
+  'eth_signTypedData_v1',
+  'eth_signTypedData_v3',
+  'eth_signTypedData_v4',
+]);
 
 const refusal = (id: unknown, method: string) =>
   JSON.stringify({
     jsonrpc: '2.0',
     id,
     error: SIGNING_METHODS.has(method)
-      ? { code: -32601, message: 'the method is not supported: this endpoint holds no keys; sign in the client and use eth_sendRawTransaction' }
+      ? {
+          code: -32601,
+          message: 'the method is not supported: this endpoint holds no keys; sign in the client and use eth_sendRawTransaction',
+        }
       : { code: -32601, message: 'the method does not exist/is not available' },
   });
 
@@ -60,7 +70,11 @@ function normalise(method: string, text: string): string {
   const answer = JSON.parse(text) as { result?: unknown };
   if (answer.result === null || typeof answer.result !== 'object' || Array.isArray(answer.result)) return text;
   const result = answer.result as Record<string, unknown>;
-  const sorted = Object.fromEntries(Object.keys(result).sort().map((k) => [k, result[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(result)
+      .sort()
+      .map((k) => [k, result[k]]),
+  );
   return JSON.stringify({ ...answer, result: sorted });
 }
 
@@ -99,7 +113,11 @@ function seedTransaction(nonce: number): TransactionLike {
       return { type: 0, to: '0xaa00000000000000000000000000000000000000', value: 1n, gasLimit: 21_000, gasPrice: 50n * GWEI };
     case 2:
       return {
-        type: 1, to: '0xc1cadaffffffffffffffffffffffffffffffffff', value: 2n, gasLimit: 50_000, gasPrice: 50n * GWEI,
+        type: 1,
+        to: '0xc1cadaffffffffffffffffffffffffffffffffff',
+        value: 2n,
+        gasLimit: 50_000,
+        gasPrice: 50n * GWEI,
         accessList: [{ address: CORPUS_CONTRACT, storageKeys: [`0x${'0'.repeat(64)}`] }],
       };
     default:
@@ -180,13 +198,20 @@ describe('e2e: transparency over the execution-apis request corpus', function ()
         const reply = JSON.parse((await throughIngress(body)).text) as unknown;
         // The seeded blocks paid priority fees, so there is something to zero.
         const rewards = expected.result?.reward ?? [];
-        expect(rewards.flat().some((r) => r !== '0x0'), JSON.stringify(expected)).to.equal(true);
+        expect(
+          rewards.flat().some((r) => r !== '0x0'),
+          JSON.stringify(expected),
+        ).to.equal(true);
         expected.result!.reward = rewards.map((row) => row.map(() => '0x0'));
         // Compared as JSON values, not bytes: the plugin re-serialises the EL's answer, and
         // anvil's float `"blobGasUsedRatio":[0.0]` comes out as the equal number `[0]`.
         expect(reply).to.deep.equal(expected);
-        expect(suite.tap.bodies.map((b) => (JSON.parse(b) as { method: string; params: unknown }))
-          .filter((b) => b.method === 'eth_feeHistory').map((b) => b.params)).to.deep.equal([request.params]);
+        expect(
+          suite.tap.bodies
+            .map((b) => JSON.parse(b) as { method: string; params: unknown })
+            .filter((b) => b.method === 'eth_feeHistory')
+            .map((b) => b.params),
+        ).to.deep.equal([request.params]);
       });
     });
   });
@@ -198,7 +223,11 @@ describe('e2e: transparency over the execution-apis request corpus', function ()
    * the ingress itself (spec 4.3, 4.4, 7) before the EL is asked to take it.
    */
   const expectSubmissionAnswer = async (request: Case['request'], text: string) => {
-    const reply = JSON.parse(text) as { id?: unknown; result?: unknown; error?: { code: number; message: string; data?: { reason?: unknown } } };
+    const reply = JSON.parse(text) as {
+      id?: unknown;
+      result?: unknown;
+      error?: { code: number; message: string; data?: { reason?: unknown } };
+    };
     const raw = (request.params as [string])[0];
     expect(reply.id).to.deep.equal(request.id);
     const forwarded = suite.tap.bodies.filter((b) => (JSON.parse(b) as { method: string }).method === 'eth_sendRawTransaction');
@@ -222,7 +251,7 @@ describe('e2e: transparency over the execution-apis request corpus', function ()
     }
   };
 
-  describe('eth_sendRawTransaction: keccak-256 of the raw bytes, the EL\'s own error, or the gate\'s refusal', () => {
+  describe("eth_sendRawTransaction: keccak-256 of the raw bytes, the EL's own error, or the gate's refusal", () => {
     CORPUS.forEach(({ request }, i) => {
       if (request.method !== 'eth_sendRawTransaction') return;
       it(TITLES[i]!, async () => {
@@ -241,14 +270,14 @@ describe('e2e: transparency over the execution-apis request corpus', function ()
       expect(suite.tap.bodies).to.deep.equal([]);
     });
 
-    it('eth_gasPrice is the latest block\'s base fee as anvil reports it', async () => {
+    it("eth_gasPrice is the latest block's base fee as anvil reports it", async () => {
       const latest = await call<{ baseFeePerGas: string }>(suite.anvil.url, 'eth_getBlockByNumber', ['latest', false]);
       const reply = await rpc(suite.ingress.url, 'eth_gasPrice', [], 8);
       expect(reply.text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 8, result: latest.baseFeePerGas }));
       expect(suite.tap.methods()).to.not.include('eth_gasPrice');
     });
 
-    it('a submission the gate admits and anvil refuses (a frame transaction: stock anvil has no type 0x06) gets anvil\'s own error', async () => {
+    it("a submission the gate admits and anvil refuses (a frame transaction: stock anvil has no type 0x06) gets anvil's own error", async () => {
       const account = secpAccount();
       await call(suite.anvil.url, 'anvil_setBalance', [account.address, '0xde0b6b3a7640000']);
       const raw = signed(selfTransfer(account.address, 0x01), [account.sign]);
@@ -261,8 +290,14 @@ describe('e2e: transparency over the execution-apis request corpus', function ()
 
     it('a valid chain-8141 transfer is answered with keccak-256 of its raw bytes, the hash it is mined under', async () => {
       const raw = await new Wallet(DEV_KEYS[2]).signTransaction({
-        type: 2, chainId: 8141, nonce: 0, to: '0x000000000000000000000000000000000000dEaD', value: 1n, gasLimit: 21_000,
-        maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: 0n,
+        type: 2,
+        chainId: 8141,
+        nonce: 0,
+        to: '0x000000000000000000000000000000000000dEaD',
+        value: 1n,
+        gasLimit: 21_000,
+        maxFeePerGas: 100n * GWEI,
+        maxPriorityFeePerGas: 0n,
       });
       const request = { jsonrpc: '2.0', id: 10, method: 'eth_sendRawTransaction', params: [raw] };
       const reply = await throughIngress(JSON.stringify(request));

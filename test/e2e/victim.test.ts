@@ -47,7 +47,12 @@ describe('victim: another source is served while one attacks within its quota', 
     const attack = Promise.all(
       Array.from({ length: 8 }, async () => {
         while (Date.now() < until) {
-          const reply = await attacker.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: body(sent++) });
+          const reply = await attacker.request({
+            path: '/',
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: body(sent++),
+          });
           await reply.body.dump();
         }
       }),
@@ -55,7 +60,12 @@ describe('victim: another source is served while one attacks within its quota', 
     const latencies: number[] = [];
     while (Date.now() < until) {
       const started = performance.now();
-      const reply = await victim.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: call('eth_chainId', []) });
+      const reply = await victim.request({
+        path: '/',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: call('eth_chainId', []),
+      });
       expect(await reply.body.text()).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
       latencies.push(performance.now() - started);
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -67,16 +77,28 @@ describe('victim: another source is served while one attacks within its quota', 
   }
 
   const attacks: Array<[string, () => (i: number) => string]> = [
-    ['F4: frame transactions with 14 P256 entries', () => {
-      const frames = p256HeavyFrames(40);
-      return (i) => call('eth_sendRawTransaction', [frames[i % frames.length]]);
-    }],
-    ['F5: eth_feeHistory of 1,024 blocks and 100 percentiles', () => () => call('eth_feeHistory', ['0x400', 'latest', Array.from({ length: 100 }, (_, p) => p)])],
-    ['F6: 500 KB bodies of empty arrays', () => {
-      const flood = `[${Array.from({ length: 170_000 }, () => '[]').join(',')}]`;
-      return () => flood;
-    }],
-    ['F8: eth_call asking for all the gas there is', () => () => call('eth_call', [{ to: RECIPIENT, gas: `0x${'f'.repeat(64)}` }, 'latest'])],
+    [
+      'F4: frame transactions with 14 P256 entries',
+      () => {
+        const frames = p256HeavyFrames(40);
+        return (i) => call('eth_sendRawTransaction', [frames[i % frames.length]]);
+      },
+    ],
+    [
+      'F5: eth_feeHistory of 1,024 blocks and 100 percentiles',
+      () => () => call('eth_feeHistory', ['0x400', 'latest', Array.from({ length: 100 }, (_, p) => p)]),
+    ],
+    [
+      'F6: 500 KB bodies of empty arrays',
+      () => {
+        const flood = `[${Array.from({ length: 170_000 }, () => '[]').join(',')}]`;
+        return () => flood;
+      },
+    ],
+    [
+      'F8: eth_call asking for all the gas there is',
+      () => () => call('eth_call', [{ to: RECIPIENT, gas: `0x${'f'.repeat(64)}` }, 'latest']),
+    ],
   ];
   for (const [name, makeBody] of attacks) {
     it(`${name}: the victim's median stays under ${MEDIAN_CEILING_MS} ms`, async () => {

@@ -93,7 +93,12 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
     const held = await Promise.all(
       Array.from({ length: 4 }, async () => {
         const agent = new Agent({ connections: 1 });
-        const reply = await request(ingress.url, { dispatcher: agent, method: 'POST', headers: { 'content-type': 'application/json' }, body: call('eth_chainId', []) });
+        const reply = await request(ingress.url, {
+          dispatcher: agent,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: call('eth_chainId', []),
+        });
         expect(await reply.body.text()).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
         return agent;
       }),
@@ -107,7 +112,8 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
 
   it('holds one source to one submission bucket across both workers', async () => {
     const replies = [];
-    for (let i = 0; i < 2 * BURST + 2; i++) replies.push(await postFresh(ingress.url, call('eth_sendRawTransaction', [`0x02${'ab'.repeat(40)}`])));
+    for (let i = 0; i < 2 * BURST + 2; i++)
+      replies.push(await postFresh(ingress.url, call('eth_sendRawTransaction', [`0x02${'ab'.repeat(40)}`])));
     const limited = replies.filter((r) => r.status === 429 && r.json.error.code === -32005).length;
     const judged = replies.filter((r) => r.status === 200 && r.json.error.data.reason === 'rlp-invalid').length;
     expect(limited + judged).to.equal(replies.length);
@@ -120,7 +126,16 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
     const submit = async (raw: string) => (await postFresh(ingress.url, call('eth_sendRawTransaction', [raw]), '127.0.0.6')).json;
     const wallet = new Wallet(DEV_KEYS[4]);
     const transfer = (nonce: number) =>
-      wallet.signTransaction({ chainId: 8141, nonce, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+      wallet.signTransaction({
+        chainId: 8141,
+        nonce,
+        to: RECIPIENT,
+        value: 1n,
+        gasLimit: 21_000,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 0n,
+        type: 2,
+      });
     const first = await transfer(0);
     expect((await submit(first)).result).to.equal(keccak256(first));
     for (let i = 0; i < 2; i++) expect((await submit(first)).error).to.deep.equal({ code: -32000, message: 'already known' });
@@ -191,7 +206,12 @@ describe('workers: a start that fails', () => {
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     try {
       const port = (busy.address() as AddressInfo).port;
-      const child = runCli(['--config', writeConfig(testConfig('http://127.0.0.1:9', '\n  - allowlist', 'workers: 2').replace('listen: 127.0.0.1:0', `listen: 127.0.0.1:${port}`))]);
+      const child = runCli([
+        '--config',
+        writeConfig(
+          testConfig('http://127.0.0.1:9', '\n  - allowlist', 'workers: 2').replace('listen: 127.0.0.1:0', `listen: 127.0.0.1:${port}`),
+        ),
+      ]);
       let stderr = '';
       child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const [code] = (await once(child, 'exit')) as [number | null];

@@ -16,7 +16,6 @@ import { OPERATOR_TOKEN, startTestIngress, testConfig, type TestIngress } from '
 
 const ONE_MILLI_ETH = '0x38d7ea4c68000';
 
-
 describe('examples/clients: each recipe reads, sends and gets its receipt on the devnet on the first try', function () {
   this.timeout(60_000);
   let devnet: Devnet;
@@ -49,7 +48,8 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
   });
 
   it('cast: chain-id, send --sync (EIP-7966) with its receipt, and a read through Multicall3', async () => {
-    const cast = async (...args: string[]) => (await promisify(execFile)(CAST_BIN, [...args, '--rpc-url', url], { timeout: 20_000 })).stdout.trim();
+    const cast = async (...args: string[]) =>
+      (await promisify(execFile)(CAST_BIN, [...args, '--rpc-url', url], { timeout: 20_000 })).stdout.trim();
     expect(await cast('chain-id')).to.equal('8141');
     const recipient = '0x000000000000000000000000000000000000c0DE';
     const receipt = JSON.parse(await cast('send', '--sync', '--json', '--private-key', DEV_KEYS[3]!, recipient, '--value', '0.001ether'));
@@ -58,7 +58,7 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
     expect(await cast('call', MULTICALL3_ADDRESS, 'getEthBalance(address)(uint256)', recipient)).to.equal('1000000000000000 [1e15]');
   });
 
-  it('indexer.ts: walks every block\'s logs by range up to the head, as eth_getLogs answers them', async () => {
+  it("indexer.ts: walks every block's logs by range up to the head, as eth_getLogs answers them", async () => {
     const head = BigInt(await call<string>(url, 'eth_blockNumber'));
     const { code, out } = await runScript('examples/clients/indexer.js', { RPC_URL: url, STOP_AT_BLOCK: String(head) });
     expect(code, out).to.equal(0);
@@ -84,7 +84,7 @@ describe('examples/clients under a rate limit: the recipes wait Retry-After seco
     }
   };
 
-  it('ethers with the recipe\'s retryFunc: three reads at one a second all answered, about a second apart', () =>
+  it("ethers with the recipe's retryFunc: three reads at one a second all answered, about a second apart", () =>
     withQuotaOfOne(async (url) => {
       const provider = ingressProvider(url);
       const started = performance.now();
@@ -97,11 +97,15 @@ describe('examples/clients under a rate limit: the recipes wait Retry-After seco
       provider.destroy();
     }));
 
-  it('viem\'s default transport: the same three reads answered', () =>
+  it("viem's default transport: the same three reads answered", () =>
     withQuotaOfOne(async (url) => {
       const client = createPublicClient({ chain: chain8141(url), transport: http() });
       const started = performance.now();
-      const heads = [await client.getBlockNumber({ cacheTime: 0 }), await client.getBlockNumber({ cacheTime: 0 }), await client.getBlockNumber({ cacheTime: 0 })];
+      const heads = [
+        await client.getBlockNumber({ cacheTime: 0 }),
+        await client.getBlockNumber({ cacheTime: 0 }),
+        await client.getBlockNumber({ cacheTime: 0 }),
+      ];
       expect(heads.every((head) => typeof head === 'bigint')).to.equal(true);
       expect(performance.now() - started).to.be.at.least(1_800);
     }));

@@ -6,7 +6,6 @@ import { runScript } from '../../support/child.js';
 import { call } from '../../support/http.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
 
-
 describe('examples: an ML-DSA-65 account and a smart account send value on the devnet', () => {
   let devnet: Devnet;
 
@@ -17,7 +16,10 @@ describe('examples: an ML-DSA-65 account and a smart account send value on the d
   });
   after(() => devnet?.stop());
 
-  for (const [script, sender] of [['mldsa-transfer.js', 'sender   '], ['contract-account-transfer.js', 'account  ']] as const) {
+  for (const [script, sender] of [
+    ['mldsa-transfer.js', 'sender   '],
+    ['contract-account-transfer.js', 'account  '],
+  ] as const) {
     it(`${script}: funds, sends, and prints a receipt with status 1 and the balances that moved`, async function () {
       this.timeout(60_000);
       const { code, out } = await runScript(`examples/${script}`, { RPC_URL: devnet.ingress.url, MLDSA_SEED: `examples test ${script}` });

@@ -41,6 +41,9 @@ plugins:${plugins}`;
 export async function startTestIngress(yaml: string): Promise<TestIngress> {
   const config = parseConfig(yaml);
   const logs: string[] = [];
-  const ingress = await startIngress(config, createLogger(config.logLevel, (line) => logs.push(line)));
+  const ingress = await startIngress(
+    config,
+    createLogger(config.logLevel, (line) => logs.push(line)),
+  );
   return { ...ingress, logs, config };
 }

@@ -18,10 +18,10 @@ export function useFrameIngress(): { readonly anvil: Anvil; readonly target: Sub
   before(async () => {
     suite.anvil = el.current;
     suite.target = await startSubmitTarget();
-    const yaml = testConfig(el.current.url, PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n      threads: 1\n')).replace(
-      `execution: ${el.current.url}`,
-      `execution: ${el.current.url}\n  submit: ${suite.target.url}`,
-    );
+    const yaml = testConfig(
+      el.current.url,
+      PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n      threads: 1\n'),
+    ).replace(`execution: ${el.current.url}`, `execution: ${el.current.url}\n  submit: ${suite.target.url}`);
     suite.ingress = await startTestIngress(yaml);
   });
   after(async () => {

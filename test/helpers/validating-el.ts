@@ -26,7 +26,8 @@ export async function startValidatingEl(anvilUrl: string, validate: (raw: string
     {
       svc_validateTransaction: (id, params) => answer(id, validate(rawOf(params))),
       // Stock ELs refuse type 0x06: frames are accepted here, anything else goes on to anvil.
-      eth_sendRawTransaction: (id, params) => (rawOf(params).startsWith('0x06') ? answer(id, { result: keccak256(rawOf(params)) }) : undefined),
+      eth_sendRawTransaction: (id, params) =>
+        rawOf(params).startsWith('0x06') ? answer(id, { result: keccak256(rawOf(params)) }) : undefined,
     },
     { fallthrough: anvilUrl },
   );

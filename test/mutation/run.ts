@@ -37,7 +37,10 @@ const REPORTS = 'reports/mutation';
 const CONFIGS = '.stryker-tmp/configs';
 
 interface Report {
-  files: Record<string, { mutants: Array<{ status: string; mutatorName: string; location: { start: { line: number } }; replacement?: string }> }>;
+  files: Record<
+    string,
+    { mutants: Array<{ status: string; mutatorName: string; location: { start: { line: number } }; replacement?: string }> }
+  >;
 }
 
 /** Killed (a test failed, or the mutant hung or crashed the run) of all that ran. */
@@ -87,7 +90,9 @@ function run(target: string): { killed: number; total: number } {
   mkdirSync(CONFIGS, { recursive: true });
   const configFile = join(CONFIGS, `${name}.json`);
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const stryker = spawnSync('node', ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', configFile], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const stryker = spawnSync('node', ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', configFile], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   if (stryker.status !== 0) throw new Error(`stryker failed on ${target} (exit ${stryker.status})`);
   const { killed, total, survivors } = tally(JSON.parse(readFileSync(reportFile, 'utf8')) as Report);
   for (const survivor of survivors) console.log(`  survived: ${survivor}`);
@@ -98,7 +103,8 @@ function run(target: string): { killed: number; total: number } {
 const targets = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(TARGETS);
 const results = targets.map((target) => [target, run(target)] as const);
 console.log('');
-for (const [target, { killed, total }] of results) console.log(`${target}: mutation score: ${percent(killed, total)}% (killed ${killed} of ${total})`);
+for (const [target, { killed, total }] of results)
+  console.log(`${target}: mutation score: ${percent(killed, total)}% (killed ${killed} of ${total})`);
 const killed = results.reduce((sum, [, r]) => sum + r.killed, 0);
 const total = results.reduce((sum, [, r]) => sum + r.total, 0);
 console.log(`total: mutation score: ${percent(killed, total)}% (killed ${killed} of ${total})`);

@@ -26,7 +26,7 @@ describe('allowlist', () => {
     });
   }
 
-  it('answers eth_accounts with [] itself: the endpoint holds no keys, and the EL\'s are not shown', async () => {
+  it("answers eth_accounts with [] itself: the endpoint holds no keys, and the EL's are not shown", async () => {
     const reply = await rpc(suite.ingress.url, 'eth_accounts', [], 4);
     expect(reply.text).to.equal('{"jsonrpc":"2.0","id":4,"result":[]}');
     expect(suite.tap.bodies).to.deep.equal([]);
@@ -55,7 +55,12 @@ describe('allowlist', () => {
   for (const method of ['eth_subscribe', 'eth_unsubscribe']) {
     it(`refuses ${method} with -32601, pointing to polling`, async () => {
       const reply = await rpc(suite.ingress.url, method, ['newHeads'], 5);
-      expect(reply.text).to.equal(refusal(5, 'subscriptions are not supported: this endpoint is HTTP-only; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs'));
+      expect(reply.text).to.equal(
+        refusal(
+          5,
+          'subscriptions are not supported: this endpoint is HTTP-only; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs',
+        ),
+      );
       expect(suite.tap.bodies).to.deep.equal([]);
     });
   }
@@ -67,9 +72,21 @@ describe('allowlist', () => {
   });
 
   for (const method of [
-    'debug_traceTransaction', 'admin_peers', 'txpool_content', 'engine_newPayloadV3', 'personal_unlockAccount',
-    'miner_start', 'anvil_setBalance', 'evm_mine', 'eth_chainid', 'ETH_CHAINID',
-    'constructor', '__proto__', 'hasOwnProperty', 'toString', 'valueOf',
+    'debug_traceTransaction',
+    'admin_peers',
+    'txpool_content',
+    'engine_newPayloadV3',
+    'personal_unlockAccount',
+    'miner_start',
+    'anvil_setBalance',
+    'evm_mine',
+    'eth_chainid',
+    'ETH_CHAINID',
+    'constructor',
+    '__proto__',
+    'hasOwnProperty',
+    'toString',
+    'valueOf',
   ]) {
     it(`refuses ${method} with -32601 method not found, never reaching the EL`, async () => {
       const reply = await rpc(suite.ingress.url, method, [], 'id-1');
@@ -91,9 +108,7 @@ describe('allowlist', () => {
   });
 
   it('passes extra_methods configured in YAML', async () => {
-    const extended = await startTestIngress(
-      testConfig(suite.tap.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'),
-    );
+    const extended = await startTestIngress(testConfig(suite.tap.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'));
     try {
       const reply = await rpc(extended.url, 'anvil_nodeInfo');
       expect(JSON.parse(reply.text)).to.have.property('result');

@@ -43,18 +43,19 @@ describe('auth', () => {
       expect(suite.tap.methods()).to.deep.equal(['svc_nodeHealth']);
       suite.tap.bodies.length = 0;
       const reply = await rpc(suite.ingress.url, 'svc_nodeHealth', [], 1, { authorization: header });
-      expect({ status: reply.status, type: reply.headers['content-type'], text: reply.text }).to.deep.equal(
-        await unknownMethodAnswer(1),
-      );
+      expect({ status: reply.status, type: reply.headers['content-type'], text: reply.text }).to.deep.equal(await unknownMethodAnswer(1));
       expect(suite.tap.bodies).to.deep.equal([]);
     });
   }
 
   it('logs token guessing at the default level, once per window with a count, never the token', async () => {
-    for (let i = 0; i < 20; i++) await rpc(suite.ingress.url, 'svc_nodeHealth', [], i, { authorization: `Bearer guess-${i}-0123456789abcdef` });
+    for (let i = 0; i < 20; i++)
+      await rpc(suite.ingress.url, 'svc_nodeHealth', [], i, { authorization: `Bearer guess-${i}-0123456789abcdef` });
     // This suite's refusals all fall within one 10-second window: one line for all of them.
     const warnings = suite.ingress.logs.map((line) => JSON.parse(line)).filter((entry) => entry.level === 'warn');
-    expect(warnings.map((entry) => entry.msg)).to.deep.equal(['operator method refused: no valid token (throttled: count since the last line)']);
+    expect(warnings.map((entry) => entry.msg)).to.deep.equal([
+      'operator method refused: no valid token (throttled: count since the last line)',
+    ]);
     expect(warnings[0]).to.include({ method: 'svc_nodeHealth', peer: '127.0.0.1', count: 1 });
     expect(suite.ingress.logs.join('\n')).to.not.include('guess-');
   });
@@ -67,7 +68,9 @@ describe('auth', () => {
       const agent = new Agent({ localAddress: from });
       try {
         const reply = await request(guarded.url, {
-          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, dispatcher: agent,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          dispatcher: agent,
           body: '{"jsonrpc":"2.0","id":1,"method":"svc_nodeHealth","params":[]}',
         });
         return reply.body.text();

@@ -58,11 +58,15 @@ describe('local-methods', () => {
   const plugins: Plugin[] = [];
 
   const plugin = async (options: Record<string, unknown> = {}) => {
-    const created = await localMethods.create(localMethods.parseOptions(OptionsReader.of('plugins[0].local-methods', options)), pluginEnv(node, log, metrics));
+    const created = await localMethods.create(
+      localMethods.parseOptions(OptionsReader.of('plugins[0].local-methods', options)),
+      pluginEnv(node, log, metrics),
+    );
     plugins.push(created);
     return created;
   };
-  const handle = (p: Plugin, method: string, params?: RpcRequest['params'], operator?: boolean) => p.handle!(ctxOf(method, params, operator)) as Promise<Answer> | Answer;
+  const handle = (p: Plugin, method: string, params?: RpcRequest['params'], operator?: boolean) =>
+    p.handle!(ctxOf(method, params, operator)) as Promise<Answer> | Answer;
   /** What the node was asked, in order. */
   const asked = () => stub.received.map(({ method, params }) => ({ method, params }));
 
@@ -93,10 +97,22 @@ describe('local-methods', () => {
     });
 
     for (const [label, options, message] of [
-      ['a bootstrap_anchor that is not a boolean', { bootstrap_anchor: 'yes' }, 'plugins[3].local-methods.bootstrap_anchor: must be true or false'],
+      [
+        'a bootstrap_anchor that is not a boolean',
+        { bootstrap_anchor: 'yes' },
+        'plugins[3].local-methods.bootstrap_anchor: must be true or false',
+      ],
       ['an empty data_dir', { data_dir: '' }, 'plugins[3].local-methods.data_dir: must be a non-empty string'],
-      ['a negative newest_page_cache_ms', { newest_page_cache_ms: -1 }, 'plugins[3].local-methods.newest_page_cache_ms: must be an integer >= 0'],
-      ['a newest_page_cache_ms over 5 s', { newest_page_cache_ms: 5_001 }, 'plugins[3].local-methods.newest_page_cache_ms: must be at most 5000'],
+      [
+        'a negative newest_page_cache_ms',
+        { newest_page_cache_ms: -1 },
+        'plugins[3].local-methods.newest_page_cache_ms: must be an integer >= 0',
+      ],
+      [
+        'a newest_page_cache_ms over 5 s',
+        { newest_page_cache_ms: 5_001 },
+        'plugins[3].local-methods.newest_page_cache_ms: must be at most 5000',
+      ],
     ] as const) {
       it(`refuses ${label}, naming the YAML path`, () => {
         expect(() => localMethods.parseOptions(OptionsReader.of('plugins[3].local-methods', options))).to.throw(message);
@@ -114,7 +130,13 @@ describe('local-methods', () => {
   describe('its surface', () => {
     it('names the five node-local methods, and hides the bootstrap ones unless it is an anchor', async () => {
       const plain = await plugin();
-      expect([...plain.methods!]).to.have.members(['svc_getRecentCommits', 'svc_dropStats', 'svc_nodeHealth', 'svc_getCheckpointChain', 'svc_getJournalTail']);
+      expect([...plain.methods!]).to.have.members([
+        'svc_getRecentCommits',
+        'svc_dropStats',
+        'svc_nodeHealth',
+        'svc_getCheckpointChain',
+        'svc_getJournalTail',
+      ]);
       expect([...plain.hiddenMethods!]).to.have.members(['svc_getCheckpointChain', 'svc_getJournalTail']);
       const anchor = await plugin({ bootstrap_anchor: true });
       expect(anchor.methods!.size).to.equal(5);
@@ -123,13 +145,28 @@ describe('local-methods', () => {
 
     it("passes methods named like Object's own members rather than calling them", async () => {
       const p = await plugin();
-      for (const method of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) expect(await handle(p, method, []), method).to.equal(undefined);
+      for (const method of ['constructor', 'toString', 'hasOwnProperty', '__proto__'])
+        expect(await handle(p, method, []), method).to.equal(undefined);
       expect(asked()).to.deep.equal([]);
     });
   });
 
   describe('svc_getRecentCommits', () => {
-    const page = { commits: [{ index: 7, digest: '0x07', leaderAuthority: 0, leaderRound: 9, leaderDigest: '0x09', timestampMs: 1_700_000_000_000, blocks: 1, transactions: 0, elBlocks: [] }] };
+    const page = {
+      commits: [
+        {
+          index: 7,
+          digest: '0x07',
+          leaderAuthority: 0,
+          leaderRound: 9,
+          leaderDigest: '0x09',
+          timestampMs: 1_700_000_000_000,
+          blocks: 1,
+          transactions: 0,
+          elBlocks: [],
+        },
+      ],
+    };
     beforeEach(() => {
       answers.svc_getRecentCommits = result(page);
     });
@@ -176,7 +213,9 @@ describe('local-methods', () => {
     it("passes the node's own error answer on unchanged", async () => {
       answers.svc_getRecentCommits = failure(-32000, 'commits before 40 are pruned');
       const p = await plugin();
-      expect(await handle(p, 'svc_getRecentCommits', [3, 2])).to.deep.equal({ error: { code: -32000, message: 'commits before 40 are pruned' } });
+      expect(await handle(p, 'svc_getRecentCommits', [3, 2])).to.deep.equal({
+        error: { code: -32000, message: 'commits before 40 are pruned' },
+      });
     });
 
     it('shares the newest page, per clamped limit, among callers within newest_page_cache_ms', async () => {
@@ -228,11 +267,30 @@ describe('local-methods', () => {
 
   describe('svc_dropStats', () => {
     const driver = {
-      forced_txs_total: 10, forced_txs_dropped_total: 2, blocks_with_drops_total: 1,
-      skip_all_dropped_total: 0, finalizer_rejected_skips_total: 3, idle_heartbeat_blocks_total: 4,
+      forced_txs_total: 10,
+      forced_txs_dropped_total: 2,
+      blocks_with_drops_total: 1,
+      skip_all_dropped_total: 0,
+      finalizer_rejected_skips_total: 3,
+      idle_heartbeat_blocks_total: 4,
     };
-    const el = { fee_cap_too_low: 1, gas_overflow: 0, insufficient_funds: 5, nonce_too_high: 1, nonce_too_low: 0, other: 0, size_overflow: 0, total: 7 };
-    const idleIngress = { txs_sequenced_total: 0, own_blocks_gc_total: 0, txs_gc_dropped_total: 0, status_lost_total: 0, status_watchers: 0 };
+    const el = {
+      fee_cap_too_low: 1,
+      gas_overflow: 0,
+      insufficient_funds: 5,
+      nonce_too_high: 1,
+      nonce_too_low: 0,
+      other: 0,
+      size_overflow: 0,
+      total: 7,
+    };
+    const idleIngress = {
+      txs_sequenced_total: 0,
+      own_blocks_gc_total: 0,
+      txs_gc_dropped_total: 0,
+      status_lost_total: 0,
+      status_watchers: 0,
+    };
 
     it("asks the node with [] and answers its driver and el groups with this process's ingress group, in spec order", async () => {
       answers.svc_dropStats = result({ driver, el });
@@ -241,7 +299,16 @@ describe('local-methods', () => {
       expect(answer).to.deep.equal({ result: { driver, ingress: idleIngress, el } });
       expect(Object.keys(answer.result)).to.deep.equal(['driver', 'ingress', 'el']);
       expect(Object.keys(answer.result.driver!)).to.deep.equal(Object.keys(driver));
-      expect(Object.keys(answer.result.el!)).to.deep.equal(['fee_cap_too_low', 'gas_overflow', 'insufficient_funds', 'nonce_too_high', 'nonce_too_low', 'other', 'size_overflow', 'total']);
+      expect(Object.keys(answer.result.el!)).to.deep.equal([
+        'fee_cap_too_low',
+        'gas_overflow',
+        'insufficient_funds',
+        'nonce_too_high',
+        'nonce_too_low',
+        'other',
+        'size_overflow',
+        'total',
+      ]);
       expect(asked()).to.deep.equal([{ method: 'svc_dropStats', params: [] }]);
     });
 
@@ -250,14 +317,22 @@ describe('local-methods', () => {
       const p = await plugin();
       metrics.sequenced();
       metrics.sequenced();
-      expect(await handle(p, 'svc_dropStats')).to.deep.equal({ result: { driver, ingress: { ...idleIngress, txs_sequenced_total: 2 }, el } });
+      expect(await handle(p, 'svc_dropStats')).to.deep.equal({
+        result: { driver, ingress: { ...idleIngress, txs_sequenced_total: 2 }, el },
+      });
       metrics.sequenced();
       expect(await handle(p, 'svc_dropStats')).to.have.nested.property('result.ingress.txs_sequenced_total', 3);
     });
 
     it('reports every spec counter as an integer: missing or non-integer ones as 0, unknown ones left out', async () => {
       answers.svc_dropStats = result({
-        driver: { forced_txs_total: 10, forced_txs_dropped_total: '2', blocks_with_drops_total: 1.5, skip_all_dropped_total: null, not_a_counter: 9 },
+        driver: {
+          forced_txs_total: 10,
+          forced_txs_dropped_total: '2',
+          blocks_with_drops_total: 1.5,
+          skip_all_dropped_total: null,
+          not_a_counter: 9,
+        },
         el: { total: 7, nonce_too_high: 3, gas_overflow: 2 ** 53 },
         ingress: { txs_sequenced_total: 99, status_watchers: 4 },
         extra: { anything: 1 },
@@ -265,9 +340,25 @@ describe('local-methods', () => {
       const p = await plugin();
       expect(await handle(p, 'svc_dropStats')).to.deep.equal({
         result: {
-          driver: { forced_txs_total: 10, forced_txs_dropped_total: 0, blocks_with_drops_total: 0, skip_all_dropped_total: 0, finalizer_rejected_skips_total: 0, idle_heartbeat_blocks_total: 0 },
+          driver: {
+            forced_txs_total: 10,
+            forced_txs_dropped_total: 0,
+            blocks_with_drops_total: 0,
+            skip_all_dropped_total: 0,
+            finalizer_rejected_skips_total: 0,
+            idle_heartbeat_blocks_total: 0,
+          },
           ingress: idleIngress,
-          el: { fee_cap_too_low: 0, gas_overflow: 0, insufficient_funds: 0, nonce_too_high: 3, nonce_too_low: 0, other: 0, size_overflow: 0, total: 7 },
+          el: {
+            fee_cap_too_low: 0,
+            gas_overflow: 0,
+            insufficient_funds: 0,
+            nonce_too_high: 3,
+            nonce_too_low: 0,
+            other: 0,
+            size_overflow: 0,
+            total: 7,
+          },
         },
       });
     });
@@ -299,7 +390,10 @@ describe('local-methods', () => {
       answers.svc_nodeHealth = result(gauges);
     });
 
-    for (const [label, operator] of [['without the operator fact', undefined], ['with the operator fact false', false]] as const) {
+    for (const [label, operator] of [
+      ['without the operator fact', undefined],
+      ['with the operator fact false', false],
+    ] as const) {
       it(`answers ${label} with the very error of an unknown method, asking the node nothing`, async () => {
         const p = await plugin({ data_dir: tmpdir() });
         const answer = (await handle(p, 'svc_nodeHealth', [], operator)) as { error: unknown };
@@ -324,7 +418,9 @@ describe('local-methods', () => {
       const disk = answer.result.dataDirDisk;
       expect(answer.result).to.deep.include(gauges);
       expect(Object.keys(disk)).to.deep.equal(['totalBytes', 'freeBytes', 'usedBytes']);
-      expect(disk.totalBytes).to.equal(fs.blocks * fs.bsize).and.be.above(0);
+      expect(disk.totalBytes)
+        .to.equal(fs.blocks * fs.bsize)
+        .and.be.above(0);
       // Free and used space move with other writers: as this test measures them, give or take 64 MiB.
       const slack = 64 * 1024 * 1024;
       expect(disk.freeBytes).to.be.closeTo(fs.bavail * fs.bsize, slack);

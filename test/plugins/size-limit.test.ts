@@ -10,7 +10,9 @@ describe('size-limit', () => {
   it('refuses a 128 KiB + 1 byte raw transaction with -32602 "oversized transaction", stating the limit', async () => {
     const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', [`0x02${'ab'.repeat(128 * 1024)}`], 5);
     expect(reply.status).to.equal(200);
-    expect(reply.text).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"oversized transaction","data":{"max_bytes":131072}}}');
+    expect(reply.text).to.equal(
+      '{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"oversized transaction","data":{"max_bytes":131072}}}',
+    );
     expect(suite.tap.bodies).to.deep.equal([]);
   });
 
@@ -25,9 +27,7 @@ describe('size-limit', () => {
   });
 
   it('honours a smaller configured transaction limit', async () => {
-    const small = await startTestIngress(
-      testConfig(suite.tap.url, '\n  - size-limit:\n      max_raw_transaction_bytes: 100\n  - gate'),
-    );
+    const small = await startTestIngress(testConfig(suite.tap.url, '\n  - size-limit:\n      max_raw_transaction_bytes: 100\n  - gate'));
     try {
       const reply = await rpc(small.url, 'eth_sendRawTransaction', [`0x${'00'.repeat(101)}`]);
       expect(JSON.parse(reply.text).error).to.deep.equal({ code: -32602, message: 'oversized transaction', data: { max_bytes: 100 } });
@@ -44,7 +44,15 @@ describe('size-limit', () => {
 
   describe('rpc_gas_cap (50,000,000 by default)', () => {
     const capped = (id: number) =>
-      JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: "invalid params: gas 115792089237316195423570985008687907853269984665640564039457584007913129639935 is above this endpoint's cap of 50000000 for a call" } });
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: -32602,
+          message:
+            "invalid params: gas 115792089237316195423570985008687907853269984665640564039457584007913129639935 is above this endpoint's cap of 50000000 for a call",
+        },
+      });
     const huge = `0x${'f'.repeat(64)}`;
 
     for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList']) {
@@ -63,7 +71,12 @@ describe('size-limit', () => {
     });
 
     it('reads the gas key in any case, as geth does', async () => {
-      const reply = await rpc(suite.ingress.url, 'eth_call', [{ to: '0x000000000000000000000000000000000000dEaD', GAS: huge }, 'latest'], 3);
+      const reply = await rpc(
+        suite.ingress.url,
+        'eth_call',
+        [{ to: '0x000000000000000000000000000000000000dEaD', GAS: huge }, 'latest'],
+        3,
+      );
       expect(reply.text).to.equal(capped(3));
       expect(suite.tap.bodies).to.deep.equal([]);
     });

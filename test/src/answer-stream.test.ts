@@ -29,20 +29,28 @@ function pour(res: ServerResponse, total: number, finish: () => void = () => res
 }
 
 /** A client call whose body is read only when asked (unread, it stops undici reading the socket). */
-const call = (url: string, signal?: AbortSignal) => request(url, { method: 'POST', headers: JSON_TYPE, body: '{}', ...(signal ? { signal } : {}) });
+const call = (url: string, signal?: AbortSignal) =>
+  request(url, { method: 'POST', headers: JSON_TYPE, body: '{}', ...(signal ? { signal } : {}) });
 
 /** The response's headers without those Node adds to every response. */
 const ownHeaders = (headers: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name)));
 
 const listen = (server: Server) =>
-  new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 
 /** Reads a body to its end: undefined, or the error that cut it. */
 const failureOf = (body: AsyncIterable<Buffer>) =>
-  (async () => { for await (const _ of body); })().then(() => undefined, (err: Error) => err);
+  (async () => {
+    for await (const _ of body);
+  })().then(
+    () => undefined,
+    (err: Error) => err,
+  );
 
-describe('answer-stream: an upstream answer written into the client\'s response', () => {
+describe("answer-stream: an upstream answer written into the client's response", () => {
   /** How the EL answers the next request. */
   let answerWith: (res: ServerResponse) => void;
   let elRequests = 0;
@@ -68,12 +76,16 @@ describe('answer-stream: an upstream answer written into the client\'s response'
     front = createServer((req, res) => {
       req.resume();
       const { stallMs, cancelOnClose = true, destroyFirst = false, cutOnError = true } = mode;
-      const stream = new AnswerStream(res, (err, declaredBytes) => {
-        report?.({ err, declaredBytes, headersSent: res.headersSent });
-        if (err === undefined) return;
-        if (res.headersSent || res.destroyed) return void (cutOnError && res.destroy());
-        res.writeHead(502, { 'content-type': 'text/plain', 'content-length': 7 }).end('refused');
-      }, stallMs);
+      const stream = new AnswerStream(
+        res,
+        (err, declaredBytes) => {
+          report?.({ err, declaredBytes, headersSent: res.headersSent });
+          if (err === undefined) return;
+          if (res.headersSent || res.destroyed) return void (cutOnError && res.destroy());
+          res.writeHead(502, { 'content-type': 'text/plain', 'content-length': 7 }).end('refused');
+        },
+        stallMs,
+      );
       res.on('close', () => {
         probe.emit('closed');
         if (cancelOnClose && !res.writableFinished) stream.cancel();
@@ -93,7 +105,10 @@ describe('answer-stream: an upstream answer written into the client\'s response'
         onResponseEnd: () => stream.onResponseEnd(),
         onResponseError: (controller, err) => stream.onResponseError(controller, err),
       };
-      pool.dispatch({ path: '/', method: 'POST', headers: JSON_TYPE, body: '{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{}]}' }, watched);
+      pool.dispatch(
+        { path: '/', method: 'POST', headers: JSON_TYPE, body: '{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{}]}' },
+        watched,
+      );
     });
     // One connection: an upstream request left unreleased would block every later test.
     pool = new Pool(await listen(el), { connections: 1 });
@@ -113,13 +128,35 @@ describe('answer-stream: an upstream answer written into the client\'s response'
     const ANSWER = '{"jsonrpc":"2.0","id":1,"result":["0x1","0x2"]}';
 
     const passed: ReadonlyArray<readonly [string, (res: ServerResponse) => void, Record<string, string>, number]> = [
-      ['with its Content-Length, as plain application/json, none of the EL\'s other headers, declaring its length', (res) =>
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': ANSWER.length, server: 'el/1.0', 'x-el': 'y' }).end(ANSWER),
-      { 'content-type': 'application/json', 'content-length': String(ANSWER.length) }, ANSWER.length],
-      ['chunked as chunked, declaring 0 bytes', (res) => void res.writeHead(200, JSON_TYPE).write(ANSWER.slice(0, 10), () => res.end(ANSWER.slice(10))),
-        { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, 0],
-      ['after an interim 103, which it skips', (res) => res.writeEarlyHints({ link: '</x>; rel=preload' }, () => res.writeHead(200, { ...JSON_TYPE, 'content-length': ANSWER.length }).end(ANSWER)),
-        { 'content-type': 'application/json', 'content-length': String(ANSWER.length) }, ANSWER.length],
+      [
+        "with its Content-Length, as plain application/json, none of the EL's other headers, declaring its length",
+        (res) =>
+          res
+            .writeHead(200, {
+              'content-type': 'application/json; charset=utf-8',
+              'content-length': ANSWER.length,
+              server: 'el/1.0',
+              'x-el': 'y',
+            })
+            .end(ANSWER),
+        { 'content-type': 'application/json', 'content-length': String(ANSWER.length) },
+        ANSWER.length,
+      ],
+      [
+        'chunked as chunked, declaring 0 bytes',
+        (res) => void res.writeHead(200, JSON_TYPE).write(ANSWER.slice(0, 10), () => res.end(ANSWER.slice(10))),
+        { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        0,
+      ],
+      [
+        'after an interim 103, which it skips',
+        (res) =>
+          res.writeEarlyHints({ link: '</x>; rel=preload' }, () =>
+            res.writeHead(200, { ...JSON_TYPE, 'content-length': ANSWER.length }).end(ANSWER),
+          ),
+        { 'content-type': 'application/json', 'content-length': String(ANSWER.length) },
+        ANSWER.length,
+      ],
     ];
     for (const [label, answer, headers, declaredBytes] of passed) {
       it(`passes a 200 JSON answer on ${label}`, async () => {
@@ -207,18 +244,20 @@ describe('answer-stream: an upstream answer written into the client\'s response'
     }
 
     for (const cancelOnClose of [true, false]) {
-      const how = cancelOnClose ? 'cancel() aborts the upstream request' : 'not cancelled, the next chunk finds the response closed and aborts';
+      const how = cancelOnClose
+        ? 'cancel() aborts the upstream request'
+        : 'not cancelled, the next chunk finds the response closed and aborts';
       it(`mid-answer: ${how}, freeing its connection`, async () => {
         mode = { cancelOnClose };
         answerWith = holdAfterHead;
         const outcome = nextOutcome();
         const closed = once(probe, 'closed');
         await leaveAfterHead();
-        await within(5_000, 'the client\'s response closed', closed);
+        await within(5_000, "the client's response closed", closed);
         if (!held!.destroyed) held!.write('"0x1",');
         const { err, declaredBytes } = await outcome;
         expect([err?.code, declaredBytes]).to.deep.equal(['UND_ERR_ABORTED', 0]);
-        expect(await within(5_000, 'the EL\'s answer cut', elCut)).to.equal(true);
+        expect(await within(5_000, "the EL's answer cut", elCut)).to.equal(true);
         await poolIsFree();
       });
     }
@@ -227,7 +266,10 @@ describe('answer-stream: an upstream answer written into the client\'s response'
       mode = { destroyFirst: true };
       const before = elRequests;
       const outcome = nextOutcome();
-      const failed = call(url).then(() => undefined, (err: Error) => err);
+      const failed = call(url).then(
+        () => undefined,
+        (err: Error) => err,
+      );
       expect((await outcome).err?.code).to.equal('UND_ERR_ABORTED');
       expect(await failed).to.be.instanceOf(Error);
       mode = {};
@@ -242,13 +284,13 @@ describe('answer-stream: an upstream answer written into the client\'s response'
       const paused = once(probe, 'paused');
       const outcome = nextOutcome();
       const reply = await call(url);
-      await within(10_000, 'the client\'s response waiting for a drain', paused);
+      await within(10_000, "the client's response waiting for a drain", paused);
       const pausedAt = performance.now();
       const { err, declaredBytes, headersSent } = await outcome;
       expect(performance.now() - pausedAt).to.be.within(STALL_MS - 2, STALL_MS + 3_000);
       expect([err?.code, declaredBytes, headersSent]).to.deep.equal(['UND_ERR_ABORTED', 0, true]);
-      expect(await within(5_000, 'the EL\'s answer cut', elCut)).to.equal(true);
-      expect(await within(10_000, 'the client\'s body cut', failureOf(reply.body))).to.be.instanceOf(Error);
+      expect(await within(5_000, "the EL's answer cut", elCut)).to.equal(true);
+      expect(await within(10_000, "the client's body cut", failureOf(reply.body))).to.be.instanceOf(Error);
       await poolIsFree();
     });
   });
@@ -273,7 +315,7 @@ describe('answer-stream: an upstream answer written into the client\'s response'
     const paused = once(probe, 'paused');
     const outcome = nextOutcome();
     const reply = await call(url);
-    await within(10_000, 'the client\'s response waiting for a drain', paused);
+    await within(10_000, "the client's response waiting for a drain", paused);
     const bytes = Buffer.from(await within(20_000, 'the whole answer', reply.body.arrayBuffer()));
     expect([bytes.length, bytes.subarray(-3).toString()]).to.deep.equal([SIZE + 2, 'a{}']);
     expect(await outcome).to.deep.equal({ err: undefined, declaredBytes: SIZE + 2, headersSent: true });

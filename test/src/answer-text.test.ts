@@ -46,26 +46,30 @@ describe('answer-text: one small upstream answer read whole', () => {
 
   /** Dispatches one POST through the pool into an AnswerText; resolves with its first settlement. */
   function read(limitBytes = LIMIT, highestStatus: 200 | 429 = 200): Promise<Settled> {
-    return within(5_000, 'AnswerText settled', new Promise<Settled>((resolve) => {
-      let settled: Settled | undefined;
-      const handler = new AnswerText(limitBytes, highestStatus, (err, text) => {
-        if (settled !== undefined) return void settled.calls++;
-        settled = { err, text, calls: 1 };
-        resolve(settled);
-      });
-      // Passed through as is; only tells the upstream when a chunk has been taken.
-      const watched: Dispatcher.DispatchHandler = {
-        onRequestStart: () => handler.onRequestStart(),
-        onResponseStart: (controller, status) => handler.onResponseStart(controller, status),
-        onResponseData: (controller, chunk) => {
-          handler.onResponseData(controller, chunk);
-          chunkWaiter?.();
-        },
-        onResponseEnd: () => handler.onResponseEnd(),
-        onResponseError: (controller, err) => handler.onResponseError(controller, err),
-      };
-      pool.dispatch({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }, watched);
-    }));
+    return within(
+      5_000,
+      'AnswerText settled',
+      new Promise<Settled>((resolve) => {
+        let settled: Settled | undefined;
+        const handler = new AnswerText(limitBytes, highestStatus, (err, text) => {
+          if (settled !== undefined) return void settled.calls++;
+          settled = { err, text, calls: 1 };
+          resolve(settled);
+        });
+        // Passed through as is; only tells the upstream when a chunk has been taken.
+        const watched: Dispatcher.DispatchHandler = {
+          onRequestStart: () => handler.onRequestStart(),
+          onResponseStart: (controller, status) => handler.onResponseStart(controller, status),
+          onResponseData: (controller, chunk) => {
+            handler.onResponseData(controller, chunk);
+            chunkWaiter?.();
+          },
+          onResponseEnd: () => handler.onResponseEnd(),
+          onResponseError: (controller, err) => handler.onResponseError(controller, err),
+        };
+        pool.dispatch({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }, watched);
+      }),
+    );
   }
   const json = (status: number, body: string) => (res: ServerResponse) =>
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);

@@ -56,10 +56,7 @@ describe('chain', () => {
 
   it('runs plugins in list order and stops at the first answer', async () => {
     const events: string[] = [];
-    const chain = await Chain.create(
-      [recorder('a', events), recorder('b', events, { answers: 'm' }), recorder('c', events)],
-      env,
-    );
+    const chain = await Chain.create([recorder('a', events), recorder('b', events, { answers: 'm' }), recorder('c', events)], env);
     expect(chain.run(ctx('m'))).to.deep.equal({ result: 'b' });
     expect(events).to.deep.equal(['create a', 'create b', 'create c', 'a m', 'b m']);
   });
@@ -84,7 +81,11 @@ describe('chain', () => {
   it('calls a plugin that names its methods for those methods only, in list order', async () => {
     const events: string[] = [];
     const chain = await Chain.create(
-      [recorder('a', events), recorder('b', events, { methods: ['m', 'n'] }), recorder('c', events, { answers: 'm', async: true, methods: ['m'] })],
+      [
+        recorder('a', events),
+        recorder('b', events, { methods: ['m', 'n'] }),
+        recorder('c', events, { answers: 'm', async: true, methods: ['m'] }),
+      ],
       env,
     );
     expect(chain.run(ctx('x'))).to.equal(undefined);
@@ -112,7 +113,7 @@ describe('chain', () => {
     expect(events).to.deep.equal(['create a', 'close a']);
   });
 
-  it('counts an error answer as its plugin\'s refusal, but not one given to a client who has left', async () => {
+  it("counts an error answer as its plugin's refusal, but not one given to a client who has left", async () => {
     const refusing: ChainEntry = {
       module: {
         name: 'refusing',

@@ -28,7 +28,9 @@ describe('svc-ingress command', () => {
   });
 
   it('refuses an invalid file at start, naming the YAML path, and exits 2', async () => {
-    const path = writeConfig('listen: 127.0.0.1:0\nupstreams:\n  execution: http://127.0.0.1:1\nplugins:\n  - size-limit:\n      max_body_bytes: nope\n');
+    const path = writeConfig(
+      'listen: 127.0.0.1:0\nupstreams:\n  execution: http://127.0.0.1:1\nplugins:\n  - size-limit:\n      max_body_bytes: nope\n',
+    );
     const { code, stderr } = await outputOf(['--config', path]);
     expect(code).to.equal(2);
     expect(stderr).to.equal('svc-ingress: invalid configuration: plugins[0].size-limit.max_body_bytes: must be a positive integer\n');
@@ -70,10 +72,7 @@ describe('svc-ingress command', () => {
 
     it('reloads the file on SIGHUP', async () => {
       expect(JSON.parse((await rpc(ingress.url, 'anvil_nodeInfo')).text).error.code).to.equal(-32601);
-      writeFileSync(
-        ingress.configPath,
-        testConfig(anvil.current.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'),
-      );
+      writeFileSync(ingress.configPath, testConfig(anvil.current.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'));
       ingress.child.kill('SIGHUP');
       await ingress.waitForLog('configuration reloaded');
       expect(JSON.parse((await rpc(ingress.url, 'anvil_nodeInfo')).text)).to.have.property('result');

@@ -8,7 +8,13 @@ const GOOD = 'https://good.example';
 const OTHER = 'https://other.example';
 
 /** What CORS may add to an answer; anything else the test server writes is Node's own. */
-const CORS_HEADERS = ['vary', 'access-control-allow-origin', 'access-control-allow-methods', 'access-control-allow-headers', 'access-control-max-age'];
+const CORS_HEADERS = [
+  'vary',
+  'access-control-allow-origin',
+  'access-control-allow-methods',
+  'access-control-allow-headers',
+  'access-control-max-age',
+];
 
 interface Reply {
   readonly status: number;
@@ -72,7 +78,10 @@ describe('cors: allow-origin on answers, preflights answered here', () => {
     });
 
     it('with "*", allows any origin and adds no Vary (the answer does not depend on it)', async () => {
-      expect((await send(urls.any, 'POST', { origin: 'null' })).headers).to.deep.equal({ 'access-control-allow-origin': '*', 'content-length': '2' });
+      expect((await send(urls.any, 'POST', { origin: 'null' })).headers).to.deep.equal({
+        'access-control-allow-origin': '*',
+        'content-length': '2',
+      });
     });
 
     it('with "*" among origins, does the same', async () => {
@@ -93,7 +102,14 @@ describe('cors: allow-origin on answers, preflights answered here', () => {
     });
 
     it('with a list, allows no origin but an exact match (scheme, case, port, trailing slash), still with Vary', async () => {
-      for (const origin of ['http://good.example', 'https://GOOD.example', 'https://good.example:443', `${GOOD}/`, 'https://sub.good.example', 'null']) {
+      for (const origin of [
+        'http://good.example',
+        'https://GOOD.example',
+        'https://good.example:443',
+        `${GOOD}/`,
+        'https://sub.good.example',
+        'null',
+      ]) {
         expect((await send(urls.listed, 'POST', { origin })).headers, origin).to.deep.equal({ vary: 'Origin', 'content-length': '2' });
       }
     });
@@ -125,7 +141,15 @@ describe('cors: allow-origin on answers, preflights answered here', () => {
     });
 
     it('offers the same instead of echoing a requested list that is not plain header names', async () => {
-      for (const requested of ['content-type;evil', 'x_underscore', 'a b', 'content-type,', ',content-type', 'content-type,,x', '<script>']) {
+      for (const requested of [
+        'content-type;evil',
+        'x_underscore',
+        'a b',
+        'content-type,',
+        ',content-type',
+        'content-type,,x',
+        '<script>',
+      ]) {
         const reply = await send(urls.any, 'OPTIONS', preflightFrom(GOOD, requested));
         expect(reply.headers['access-control-allow-headers'], requested).to.equal('Content-Type, Authorization');
       }

@@ -29,7 +29,7 @@ function both(): { ours: Registry; theirs: Registry } {
 }
 
 describe('duration histogram', () => {
-  it('exposes the same Prometheus text as prom-client\'s Histogram for the same observations', async () => {
+  it("exposes the same Prometheus text as prom-client's Histogram for the same observations", async () => {
     const { ours, theirs } = both();
     const text = await ours.metrics();
     expect(text).to.equal(await theirs.metrics());
@@ -38,7 +38,7 @@ describe('duration histogram', () => {
     expect(text).to.include(`${NAME}_count{method="eth_chainId"} 4\n`);
   });
 
-  it('gives the workers\' aggregation what prom-client\'s Histogram gives it', async () => {
+  it("gives the workers' aggregation what prom-client's Histogram gives it", async () => {
     const { ours, theirs } = both();
     const [a, b] = [await ours.getMetricsAsJSON(), await theirs.getMetricsAsJSON()];
     const summed = AggregatorRegistry.aggregate([a, a]);

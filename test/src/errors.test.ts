@@ -27,10 +27,29 @@ describe('errors: the wire error catalogue', () => {
 
   it('names every condition it answers, and no other', () => {
     expect(Object.keys(errors)).to.deep.equal([
-      'parseError', 'invalidRequest', 'notificationRefused', 'batchRefused', 'methodNotFound', 'signingRefused',
-      'subscriptionsRefused', 'notSupportedByIngress', 'invalidParams', 'oversizedTransaction', 'upstreamUnavailable',
-      'upstreamInvalid', 'nodeUnavailable', 'submissionUnavailable', 'alreadyKnown', 'rejected', 'rejectedByExecutionLayer',
-      'rateLimited', 'tooManyInFlight', 'syncTimeout', 'syncNonceGap', 'followerRefusesSubmissions', 'validationUnavailable',
+      'parseError',
+      'invalidRequest',
+      'notificationRefused',
+      'batchRefused',
+      'methodNotFound',
+      'signingRefused',
+      'subscriptionsRefused',
+      'notSupportedByIngress',
+      'invalidParams',
+      'oversizedTransaction',
+      'upstreamUnavailable',
+      'upstreamInvalid',
+      'nodeUnavailable',
+      'submissionUnavailable',
+      'alreadyKnown',
+      'rejected',
+      'rejectedByExecutionLayer',
+      'rateLimited',
+      'tooManyInFlight',
+      'syncTimeout',
+      'syncNonceGap',
+      'followerRefusesSubmissions',
+      'validationUnavailable',
       'internal',
     ]);
   });
@@ -38,42 +57,111 @@ describe('errors: the wire error catalogue', () => {
   // Each entry: the factory called as its callers call it, and the exact object it returns.
   const CATALOGUE: ReadonlyArray<readonly [string, () => RpcError, object]> = [
     ['parseError', () => errors.parseError(), { code: -32700, message: 'parse error: the body is not valid JSON' }],
-    ['invalidRequest', () => errors.invalidRequest('"jsonrpc" must be "2.0"'), { code: -32600, message: 'invalid request: "jsonrpc" must be "2.0"' }],
-    ['notificationRefused', () => errors.notificationRefused(),
-      { code: -32600, message: 'invalid request: notifications (requests without an id) are not supported; add an id' }],
-    ['batchRefused', () => errors.batchRefused(), { code: -32600,
-      message: 'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)' }],
+    [
+      'invalidRequest',
+      () => errors.invalidRequest('"jsonrpc" must be "2.0"'),
+      { code: -32600, message: 'invalid request: "jsonrpc" must be "2.0"' },
+    ],
+    [
+      'notificationRefused',
+      () => errors.notificationRefused(),
+      { code: -32600, message: 'invalid request: notifications (requests without an id) are not supported; add an id' },
+    ],
+    [
+      'batchRefused',
+      () => errors.batchRefused(),
+      {
+        code: -32600,
+        message:
+          'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)',
+      },
+    ],
     ['methodNotFound', () => errors.methodNotFound(), { code: -32601, message: 'the method does not exist/is not available' }],
-    ['signingRefused', () => errors.signingRefused(), { code: -32601,
-      message: 'the method is not supported: this endpoint holds no keys; sign in the client and use eth_sendRawTransaction' }],
-    ['subscriptionsRefused', () => errors.subscriptionsRefused(),
-      { code: -32601, message: `subscriptions are not supported: this endpoint is HTTP-only; ${POLL}` }],
-    ['notSupportedByIngress', () => errors.notSupportedByIngress('svc_validateTransaction'),
-      { code: -32601, message: 'the method svc_validateTransaction is not supported by the ingress' }],
+    [
+      'signingRefused',
+      () => errors.signingRefused(),
+      {
+        code: -32601,
+        message: 'the method is not supported: this endpoint holds no keys; sign in the client and use eth_sendRawTransaction',
+      },
+    ],
+    [
+      'subscriptionsRefused',
+      () => errors.subscriptionsRefused(),
+      { code: -32601, message: `subscriptions are not supported: this endpoint is HTTP-only; ${POLL}` },
+    ],
+    [
+      'notSupportedByIngress',
+      () => errors.notSupportedByIngress('svc_validateTransaction'),
+      { code: -32601, message: 'the method svc_validateTransaction is not supported by the ingress' },
+    ],
     ['invalidParams', () => errors.invalidParams('expected 1 argument'), { code: -32602, message: 'invalid params: expected 1 argument' }],
-    ['oversizedTransaction', () => errors.oversizedTransaction(131_072), { code: -32602, message: 'oversized transaction', data: { max_bytes: 131_072 } }],
+    [
+      'oversizedTransaction',
+      () => errors.oversizedTransaction(131_072),
+      { code: -32602, message: 'oversized transaction', data: { max_bytes: 131_072 } },
+    ],
     ['upstreamUnavailable', () => errors.upstreamUnavailable(), INTERNAL('upstream unavailable: the execution layer did not answer')],
     ['upstreamInvalid', () => errors.upstreamInvalid(), INTERNAL('upstream error: the execution layer answered an invalid response')],
     ['nodeUnavailable', () => errors.nodeUnavailable(), INTERNAL('node unavailable: the consensus node did not answer')],
-    ['submissionUnavailable', () => errors.submissionUnavailable(),
-      INTERNAL('submission unavailable: the transaction was not forwarded; retry later')],
+    [
+      'submissionUnavailable',
+      () => errors.submissionUnavailable(),
+      INTERNAL('submission unavailable: the transaction was not forwarded; retry later'),
+    ],
     ['alreadyKnown', () => errors.alreadyKnown(), { code: -32000, message: 'already known' }],
-    ['rejected', () => errors.rejected('nonce-gap', 'nonce 70 is 66 ahead of the sender\'s next (at most 64)'),
-      { code: -32000, message: 'rejected: nonce 70 is 66 ahead of the sender\'s next (at most 64)', data: { reason: 'nonce-gap' } }],
-    ['rejectedByExecutionLayer', () => errors.rejectedByExecutionLayer('nonce too low'),
-      { code: -32000, message: 'rejected by the execution layer: nonce too low', data: { reason: 'el-rejected' } }],
-    ['rateLimited', () => errors.rateLimited('source', 1_500), { code: -32005,
-      message: 'rate limited: too many requests from this source; retry later', data: { retry_after_ms: 1_500 }, httpStatus: 429, retryAfterMs: 1_500 }],
-    ['tooManyInFlight', () => errors.tooManyInFlight(), { code: -32005,
-      message: 'rate limited: too many requests in flight from this source; retry later', data: { retry_after_ms: 1_000 }, httpStatus: 429, retryAfterMs: 1_000 }],
-    ['syncTimeout', () => errors.syncTimeout(HASH), { code: 4,
-      message: 'the transaction was ordered but not included within the timeout; wait for its receipt', data: HASH }],
-    ['syncNonceGap', () => errors.syncNonceGap(255n),
-      { code: 6, message: 'nonce gap: the transaction was not accepted; the sender\'s next nonce is 255', data: '0xff' }],
-    ['followerRefusesSubmissions', () => errors.followerRefusesSubmissions(),
-      { code: -32000, message: 'submissions are not accepted by this node (a follower): send them to the public endpoint' }],
-    ['validationUnavailable', () => errors.validationUnavailable(),
-      INTERNAL('validation unavailable: the ingress could not reach its execution layer')],
+    [
+      'rejected',
+      () => errors.rejected('nonce-gap', "nonce 70 is 66 ahead of the sender's next (at most 64)"),
+      { code: -32000, message: "rejected: nonce 70 is 66 ahead of the sender's next (at most 64)", data: { reason: 'nonce-gap' } },
+    ],
+    [
+      'rejectedByExecutionLayer',
+      () => errors.rejectedByExecutionLayer('nonce too low'),
+      { code: -32000, message: 'rejected by the execution layer: nonce too low', data: { reason: 'el-rejected' } },
+    ],
+    [
+      'rateLimited',
+      () => errors.rateLimited('source', 1_500),
+      {
+        code: -32005,
+        message: 'rate limited: too many requests from this source; retry later',
+        data: { retry_after_ms: 1_500 },
+        httpStatus: 429,
+        retryAfterMs: 1_500,
+      },
+    ],
+    [
+      'tooManyInFlight',
+      () => errors.tooManyInFlight(),
+      {
+        code: -32005,
+        message: 'rate limited: too many requests in flight from this source; retry later',
+        data: { retry_after_ms: 1_000 },
+        httpStatus: 429,
+        retryAfterMs: 1_000,
+      },
+    ],
+    [
+      'syncTimeout',
+      () => errors.syncTimeout(HASH),
+      { code: 4, message: 'the transaction was ordered but not included within the timeout; wait for its receipt', data: HASH },
+    ],
+    [
+      'syncNonceGap',
+      () => errors.syncNonceGap(255n),
+      { code: 6, message: "nonce gap: the transaction was not accepted; the sender's next nonce is 255", data: '0xff' },
+    ],
+    [
+      'followerRefusesSubmissions',
+      () => errors.followerRefusesSubmissions(),
+      { code: -32000, message: 'submissions are not accepted by this node (a follower): send them to the public endpoint' },
+    ],
+    [
+      'validationUnavailable',
+      () => errors.validationUnavailable(),
+      INTERNAL('validation unavailable: the ingress could not reach its execution layer'),
+    ],
     ['internal', () => errors.internal(), INTERNAL('internal error')],
   ];
 
@@ -104,7 +192,10 @@ describe('errors: the wire error catalogue', () => {
         message: 'rejected: VERIFY frame 0 reverted (cached verdict)',
         data: { reason: 'verify-reverted', frame: 0, cause: 'revert', cached: true },
       });
-      expect(errors.rejected('verify-reverted', 'VERIFY frame 0 reverted', false, { frame: 0 }).data).to.deep.equal({ reason: 'verify-reverted', frame: 0 });
+      expect(errors.rejected('verify-reverted', 'VERIFY frame 0 reverted', false, { frame: 0 }).data).to.deep.equal({
+        reason: 'verify-reverted',
+        frame: 0,
+      });
     });
 
     it('keeps the reason first on the wire and never lets an extra member replace it', () => {
@@ -131,7 +222,10 @@ describe('errors: the wire error catalogue', () => {
     });
 
     it('states an expected nonce of 0 as 0x0', () => {
-      expect(errors.syncNonceGap(0n)).to.deep.include({ message: 'nonce gap: the transaction was not accepted; the sender\'s next nonce is 0', data: '0x0' });
+      expect(errors.syncNonceGap(0n)).to.deep.include({
+        message: "nonce gap: the transaction was not accepted; the sender's next nonce is 0",
+        data: '0x0',
+      });
     });
 
     it('travels every other condition with HTTP 200 (no httpStatus, no Retry-After)', () => {
@@ -150,7 +244,11 @@ describe('errors: the wire error catalogue', () => {
       const failure = new RpcFailure(rpc, { cause });
       expect(failure).to.be.instanceOf(Error);
       expect(failure.rpc).to.equal(rpc);
-      expect([failure.name, failure.message, failure.cause]).to.deep.equal(['RpcFailure', 'upstream unavailable: the execution layer did not answer', cause]);
+      expect([failure.name, failure.message, failure.cause]).to.deep.equal([
+        'RpcFailure',
+        'upstream unavailable: the execution layer did not answer',
+        cause,
+      ]);
       expect('cause' in new RpcFailure(rpc)).to.equal(false);
     });
   });
@@ -159,12 +257,22 @@ describe('errors: the wire error catalogue', () => {
     it('answers each with its HTTP status, metric reason and text', () => {
       expect(transport).to.deep.equal({
         methodNotAllowed: { status: 405, reason: 'method_not_allowed', message: 'only POST is accepted' },
-        webSocketRefused: { status: 400, reason: 'websocket',
-          message: `WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; ${POLL}` },
-        unsupportedMediaType: { status: 415, reason: 'unsupported_media_type', message: 'the body must be JSON sent as Content-Type: application/json' },
+        webSocketRefused: {
+          status: 400,
+          reason: 'websocket',
+          message: `WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; ${POLL}`,
+        },
+        unsupportedMediaType: {
+          status: 415,
+          reason: 'unsupported_media_type',
+          message: 'the body must be JSON sent as Content-Type: application/json',
+        },
         unsupportedEncoding: { status: 415, reason: 'unsupported_encoding', message: 'compressed request bodies are not supported' },
-        lengthRequired: { status: 411, reason: 'length_required',
-          message: 'send the body with a Content-Length header (chunked request bodies are not accepted)' },
+        lengthRequired: {
+          status: 411,
+          reason: 'length_required',
+          message: 'send the body with a Content-Length header (chunked request bodies are not accepted)',
+        },
         badRequest: { status: 400, reason: 'bad_request', message: 'malformed HTTP request' },
         // Node's default --max-http-header-size; README's 431 row says 16 KiB.
         headersTooLarge: { status: 431, reason: 'headers_too_large', message: 'request headers too large (at most 16384 bytes)' },
@@ -175,7 +283,11 @@ describe('errors: the wire error catalogue', () => {
     });
 
     it('states the configured cap in a 413', () => {
-      expect(bodyTooLarge(1_048_576)).to.deep.equal({ status: 413, reason: 'payload_too_large', message: 'request body too large (at most 1048576 bytes)' });
+      expect(bodyTooLarge(1_048_576)).to.deep.equal({
+        status: 413,
+        reason: 'payload_too_large',
+        message: 'request body too large (at most 1048576 bytes)',
+      });
     });
 
     it('labels each refusal with its own reason (a closed set of metric labels)', () => {
@@ -197,7 +309,9 @@ describe('errors: the wire error catalogue', () => {
 
     it('-32000 for already known, for refusals by validation (cached ones marked), and for nonce-gap and in-flight refusals (7)', () => {
       expect(errors.alreadyKnown()).to.deep.equal({ code: -32000, message: 'already known' });
-      expect(errors.rejectedByExecutionLayer('gas too low', true).message).to.equal('rejected by the execution layer: gas too low (cached verdict)');
+      expect(errors.rejectedByExecutionLayer('gas too low', true).message).to.equal(
+        'rejected by the execution layer: gas too low (cached verdict)',
+      );
       expect(errors.rejected('nonce-gap', 'x').code).to.equal(-32000);
       expect(errors.rejected('in-flight-cap', 'x').code).to.equal(-32000);
     });
@@ -207,8 +321,9 @@ describe('errors: the wire error catalogue', () => {
     });
 
     it('-32601 for unknown methods, signing methods and svc_validateTransaction, whose message says the ingress does not support it (4.5, 5, 7)', () => {
-      expect([errors.methodNotFound(), errors.signingRefused(), errors.notSupportedByIngress('svc_validateTransaction')].map((e) => e.code))
-        .to.deep.equal([-32601, -32601, -32601]);
+      expect(
+        [errors.methodNotFound(), errors.signingRefused(), errors.notSupportedByIngress('svc_validateTransaction')].map((e) => e.code),
+      ).to.deep.equal([-32601, -32601, -32601]);
       expect(errors.notSupportedByIngress('svc_validateTransaction').message).to.include('is not supported by the ingress');
     });
   });

@@ -2,8 +2,13 @@ import { expect } from 'chai';
 import { CLOSED, EXTRA_COST, Facts, ON_CLOSE, OPERATOR, type Fact } from '../../src/facts.js';
 
 describe('facts: what one plugin records for later ones', () => {
-  it('names the core\'s facts distinctly', () => {
-    expect([OPERATOR, EXTRA_COST, ON_CLOSE, CLOSED].map((fact) => fact.name)).to.deep.equal(['operator', 'extra-cost', 'on-close', 'closed']);
+  it("names the core's facts distinctly", () => {
+    expect([OPERATOR, EXTRA_COST, ON_CLOSE, CLOSED].map((fact) => fact.name)).to.deep.equal([
+      'operator',
+      'extra-cost',
+      'on-close',
+      'closed',
+    ]);
   });
 
   it('reads nothing before a fact is set', () => {
@@ -31,7 +36,7 @@ describe('facts: what one plugin records for later ones', () => {
     expect([facts.get(first), facts.get(second)]).to.deep.equal(['a', 'b']);
   });
 
-  it('keeps each request\'s facts apart', () => {
+  it("keeps each request's facts apart", () => {
     const one = new Facts();
     const other = new Facts();
     one.set(OPERATOR, true);

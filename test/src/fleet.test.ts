@@ -57,7 +57,14 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
   };
   const transfer = (key: string, nonce = 0) =>
     new Wallet(key).signTransaction({
-      chainId: 8141, nonce, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+      chainId: 8141,
+      nonce,
+      to: RECIPIENT,
+      value: 1n,
+      gasLimit: 21_000,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 0n,
+      type: 2,
     });
   const submit = async (url: string, raw: string) => JSON.parse((await rpc(url, 'eth_sendRawTransaction', [raw])).text);
 
@@ -68,7 +75,9 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
   });
 
   it('holds one source to one bucket across both instances', async () => {
-    expect([await read(first.url), await read(second.url), await read(first.url), await read(second.url)]).to.deep.equal([200, 200, 200, 200]);
+    expect([await read(first.url), await read(second.url), await read(first.url), await read(second.url)]).to.deep.equal([
+      200, 200, 200, 200,
+    ]);
     expect(await read(second.url)).to.equal(429);
     expect(await read(first.url)).to.equal(429);
   });

@@ -14,11 +14,14 @@ describe('jsonrpc: reading one request', () => {
     const shapes: ReadonlyArray<readonly [string, (levels: number) => string]> = [
       ['arrays', (levels) => '['.repeat(levels) + ']'.repeat(levels)],
       ['objects', (levels) => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`],
-      ['objects and arrays in turn', (levels) => {
-        let text = levels % 2 === 1 ? '{}' : '[]';
-        for (let level = levels - 1; level >= 1; level--) text = level % 2 === 1 ? `{"a":${text}}` : `[${text}]`;
-        return text;
-      }],
+      [
+        'objects and arrays in turn',
+        (levels) => {
+          let text = levels % 2 === 1 ? '{}' : '[]';
+          for (let level = levels - 1; level >= 1; level--) text = level % 2 === 1 ? `{"a":${text}}` : `[${text}]`;
+          return text;
+        },
+      ],
     ];
 
     for (const [label, nested] of shapes) {
@@ -61,10 +64,16 @@ describe('jsonrpc: reading one request', () => {
       ['a 33-character name cut to its first 32', 'abcdefghijklmnopqrstuvwxyz0123456', 'abcdefghijklmnopqrstuvwxyz012345'],
       ['a 10,000-character name cut to its first 32', 'x'.repeat(10_000), 'x'.repeat(32)],
       // Short printable names are shown as sent; past 32 characters the name is JSON-escaped, then cut.
-      ['a 32-character name with quotes and backslashes as sent', String.raw`"quoted" \ back\slash 0123456789`,
-        String.raw`"quoted" \ back\slash 0123456789`],
-      ['a 33-character name with quotes and backslashes escaped, then cut to 32', String.raw`"quoted" \ back\slash 0123456789a`,
-        String.raw`\"quoted\" \\ back\\slash 012345`],
+      [
+        'a 32-character name with quotes and backslashes as sent',
+        String.raw`"quoted" \ back\slash 0123456789`,
+        String.raw`"quoted" \ back\slash 0123456789`,
+      ],
+      [
+        'a 33-character name with quotes and backslashes escaped, then cut to 32',
+        String.raw`"quoted" \ back\slash 0123456789a`,
+        String.raw`\"quoted\" \\ back\\slash 012345`,
+      ],
       ['a short name with a control character escaped', 'a\u0001b', 'a\\u0001b'],
       ['a short name with a newline and a tab escaped', 'x\ny\t', 'x\\ny\\t'],
       ['a short name with a lone surrogate escaped', 'k\ud800', 'k\\ud800'],
@@ -140,10 +149,22 @@ describe('jsonrpc: reading one request', () => {
 
   describe('content types and answers', () => {
     it('takes the JSON-RPC media types with parameters, and nothing that merely contains one', () => {
-      for (const type of ['application/json', 'Application/JSON; charset=utf-8', 'application/json ; charset=utf-8', 'application/json-rpc', 'application/jsonrequest']) {
+      for (const type of [
+        'application/json',
+        'Application/JSON; charset=utf-8',
+        'application/json ; charset=utf-8',
+        'application/json-rpc',
+        'application/jsonrequest',
+      ]) {
         expect(isJsonContentType(type), type).to.equal(true);
       }
-      for (const type of [undefined, 'text/plain; x=application/json', 'application/jsonx', 'application/json-rpcx', 'application/x-json']) {
+      for (const type of [
+        undefined,
+        'text/plain; x=application/json',
+        'application/jsonx',
+        'application/json-rpcx',
+        'application/x-json',
+      ]) {
         expect(isJsonContentType(type), String(type)).to.equal(false);
       }
     });
@@ -151,8 +172,12 @@ describe('jsonrpc: reading one request', () => {
     it('writes results and errors, with data only when there is some', () => {
       expect(formatResponse(1, { result: 5 })).to.equal('{"jsonrpc":"2.0","id":1,"result":5}');
       expect(formatResponse('a', { result: null })).to.equal('{"jsonrpc":"2.0","id":"a","result":null}');
-      expect(formatResponse(null, { error: { code: -32600, message: 'm' } })).to.equal('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"m"}}');
-      expect(formatResponse(2, { error: { code: 3, message: 'r', data: '0x' } })).to.equal('{"jsonrpc":"2.0","id":2,"error":{"code":3,"message":"r","data":"0x"}}');
+      expect(formatResponse(null, { error: { code: -32600, message: 'm' } })).to.equal(
+        '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"m"}}',
+      );
+      expect(formatResponse(2, { error: { code: 3, message: 'r', data: '0x' } })).to.equal(
+        '{"jsonrpc":"2.0","id":2,"error":{"code":3,"message":"r","data":"0x"}}',
+      );
     });
   });
 });

@@ -48,7 +48,13 @@ describe('log: one JSON object per line', () => {
       expect(time).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       expect(Date.parse(time)).to.be.within(before, after);
       expect({ ...entry, time: undefined }).to.deep.equal({
-        time: undefined, level: 'warn', msg: 'upstream slow', method: 'eth_getLogs', elapsed_ms: 2_001, nested: { ok: false }, list: [1, 'x'],
+        time: undefined,
+        level: 'warn',
+        msg: 'upstream slow',
+        method: 'eth_getLogs',
+        elapsed_ms: 2_001,
+        nested: { ok: false },
+        list: [1, 'x'],
       });
     });
 
@@ -93,7 +99,7 @@ describe('log: one JSON object per line', () => {
   });
 
   describe('describeError', () => {
-    it('gives an Error\'s message and stack', () => {
+    it("gives an Error's message and stack", () => {
       const err = new TypeError('cannot read properties of undefined');
       expect(describeError(err)).to.deep.equal({ error: 'cannot read properties of undefined', stack: err.stack });
       expect(String(describeError(err).stack)).to.match(/^TypeError: cannot read properties of undefined\n {4}at /);
@@ -119,7 +125,12 @@ describe('log: one JSON object per line', () => {
       const err = new Error('boom');
       log.error('unexpected error while handling a request', { method: 'eth_call', ...describeError(err) });
       expect({ ...(JSON.parse(lines[0]!) as object), time: 0 }).to.deep.equal({
-        time: 0, level: 'error', msg: 'unexpected error while handling a request', method: 'eth_call', error: 'boom', stack: err.stack,
+        time: 0,
+        level: 'error',
+        msg: 'unexpected error while handling a request',
+        method: 'eth_call',
+        error: 'boom',
+        stack: err.stack,
       });
     });
   });

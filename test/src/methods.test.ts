@@ -19,31 +19,50 @@ describe('methods: the JSON-RPC surface', () => {
       expect(duplicatesIn(READ_METHODS)).to.deep.equal([]);
       expect(READ_METHODS.filter((name) => !/^(?:eth|net|web3)_[a-z][A-Za-z0-9]*$/.test(name))).to.deep.equal([]);
       expect(READ_METHODS.filter((name) => !name.startsWith('eth_'))).to.deep.equal([
-        'net_listening', 'net_peerCount', 'net_version', 'web3_clientVersion', 'web3_sha3',
+        'net_listening',
+        'net_peerCount',
+        'net_version',
+        'web3_clientVersion',
+        'web3_sha3',
       ]);
     });
 
     it('holds no submission path, no signing method and no subscription (spec 4.3, 4.5)', () => {
-      const forbidden = READ_METHODS.filter((name) => /^(?:eth|mev|flashbots)_send|^eth_sign|^eth_(?:un)?subscribe$|^(?:personal|wallet|debug|admin)_/i.test(name));
+      const forbidden = READ_METHODS.filter((name) =>
+        /^(?:eth|mev|flashbots)_send|^eth_sign|^eth_(?:un)?subscribe$|^(?:personal|wallet|debug|admin)_/i.test(name),
+      );
       expect(forbidden).to.deep.equal([]);
     });
 
     it('includes the reads the spec names by name (4.1, 4.2)', () => {
-      for (const name of ['eth_maxPriorityFeePerGas', 'eth_gasPrice', 'eth_getBlockReceipts', 'eth_getLogs', 'eth_getRawTransactionByBlockHashAndIndex',
-        'eth_getRawTransactionByBlockNumberAndIndex', 'eth_getBlockTransactionCountByHash', 'eth_getBlockTransactionCountByNumber', 'eth_chainId']) {
+      for (const name of [
+        'eth_maxPriorityFeePerGas',
+        'eth_gasPrice',
+        'eth_getBlockReceipts',
+        'eth_getLogs',
+        'eth_getRawTransactionByBlockHashAndIndex',
+        'eth_getRawTransactionByBlockNumberAndIndex',
+        'eth_getBlockTransactionCountByHash',
+        'eth_getBlockTransactionCountByNumber',
+        'eth_chainId',
+      ]) {
         expect(READ_METHODS, name).to.include(name);
       }
     });
   });
 
-  describe('the chain\'s own methods', () => {
+  describe("the chain's own methods", () => {
     it('proxies exactly the three history methods of spec 4.1', () => {
       expect([...PROXIED_SVC_METHODS]).to.deep.equal(['svc_getSignatureSidecar', 'svc_getStrippedTransaction', 'svc_historyStatus']);
     });
 
     it('answers exactly the five node-local methods of spec 4.6 itself', () => {
       expect([...NODE_LOCAL_METHODS]).to.deep.equal([
-        'svc_getRecentCommits', 'svc_dropStats', 'svc_nodeHealth', 'svc_getCheckpointChain', 'svc_getJournalTail',
+        'svc_getRecentCommits',
+        'svc_dropStats',
+        'svc_nodeHealth',
+        'svc_getCheckpointChain',
+        'svc_getJournalTail',
       ]);
     });
 

@@ -33,7 +33,9 @@ describe('metrics', () => {
     });
 
     it('must be named under svc_ingress_', () => {
-      expect(() => new Metrics().counter('gate_verdicts_total', 'Test.', [])).to.throw('metric gate_verdicts_total must start with svc_ingress_');
+      expect(() => new Metrics().counter('gate_verdicts_total', 'Test.', [])).to.throw(
+        'metric gate_verdicts_total must start with svc_ingress_',
+      );
     });
   });
 

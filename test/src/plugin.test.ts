@@ -14,7 +14,12 @@ const DOOR = 'src/plugin.ts';
 /** Every module a source text names: static and dynamic imports, re-exports, worker URLs. */
 function specifiersOf(text: string): string[] {
   const found: string[] = [];
-  const patterns = [/\b(?:import|export)\s[^;]*?\sfrom\s*'([^']+)'/g, /\bimport\s*'([^']+)'/g, /\bimport\(\s*'([^']+)'\s*\)/g, /new URL\(\s*'([^']+)'/g];
+  const patterns = [
+    /\b(?:import|export)\s[^;]*?\sfrom\s*'([^']+)'/g,
+    /\bimport\s*'([^']+)'/g,
+    /\bimport\(\s*'([^']+)'\s*\)/g,
+    /new URL\(\s*'([^']+)'/g,
+  ];
   for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.push(match[1]!);
   return found;
 }
@@ -29,7 +34,12 @@ function sourcesUnder(dir: string): string[] {
 function importsOf(file: string): string[] {
   return specifiersOf(readFileSync(join(ROOT, file), 'utf8'))
     .filter((specifier) => specifier.startsWith('.'))
-    .map((specifier) => relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').replace(/\.js$/, '.ts'));
+    .map((specifier) =>
+      relative(ROOT, resolve(ROOT, dirname(file), specifier))
+        .split(sep)
+        .join('/')
+        .replace(/\.js$/, '.ts'),
+    );
 }
 
 /** `plugins/gate/state.ts` -> `plugins/gate/`; `plugins/auth.ts` -> `plugins/auth.ts`. */
@@ -47,7 +57,7 @@ describe('the plugin door', () => {
       "import './side-effect.js';",
       "const d = await import('./d.js');",
       "new URL('./worker.js', import.meta.url)",
-      'import {\n  e,\n  type F,\n} from \'./e.js\';',
+      "import {\n  e,\n  type F,\n} from './e.js';",
     ].join('\n');
     expect(specifiersOf(text).sort()).to.deep.equal(['../b.js', './a.js', './c.js', './d.js', './e.js', './side-effect.js', './worker.js']);
   });

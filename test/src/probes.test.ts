@@ -28,7 +28,8 @@ async function get(url: string): Promise<{ status: number; type: string; text: s
  * prom-client writes an empty mean as "Nan").
  */
 function expectExposition(text: string): void {
-  const sample = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? -?(\d+(\.\d+)?([eE][+-]?\d+)?|[Nn][Aa][Nn]|[+-]?[Ii][Nn][Ff])$/;
+  const sample =
+    /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? -?(\d+(\.\d+)?([eE][+-]?\d+)?|[Nn][Aa][Nn]|[+-]?[Ii][Nn][Ff])$/;
   for (const line of text.trimEnd().split('\n')) {
     if (line === '' || line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
     expect(line, 'exposition line').to.match(sample);
@@ -55,7 +56,10 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
         JSON.stringify({ jsonrpc: '2.0', id, result: { checkpoint_lag_commits: 3, retention_disk_guard_active: 0, observer_stranded: 0 } }),
     });
     ingress = await startTestIngress(
-      testConfig(anvil.current.url, undefined, 'metrics_listen: 127.0.0.1:0\nreadiness_head_age_ms: 2500').replace('upstreams:', `upstreams:\n  node: ${node.url}`),
+      testConfig(anvil.current.url, undefined, 'metrics_listen: 127.0.0.1:0\nreadiness_head_age_ms: 2500').replace(
+        'upstreams:',
+        `upstreams:\n  node: ${node.url}`,
+      ),
     );
   });
   after(async () => {
@@ -63,7 +67,7 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
     await node.close();
   });
 
-  it('serves Prometheus text with the ingress\'s own metrics, methods labelled from a closed set', async () => {
+  it("serves Prometheus text with the ingress's own metrics, methods labelled from a closed set", async () => {
     const proxied = await rpc(ingress.url, 'eth_chainId');
     await rpc(ingress.url, 'no_suchMethod');
     // A refusal that comes through a plugin's promise (the gate's), counted all the same.
@@ -109,8 +113,16 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
     await post(ingress.url, '{"jsonrpc":"2.0","id":1}');
     const { text } = await get(`${ingress.metricsUrl}/metrics`);
     for (const [reason, count] of Object.entries({
-      method_not_allowed: 1, websocket: 1, unsupported_media_type: 1, unsupported_encoding: 1, payload_too_large: 1,
-      length_required: 1, expectation_failed: 1, too_many_headers: 1, headers_too_large: 1, bad_request: 1,
+      method_not_allowed: 1,
+      websocket: 1,
+      unsupported_media_type: 1,
+      unsupported_encoding: 1,
+      payload_too_large: 1,
+      length_required: 1,
+      expectation_failed: 1,
+      too_many_headers: 1,
+      headers_too_large: 1,
+      bad_request: 1,
     })) {
       expect(text).to.include(`svc_ingress_transport_refusals_total{reason="${reason}"} ${count}\n`);
     }
@@ -119,7 +131,7 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
     expect(text).to.include('svc_ingress_body_refusals_total{reason="invalid_request"} 1\n');
   });
 
-  it('exports the node\'s gauges it reports, and leaves out those it does not', async () => {
+  it("exports the node's gauges it reports, and leaves out those it does not", async () => {
     const { text } = await get(`${ingress.metricsUrl}/metrics`);
     expect(text).to.include('svc_checkpoint_lag_commits 3');
     expect(text).to.include('svc_retention_disk_guard_active 0');
@@ -179,8 +191,9 @@ describe('operator listener configuration', () => {
     expect(() => parseConfig(testConfig('http://127.0.0.1:1', undefined, 'metrics_listen: 0.0.0.0:9100'))).to.throw(
       'metrics_listen: is not a loopback address: metrics are for local scraping; set metrics_public: true to expose them anyway',
     );
-    expect(parseConfig(testConfig('http://127.0.0.1:1', undefined, 'metrics_listen: 0.0.0.0:9100\nmetrics_public: true')).metricsListen)
-      .to.deep.equal({ host: '0.0.0.0', port: 9100 });
+    expect(
+      parseConfig(testConfig('http://127.0.0.1:1', undefined, 'metrics_listen: 0.0.0.0:9100\nmetrics_public: true')).metricsListen,
+    ).to.deep.equal({ host: '0.0.0.0', port: 9100 });
   });
 
   it('refuses to start with EADDRINUSE when the operator port is taken (and leaves no listener behind: mocha would not exit)', async () => {

@@ -18,7 +18,11 @@ function loads() {
 }
 
 /** Lets the rejection handlers sharedFor attached run. */
-const settled = (promise: Promise<unknown>) => promise.then(() => undefined, () => undefined);
+const settled = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    () => undefined,
+  );
 
 describe('recent: one read shared for a while', () => {
   // The clock sharedFor reads, stepped by the tests: a TTL is time, and waiting for it would only slow the suite.
@@ -38,7 +42,7 @@ describe('recent: one read shared for a while', () => {
     expect(started).to.have.length(0);
   });
 
-  it('gives every caller within the TTL the first caller\'s promise, and loads once', async () => {
+  it("gives every caller within the TTL the first caller's promise, and loads once", async () => {
     const { load, started } = loads();
     const read = sharedFor(1_000, load);
     const first = read();
@@ -92,7 +96,7 @@ describe('recent: one read shared for a while', () => {
     expect(read()).to.equal(retry);
   });
 
-  it('does not let an expired read\'s late failure forget the read that replaced it', async () => {
+  it("does not let an expired read's late failure forget the read that replaced it", async () => {
     const { load, started } = loads();
     const read = sharedFor(1_000, load);
     const stale = read();

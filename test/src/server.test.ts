@@ -8,7 +8,8 @@ import { post, rpc } from '../../support/http.js';
 import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
-const BATCH_MESSAGE = 'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)';
+const BATCH_MESSAGE =
+  'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)';
 const invalid = (id: unknown, why: string) =>
   JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: `invalid request: ${why}` } });
 
@@ -57,9 +58,19 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
 
     it('forwards the canonical JSON of what it read: ids and params with escapes, nesting, no params', async () => {
       const sent = [
-        { jsonrpc: '2.0', id: 'q"uo\\te\u2028\u00e9', method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000001', 'latest'] },
+        {
+          jsonrpc: '2.0',
+          id: 'q"uo\\te\u2028\u00e9',
+          method: 'eth_getBalance',
+          params: ['0x0000000000000000000000000000000000000001', 'latest'],
+        },
         { jsonrpc: '2.0', id: null, method: 'eth_chainId' },
-        { jsonrpc: '2.0', id: -9007199254740991, method: 'eth_call', params: [{ to: '0x0000000000000000000000000000000000000001', data: '0x' }, { blockNumber: '0x0' }] },
+        {
+          jsonrpc: '2.0',
+          id: -9007199254740991,
+          method: 'eth_call',
+          params: [{ to: '0x0000000000000000000000000000000000000001', data: '0x' }, { blockNumber: '0x0' }],
+        },
         { jsonrpc: '2.0', id: 3, method: 'eth_blockNumber', params: { named: ['a\n', { deeper: [] }] } },
       ];
       // Members in another order and spaced out: the EL still gets the one canonical form.
@@ -115,7 +126,7 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
   });
 
   describe('batch-refuse', () => {
-    it('answers each element of a batch with -32600 carrying that element\'s id, without reaching the EL', async () => {
+    it("answers each element of a batch with -32600 carrying that element's id, without reaching the EL", async () => {
       const reply = await post(
         suite.ingress.url,
         '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":"b","method":"eth_blockNumber"},42]',
@@ -149,15 +160,33 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
     it('answers a WebSocket handshake with a JSON-RPC error that says the endpoint is HTTP-only and how to poll', async () => {
       const response = await new Promise<IncomingMessage>((resolve, reject) => {
         const handshake = httpRequest(suite.ingress.url, {
-          headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+          headers: {
+            connection: 'Upgrade',
+            upgrade: 'websocket',
+            'sec-websocket-version': '13',
+            'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          },
         });
-        handshake.once('response', resolve).once('upgrade', () => reject(new Error('upgraded'))).once('error', reject).end();
+        handshake
+          .once('response', resolve)
+          .once('upgrade', () => reject(new Error('upgraded')))
+          .once('error', reject)
+          .end();
       });
       let body = '';
       for await (const chunk of response) body += chunk;
       expect(response.statusCode).to.equal(400);
-      expect(body).to.equal(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message:
-        'WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs' } }));
+      expect(body).to.equal(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: -32600,
+            message:
+              'WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs',
+          },
+        }),
+      );
       // A WebSocket client is told at once (an error), not left waiting.
       const socket = new WebSocket(suite.ingress.url.replace('http:', 'ws:'));
       await once(socket, 'error');
@@ -186,7 +215,9 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
       const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: ['x'.repeat(600 * 1024)] });
       const tooLarge = await post(suite.ingress.url, big);
       expect(tooLarge.status).to.equal(413);
-      expect(tooLarge.text).to.equal('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body too large (at most 524288 bytes)"}}');
+      expect(tooLarge.text).to.equal(
+        '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body too large (at most 524288 bytes)"}}',
+      );
       const chunked = await request(suite.ingress.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -233,9 +264,7 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
     });
 
     it('allows only the configured origins when a list is given', async () => {
-      const listed = await startTestIngress(
-        testConfig(suite.anvil.url, undefined, 'cors:\n  allowed_origins: ["https://good.example"]'),
-      );
+      const listed = await startTestIngress(testConfig(suite.anvil.url, undefined, 'cors:\n  allowed_origins: ["https://good.example"]'));
       try {
         const good = await post(listed.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', {
           'content-type': 'application/json',

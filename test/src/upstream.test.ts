@@ -38,7 +38,6 @@ function withUpstreamOptions(yaml: string, options: string): string {
   return yaml.replace(lines, `${options.replace(/^/gm, '  ')}\n`);
 }
 
-
 function listenLocal(server: Server | ReturnType<typeof createTcpServer>): Promise<string> {
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
@@ -89,9 +88,9 @@ describe('upstream: streaming answers from the EL', () => {
       console.log(`      eth_getLogs over one block: ${LOG_COUNT} logs, ${direct.length} bytes (${mib(direct.length)})`);
       expect(reply.status).to.equal(200);
       expect(reply.headers['content-type']).to.equal('application/json');
-      expect(reply.headers['content-length'], 'the EL\'s Content-Length, passed on').to.equal(String(direct.length));
+      expect(reply.headers['content-length'], "the EL's Content-Length, passed on").to.equal(String(direct.length));
       expect(reply.bytes.length).to.equal(direct.length);
-      expect(reply.bytes.equals(direct), 'ingress answer is byte-identical to anvil\'s').to.equal(true);
+      expect(reply.bytes.equals(direct), "ingress answer is byte-identical to anvil's").to.equal(true);
     });
 
     describe('as the svc-ingress process', () => {
@@ -172,8 +171,7 @@ describe('upstream: streaming answers from the EL', () => {
     let nextHeld: ((held: Held) => void) | undefined;
     let ingress: TestIngress;
 
-    const nextRequest = () =>
-      within(5_000, 'request at the drip upstream', new Promise<Held>((resolve) => (nextHeld = resolve)));
+    const nextRequest = () => within(5_000, 'request at the drip upstream', new Promise<Held>((resolve) => (nextHeld = resolve)));
 
     before(async () => {
       drip = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -261,7 +259,7 @@ describe('upstream: streaming answers from the EL', () => {
       expect((await pending).text).to.equal(`${HEAD(3)}${TAIL}`);
     });
 
-    it('cuts the client\'s connection when the EL fails mid-answer (a truncated body, never a wrong one)', async () => {
+    it("cuts the client's connection when the EL fails mid-answer (a truncated body, never a wrong one)", async () => {
       const arrived = nextRequest();
       const reply = await request(ingress.url, {
         method: 'POST',
@@ -332,7 +330,11 @@ describe('upstream: streaming answers from the EL', () => {
         expect(reply.text).to.equal(UNAVAILABLE(id));
       }
       // Still running: what it answers itself is unaffected.
-      const refusal = { code: -32600, message: 'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)' };
+      const refusal = {
+        code: -32600,
+        message:
+          'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)',
+      };
       expect((await post(ingress.url, '[]')).text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: null, error: refusal }));
 
       anvil = await startAnvil({ port });

@@ -104,7 +104,6 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
     return ctx.completed[Number(index)]!;
   };
 
-
   return [
     {
       opcode: 0xaa,

@@ -44,7 +44,15 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
   const approvals = new Approvals(tx, senderAccount !== undefined);
   const balanceOf = async (address: string) => (await stateManager.getAccount(createAddressFromString(address)))?.balance ?? 0n;
   const frames: FrameContext = {
-    tx, maxCost: facts.maxCost, approvals, frameIndex: 0, completed: [], stateGasLeft: 0n, granted: [], approveRefused: undefined, balanceOf,
+    tx,
+    maxCost: facts.maxCost,
+    approvals,
+    frameIndex: 0,
+    completed: [],
+    stateGasLeft: 0n,
+    granted: [],
+    approveRefused: undefined,
+    balanceOf,
   };
   // Every completed prefix frame succeeded (the simulation stops at the first failure) and drew
   // no state gas that FRAMEPARAM could see: APPROVE, the only charge, ends the frame.

@@ -22,14 +22,35 @@ export interface RuleContext {
 }
 
 const BANNED = new Map<number, string>([
-  [0x31, 'BALANCE'], [0x3a, 'GASPRICE'], [0x40, 'BLOCKHASH'], [0x41, 'COINBASE'], [0x42, 'TIMESTAMP'],
-  [0x43, 'NUMBER'], [0x44, 'PREVRANDAO'], [0x45, 'GASLIMIT'], [0x47, 'SELFBALANCE'], [0x48, 'BASEFEE'],
-  [0x4a, 'BLOBBASEFEE'], [0x4b, 'SLOTNUM'], [0xf6, 'SETDELEGATE'], [0xfe, 'INVALID'], [0xff, 'SELFDESTRUCT'],
+  [0x31, 'BALANCE'],
+  [0x3a, 'GASPRICE'],
+  [0x40, 'BLOCKHASH'],
+  [0x41, 'COINBASE'],
+  [0x42, 'TIMESTAMP'],
+  [0x43, 'NUMBER'],
+  [0x44, 'PREVRANDAO'],
+  [0x45, 'GASLIMIT'],
+  [0x47, 'SELFBALANCE'],
+  [0x48, 'BASEFEE'],
+  [0x4a, 'BLOBBASEFEE'],
+  [0x4b, 'SLOTNUM'],
+  [0xf6, 'SETDELEGATE'],
+  [0xfe, 'INVALID'],
+  [0xff, 'SELFDESTRUCT'],
 ]);
 /** The bytes the EIP-8141 instructions take (frame-opcodes.ts), not "undefined" here. */
 const FRAME_OPCODES = new Set([0xaa, 0xb0, 0xb1, 0xb2, 0xb3, 0xb4, 0xb5]);
-const CALLS = new Map<number, string>([[0xf1, 'CALL'], [0xf2, 'CALLCODE'], [0xf4, 'DELEGATECALL'], [0xfa, 'STATICCALL']]);
-const EXTCODE = new Map<number, string>([[0x3b, 'EXTCODESIZE'], [0x3c, 'EXTCODECOPY'], [0x3f, 'EXTCODEHASH']]);
+const CALLS = new Map<number, string>([
+  [0xf1, 'CALL'],
+  [0xf2, 'CALLCODE'],
+  [0xf4, 'DELEGATECALL'],
+  [0xfa, 'STATICCALL'],
+]);
+const EXTCODE = new Map<number, string>([
+  [0x3b, 'EXTCODESIZE'],
+  [0x3c, 'EXTCODECOPY'],
+  [0x3f, 'EXTCODEHASH'],
+]);
 const DELEGATION_PREFIX = [0xef, 0x01, 0x00];
 
 export function validationRules(ctx: RuleContext): AddOpcode[] {

@@ -28,7 +28,12 @@ const mldsa = (label: string) => {
 };
 const SELF = { mode: 1, flags: 3, executionGas: 10_000n };
 const send = (target: string, value: bigint, extra: { stateGas?: bigint; flags?: number } = {}) => ({
-  mode: 2, flags: extra.flags ?? 0, target, executionGas: 60_000n, value, stateGas: extra.stateGas ?? 0n,
+  mode: 2,
+  flags: extra.flags ?? 0,
+  target,
+  executionGas: 60_000n,
+  value,
+  stateGas: extra.stateGas ?? 0n,
 });
 
 describe('devnet: frame transactions executed in full over anvil (frames/frame-chain.ts)', () => {
@@ -42,7 +47,8 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     await el('evm_mine');
     return chain.closeBlock(raws);
   };
-  const latest = async () => (await el('eth_getBlockByNumber', ['latest', false])) as { number: string; hash: string; baseFeePerGas: string; miner: string };
+  const latest = async () =>
+    (await el('eth_getBlockByNumber', ['latest', false])) as { number: string; hash: string; baseFeePerGas: string; miner: string };
 
   before(async () => {
     el = rpcClient(anvil.current.url);
@@ -58,7 +64,9 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     const account = mldsa('transfer');
     await el('anvil_setBalance', [account.address, `0x${FUNDS.toString(16)}`]);
     const fields: FrameTxFields = {
-      sender: account.address, fees: FEES, signatures: [{ scheme: 0x65 }],
+      sender: account.address,
+      fees: FEES,
+      signatures: [{ scheme: 0x65 }],
       frames: [SELF, send(RECIPIENT, 5n, { stateGas: NEW_ACCOUNT_STATE_GAS })],
     };
     const raw = signed(fields, [account.sign]);
@@ -86,7 +94,10 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
   it('runs two transactions of one sender in one block, the second seeing the first', async () => {
     const account = secp('twice');
     await el('anvil_setBalance', [account.address, `0x${FUNDS.toString(16)}`]);
-    const transfer = (n: bigint) => signed({ sender: account.address, nonce: n, fees: FEES, signatures: [{ scheme: 1 }], frames: [SELF, send(RECIPIENT, 1n)] }, [account.sign]);
+    const transfer = (n: bigint) =>
+      signed({ sender: account.address, nonce: n, fees: FEES, signatures: [{ scheme: 1 }], frames: [SELF, send(RECIPIENT, 1n)] }, [
+        account.sign,
+      ]);
     const before = await balance(RECIPIENT);
     expect(await block(transfer(0n), transfer(1n))).to.deep.equal([]);
     expect(await nonce(account.address)).to.equal(2n);
@@ -100,25 +111,38 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     const account = secp('no state gas');
     await el('anvil_setBalance', [account.address, `0x${FUNDS.toString(16)}`]);
     const fresh = '0x00000000000000000000000000000000000f2a12';
-    const raw = signed({ sender: account.address, fees: FEES, signatures: [{ scheme: 1 }], frames: [SELF, send(fresh, 1n)] }, [account.sign]);
+    const raw = signed({ sender: account.address, fees: FEES, signatures: [{ scheme: 1 }], frames: [SELF, send(fresh, 1n)] }, [
+      account.sign,
+    ]);
     await block(raw);
     const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
-    expect(executed.frames.map((f) => [f.status, f.executionGas])).to.deep.equal([[1, 100n], [0, 60_000n]]);
+    expect(executed.frames.map((f) => [f.status, f.executionGas])).to.deep.equal([
+      [1, 100n],
+      [0, 60_000n],
+    ]);
     expect(await balance(fresh)).to.equal(0n);
     expect(await nonce(account.address)).to.equal(1n);
   });
 
-  it('keeps a frame\'s logs and storage, and unrolls an atomic batch whose last frame fails (logs dropped, later frames run)', async () => {
+  it("keeps a frame's logs and storage, and unrolls an atomic batch whose last frame fails (logs dropped, later frames run)", async () => {
     await el('anvil_setBalance', [ACCOUNT, `0x${FUNDS.toString(16)}`]);
     const account = { address: ACCOUNT };
     const fields = (n: bigint): FrameTxFields => ({
-      sender: account.address, nonce: n, fees: FEES, signatures: [],
+      sender: account.address,
+      nonce: n,
+      fees: FEES,
+      signatures: [],
       frames: [SELF, send(LOGGER, 0n, { flags: 4 }), send(REVERTER, 0n), send(STORER, 7n)],
     });
     const raw = signed(fields(await nonce(ACCOUNT)), []);
     await block(raw);
     const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
-    expect(executed.frames.map((f) => [f.status, f.logs.length])).to.deep.equal([[1, 0], [1, 0], [0, 0], [1, 0]]);
+    expect(executed.frames.map((f) => [f.status, f.logs.length])).to.deep.equal([
+      [1, 0],
+      [1, 0],
+      [0, 0],
+      [1, 0],
+    ]);
     expect(await el('eth_getStorageAt', [STORER, '0x0', 'latest'])).to.equal(`0x${'8'.padStart(64, '0')}`);
 
     const logged = signed({ ...fields(await nonce(ACCOUNT)), frames: [SELF, send(LOGGER, 0n, { flags: 4 }), send(LOGGER, 0n)] }, []);
@@ -129,30 +153,53 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
   });
 
   it('skips the rest of an atomic batch once a frame in it fails (status 2)', async () => {
-    const raw = signed({
-      sender: ACCOUNT, nonce: await nonce(ACCOUNT), fees: FEES, signatures: [],
-      frames: [SELF, send(REVERTER, 0n, { flags: 4 }), send(LOGGER, 0n, { flags: 4 }), send(LOGGER, 0n), send(LOGGER, 0n)],
-    }, []);
+    const raw = signed(
+      {
+        sender: ACCOUNT,
+        nonce: await nonce(ACCOUNT),
+        fees: FEES,
+        signatures: [],
+        frames: [SELF, send(REVERTER, 0n, { flags: 4 }), send(LOGGER, 0n, { flags: 4 }), send(LOGGER, 0n), send(LOGGER, 0n)],
+      },
+      [],
+    );
     await block(raw);
     const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
     expect(executed.frames.map((f) => [f.status, f.executionGas, f.logs.length])).to.deep.equal([
       // APPROVE_3: warm sender + PUSH1, PUSH0, PUSH0; REVERTER: cold + two PUSH0; the last LOGGER is still cold (the skipped frames touched nothing): + LOG1 757.
-      [1, 107n, 0], [0, 2_604n, 0], [2, 0n, 0], [2, 0n, 0], [1, 3_357n, 1],
+      [1, 107n, 0],
+      [0, 2_604n, 0],
+      [2, 0n, 0],
+      [2, 0n, 0],
+      [1, 3_357n, 1],
     ]);
   });
 
-  it('charges a sponsor ([only, pay]) and creates the counterfactual sender from the pay frame\'s state gas', async () => {
+  it("charges a sponsor ([only, pay]) and creates the counterfactual sender from the pay frame's state gas", async () => {
     const sender = secp('sponsored sender');
     const sponsor = secp('sponsor');
     await el('anvil_setBalance', [sponsor.address, `0x${FUNDS.toString(16)}`]);
-    const raw = signed({
-      sender: sender.address, fees: FEES, signatures: [{ scheme: 1 }, { scheme: 1, signer: sponsor.address }],
-      frames: [{ mode: 1, flags: 2, executionGas: 10_000n }, { mode: 1, flags: 1, target: sponsor.address, executionGas: 10_000n, stateGas: NEW_ACCOUNT_STATE_GAS }, send(LOGGER, 0n)],
-    }, [sender.sign, sponsor.sign]);
+    const raw = signed(
+      {
+        sender: sender.address,
+        fees: FEES,
+        signatures: [{ scheme: 1 }, { scheme: 1, signer: sponsor.address }],
+        frames: [
+          { mode: 1, flags: 2, executionGas: 10_000n },
+          { mode: 1, flags: 1, target: sponsor.address, executionGas: 10_000n, stateGas: NEW_ACCOUNT_STATE_GAS },
+          send(LOGGER, 0n),
+        ],
+      },
+      [sender.sign, sponsor.sign],
+    );
     await block(raw);
     const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
     expect(executed.payer).to.equal(sponsor.address);
-    expect(executed.frames.map((f) => [f.status, f.stateGas])).to.deep.equal([[1, 0n], [1, NEW_ACCOUNT_STATE_GAS], [1, 0n]]);
+    expect(executed.frames.map((f) => [f.status, f.stateGas])).to.deep.equal([
+      [1, 0n],
+      [1, NEW_ACCOUNT_STATE_GAS],
+      [1, 0n],
+    ]);
     expect(await nonce(sender.address)).to.equal(1n);
     expect(await balance(sender.address)).to.equal(0n);
     expect(await balance(sponsor.address)).to.equal(FUNDS - executed.gasUsed * executed.effectiveGasPrice);
@@ -163,8 +210,12 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     const stranger = secp('stranger');
     await el('anvil_setBalance', [account.address, `0x${FUNDS.toString(16)}`]);
     const transfer = (n: bigint, signer = account) =>
-      signed({ sender: account.address, nonce: n, fees: FEES, signatures: [{ scheme: 1 }], frames: [SELF, send(RECIPIENT, 1n)] }, [signer.sign]);
-    const low = signed({ sender: account.address, fees: [0n, 1n, 0n], signatures: [{ scheme: 1 }], frames: [SELF, send(RECIPIENT, 1n)] }, [account.sign]);
+      signed({ sender: account.address, nonce: n, fees: FEES, signatures: [{ scheme: 1 }], frames: [SELF, send(RECIPIENT, 1n)] }, [
+        signer.sign,
+      ]);
+    const low = signed({ sender: account.address, fees: [0n, 1n, 0n], signatures: [{ scheme: 1 }], frames: [SELF, send(RECIPIENT, 1n)] }, [
+      account.sign,
+    ]);
     const before = await balance(RECIPIENT);
     const skipped = await block(transfer(1n), transfer(0n, stranger), low, '0x06c0');
     expect(skipped.map((s) => [s.reason, s.why])).to.deep.equal([
@@ -179,10 +230,16 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
   });
 
   it('refuses a transaction whose VERIFY frame fails, undoing what earlier frames of it did', async () => {
-    const raw = signed({
-      sender: ACCOUNT, nonce: await nonce(ACCOUNT), fees: FEES, signatures: [],
-      frames: [{ mode: 1, flags: 3, target: REVERTER, executionGas: 10_000n }, send(RECIPIENT, 1n)],
-    }, []);
+    const raw = signed(
+      {
+        sender: ACCOUNT,
+        nonce: await nonce(ACCOUNT),
+        fees: FEES,
+        signatures: [],
+        frames: [{ mode: 1, flags: 3, target: REVERTER, executionGas: 10_000n }, send(RECIPIENT, 1n)],
+      },
+      [],
+    );
     const funds = await balance(ACCOUNT);
     expect((await block(raw)).map((s) => s.why)).to.deep.equal(['VERIFY frame 0 failed']);
     expect(await balance(ACCOUNT)).to.equal(funds);

@@ -26,34 +26,67 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
     url = devnet.ingress.url;
     await call(devnet.anvil.url, 'anvil_setCode', [LOGGER, LOGS]);
     const funding = await new Wallet(DEV_KEY).signTransaction({
-      chainId: 8141, nonce: 0, to: sender.address, value: 10n ** 18n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+      chainId: 8141,
+      nonce: 0,
+      to: sender.address,
+      value: 10n ** 18n,
+      gasLimit: 21_000,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 0n,
+      type: 2,
     });
     await receiptOf(url, await call<string>(url, 'eth_sendRawTransaction', [funding]));
-    raw = signed({
-      sender: sender.address.toLowerCase(), fees: [0n, 3_000_000_000n, 0n], signatures: [{ scheme: 1 }],
-      frames: [
-        { mode: 1, flags: 3, executionGas: 10_000n },
-        { mode: 2, flags: 0, target: recipient, executionGas: 30_000n, value: 7n, stateGas: 183_600n, data: '0x1234' },
-        { mode: 2, flags: 0, target: LOGGER, executionGas: 30_000n },
-      ],
-    }, [(digest) => secp256k1Entry(sender.privateKey, digest)]);
+    raw = signed(
+      {
+        sender: sender.address.toLowerCase(),
+        fees: [0n, 3_000_000_000n, 0n],
+        signatures: [{ scheme: 1 }],
+        frames: [
+          { mode: 1, flags: 3, executionGas: 10_000n },
+          { mode: 2, flags: 0, target: recipient, executionGas: 30_000n, value: 7n, stateGas: 183_600n, data: '0x1234' },
+          { mode: 2, flags: 0, target: LOGGER, executionGas: 30_000n },
+        ],
+      },
+      [(digest) => secp256k1Entry(sender.privateKey, digest)],
+    );
     hash = await call<string>(url, 'eth_sendRawTransaction', [raw]);
   });
   after(() => devnet?.stop());
 
   it('answers the receipt: derived status, payer, one receipt per frame', async () => {
     const receipt = TransactionReceipt.fromRpc(await receiptOf<TransactionReceipt.Rpc>(url, hash));
-    expect(receipt).to.include({ status: 'success', type: 'eip8141', transactionHash: hash, payer: sender.address.toLowerCase(), to: null });
-    expect(receipt.frameReceipts!.map((f) => [f.status, f.stateGasUsed])).to.deep.equal([['success', 0n], ['success', 183_600n], ['success', 0n]]);
+    expect(receipt).to.include({
+      status: 'success',
+      type: 'eip8141',
+      transactionHash: hash,
+      payer: sender.address.toLowerCase(),
+      to: null,
+    });
+    expect(receipt.frameReceipts!.map((f) => [f.status, f.stateGasUsed])).to.deep.equal([
+      ['success', 0n],
+      ['success', 183_600n],
+      ['success', 0n],
+    ]);
     // The frames' logs, placed in the block as any transaction's are.
     const topic = `0x${'2a'.padStart(64, '0')}`;
     expect(receipt.frameReceipts![2]!.logs).to.deep.equal([{ address: LOGGER, topics: [topic], data: '0x' }]);
-    expect(receipt.logs).to.deep.equal([{
-      address: LOGGER, topics: [topic], data: '0x', blockHash: receipt.blockHash, blockNumber: receipt.blockNumber,
-      transactionHash: hash, transactionIndex: receipt.transactionIndex, logIndex: 0, removed: false,
-    }]);
+    expect(receipt.logs).to.deep.equal([
+      {
+        address: LOGGER,
+        topics: [topic],
+        data: '0x',
+        blockHash: receipt.blockHash,
+        blockNumber: receipt.blockNumber,
+        transactionHash: hash,
+        transactionIndex: receipt.transactionIndex,
+        logIndex: 0,
+        removed: false,
+      },
+    ]);
     // What the payer paid is exactly what the receipt says, plus the value.
-    expect(BigInt(await call<string>(url, 'eth_getBalance', [sender.address, 'latest']))).to.equal(10n ** 18n - receipt.gasUsed * receipt.effectiveGasPrice - 7n);
+    expect(BigInt(await call<string>(url, 'eth_getBalance', [sender.address, 'latest']))).to.equal(
+      10n ** 18n - receipt.gasUsed * receipt.effectiveGasPrice - 7n,
+    );
     expect(await call(url, 'eth_getBalance', [recipient, 'latest'])).to.equal('0x7');
   });
 
@@ -63,7 +96,12 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
     const envelope = TxEnvelopeEip8141.fromRpc(rpcTx);
     expect(TxEnvelopeEip8141.serialize(envelope)).to.equal(raw);
     expect(TxEnvelopeEip8141.hash(envelope)).to.equal(hash);
-    expect(Transaction.fromRpc(rpcTx as Transaction.Rpc)).to.include({ type: 'eip8141', hash, from: sender.address.toLowerCase(), transactionIndex: 0 });
+    expect(Transaction.fromRpc(rpcTx as Transaction.Rpc)).to.include({
+      type: 'eip8141',
+      hash,
+      from: sender.address.toLowerCase(),
+      transactionIndex: 0,
+    });
     expect(await call(url, 'eth_getRawTransactionByHash', [hash])).to.equal(raw);
   });
 
@@ -74,26 +112,37 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
     expect(await call(url, 'eth_getBlockReceipts', [receipt.blockHash])).to.deep.equal(byNumber);
   });
 
-  it('answers eth_getLogs with the frames\' logs that match the filter, in log order', async () => {
+  it("answers eth_getLogs with the frames' logs that match the filter, in log order", async () => {
     const receipt = await receiptOf<{ blockNumber: string; blockHash: string; logs: unknown[] }>(url, hash);
     const topic = `0x${'2a'.padStart(64, '0')}`;
     const range = { fromBlock: receipt.blockNumber, toBlock: receipt.blockNumber };
     expect(await call(url, 'eth_getLogs', [range])).to.deep.equal(receipt.logs);
     expect(await call(url, 'eth_getLogs', [{ blockHash: receipt.blockHash }])).to.deep.equal(receipt.logs);
-    expect(await call(url, 'eth_getLogs', [{ fromBlock: '0x0', address: [LOGGER.toUpperCase().replace('0X', '0x')], topics: [[topic]] }])).to.deep.equal(receipt.logs);
+    expect(
+      await call(url, 'eth_getLogs', [{ fromBlock: '0x0', address: [LOGGER.toUpperCase().replace('0X', '0x')], topics: [[topic]] }]),
+    ).to.deep.equal(receipt.logs);
     expect(await call(url, 'eth_getLogs', [{ ...range, address: recipient }])).to.deep.equal([]);
     expect(await call(url, 'eth_getLogs', [{ ...range, topics: [null, topic] }])).to.deep.equal([]);
     expect(await call(url, 'eth_getLogs', [{ ...range, topics: [`0x${'2b'.padStart(64, '0')}`] }])).to.deep.equal([]);
   });
 
-  it('merges the frames\' logs with anvil\'s in chain order', async () => {
+  it("merges the frames' logs with anvil's in chain order", async () => {
     const frameReceipt = await receiptOf<{ logs: unknown[] }>(url, hash);
     const later = await new Wallet(DEV_KEY).signTransaction({
-      chainId: 8141, nonce: 1, to: LOGGER, gasLimit: 50_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+      chainId: 8141,
+      nonce: 1,
+      to: LOGGER,
+      gasLimit: 50_000,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 0n,
+      type: 2,
     });
     const laterReceipt = await receiptOf<{ logs: unknown[] }>(url, await call<string>(url, 'eth_sendRawTransaction', [later]));
     expect(laterReceipt.logs).to.have.length(1);
-    expect(await call(url, 'eth_getLogs', [{ fromBlock: '0x0', address: LOGGER }])).to.deep.equal([...frameReceipt.logs, ...laterReceipt.logs]);
+    expect(await call(url, 'eth_getLogs', [{ fromBlock: '0x0', address: LOGGER }])).to.deep.equal([
+      ...frameReceipt.logs,
+      ...laterReceipt.logs,
+    ]);
   });
 
   it('still passes an unknown hash to the EL (null)', async () => {

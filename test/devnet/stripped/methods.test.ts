@@ -48,10 +48,18 @@ describe('devnet: the stripped store on the EL front (svc_getStrippedTransaction
       hashes.push(await el('eth_sendRawTransaction', [await dev.signTransaction(tx)]));
     }
     await el('anvil_setBalance', [frameSender.address, '0xde0b6b3a7640000']);
-    const raw = signed({
-      sender: frameSender.address.toLowerCase(), fees: [0n, 3_000_000_000n, 0n], signatures: [{ scheme: 1 }],
-      frames: [{ mode: 1, flags: 3, executionGas: 10_000n }, { mode: 2, flags: 0, target: to, executionGas: 30_000n, value: 1n }],
-    }, [(digest) => secp256k1Entry(frameSender.privateKey, digest)]);
+    const raw = signed(
+      {
+        sender: frameSender.address.toLowerCase(),
+        fees: [0n, 3_000_000_000n, 0n],
+        signatures: [{ scheme: 1 }],
+        frames: [
+          { mode: 1, flags: 3, executionGas: 10_000n },
+          { mode: 2, flags: 0, target: to, executionGas: 30_000n, value: 1n },
+        ],
+      },
+      [(digest) => secp256k1Entry(frameSender.privateKey, digest)],
+    );
     await el('anvil_mine', ['0x1']);
     expect(await chain.closeBlock([raw])).to.deep.equal([]);
     hashes.push(keccak256(raw));
@@ -61,20 +69,28 @@ describe('devnet: the stripped store on the EL front (svc_getStrippedTransaction
     await chain?.close();
   });
 
-  it('proves each transaction\'s record against the root its block carries, and the sidecar restores it byte for byte', async () => {
+  it("proves each transaction's record against the root its block carries, and the sidecar restores it byte for byte", async () => {
     for (const hash of hashes) {
       const found = await call<StrippedTransaction>(front.url, 'svc_getStrippedTransaction', [hash]);
-      const block = await call<{ strippedTransactionsRoot: string; transactions: string[] }>(front.url, 'eth_getBlockByHash', [found.blockHash, false]);
+      const block = await call<{ strippedTransactionsRoot: string; transactions: string[] }>(front.url, 'eth_getBlockByHash', [
+        found.blockHash,
+        false,
+      ]);
       expect(block.strippedTransactionsRoot, hash).to.equal(found.strippedTransactionsRoot);
       // anvil's own transactions come first in the trie, in block order; the stand-in's frame transactions after them.
       const index = block.transactions.indexOf(hash);
       expect(Number(found.transactionIndex)).to.equal(index === -1 ? block.transactions.length : index);
       expect(keccak256(found.proof[0]!)).to.equal(found.strippedTransactionsRoot);
-      const proven = await verifyMerkleProof(indexKey(Number(found.transactionIndex)), found.proof.map((node) => hexToBytes(node as `0x${string}`)));
+      const proven = await verifyMerkleProof(
+        indexKey(Number(found.transactionIndex)),
+        found.proof.map((node) => hexToBytes(node as `0x${string}`)),
+      );
       expect(bytesToHex(proven!)).to.equal(found.strippedTransaction);
       const sidecar = await call<Sidecar>(front.url, 'svc_getSignatureSidecar', [found.blockNumber]);
       const witness = sidecar.transactions.find((t) => t.transactionHash === hash)!.witness;
-      expect(restore({ record: found.strippedTransaction, witness })).to.equal(await call(front.url, 'eth_getRawTransactionByHash', [hash]));
+      expect(restore({ record: found.strippedTransaction, witness })).to.equal(
+        await call(front.url, 'eth_getRawTransactionByHash', [hash]),
+      );
     }
   });
 

@@ -11,7 +11,17 @@ describe('devnet: signature-stripped records and their witness (stripped/strip.t
   const standard: Array<[string, () => Promise<string>]> = [
     ['legacy without a chain id (pre-EIP-155)', () => wallet.signTransaction({ ...base, type: 0, gasPrice: 7n })],
     ['legacy with EIP-155', () => wallet.signTransaction({ ...base, type: 0, gasPrice: 7n, chainId: 8141 })],
-    ['EIP-2930', () => wallet.signTransaction({ ...base, type: 1, gasPrice: 7n, chainId: 8141, accessList: [{ address: base.to, storageKeys: [id('slot')] }] })],
+    [
+      'EIP-2930',
+      () =>
+        wallet.signTransaction({
+          ...base,
+          type: 1,
+          gasPrice: 7n,
+          chainId: 8141,
+          accessList: [{ address: base.to, storageKeys: [id('slot')] }],
+        }),
+    ],
     ['EIP-1559', () => wallet.signTransaction({ ...base, type: 2, maxFeePerGas: 9n, maxPriorityFeePerGas: 0n, chainId: 8141 })],
   ];
   for (const [label, sign] of standard) {
@@ -27,11 +37,17 @@ describe('devnet: signature-stripped records and their witness (stripped/strip.t
 
   it('a frame transaction: the record hashes to the signature hash; only empty-msg entries lose their signature', () => {
     const sender = wallet.address.toLowerCase();
-    const raw = signed({
-      sender,
-      frames: [{ mode: 1, flags: 3, executionGas: 10_000n }, { mode: 2, flags: 0, target: base.to, executionGas: 30_000n, value: 1n }],
-      signatures: [{ scheme: 1 }, { scheme: 0, msg: id('explicit digest') }, { scheme: 0 }],
-    }, [(digest) => secp256k1Entry(wallet.privateKey, digest), () => '0xaabb', () => '0xccdd']);
+    const raw = signed(
+      {
+        sender,
+        frames: [
+          { mode: 1, flags: 3, executionGas: 10_000n },
+          { mode: 2, flags: 0, target: base.to, executionGas: 30_000n, value: 1n },
+        ],
+        signatures: [{ scheme: 1 }, { scheme: 0, msg: id('explicit digest') }, { scheme: 0 }],
+      },
+      [(digest) => secp256k1Entry(wallet.privateKey, digest), () => '0xaabb', () => '0xccdd'],
+    );
     const stripped = strip(raw);
     expect(keccak256(stripped.record)).to.equal(decodeFrameTransaction(raw).sigHash);
     expect(stripped.witness).to.have.length(2);

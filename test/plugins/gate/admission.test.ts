@@ -63,14 +63,22 @@ function sponsoredFrame(): Submission {
 /** A type 0x02 transfer from the same sender (key) as the frame transactions. */
 async function standardTx(nonce: bigint): Promise<Submission> {
   const raw = await new Wallet(SENDER_KEY).signTransaction({
-    type: 2, chainId: 8141, nonce: Number(nonce), to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 0n,
+    type: 2,
+    chainId: 8141,
+    nonce: Number(nonce),
+    to: RECIPIENT,
+    gasLimit: 21_000,
+    maxFeePerGas: 2_000_000_000n,
+    maxPriorityFeePerGas: 0n,
   });
   return decode(raw);
 }
 
 /** Head state at `head`: accounts by address; any other address is empty (nonce 0, balance 0). */
 function fakeStateAt(head: Head, accounts: Record<string, Account> = { [SENDER]: { nonce: STATE_NONCE, balance: RICH } }): HeadState {
-  const fake = { account: async (address: string, asked: Head) => (asked === head ? accounts[address] : undefined) ?? { nonce: 0n, balance: 0n } };
+  const fake = {
+    account: async (address: string, asked: Head) => (asked === head ? accounts[address] : undefined) ?? { nonce: 0n, balance: 0n },
+  };
   // HeadState is a class with private members: a plain object fits it only through a cast.
   return fake as unknown as HeadState;
 }
@@ -246,7 +254,7 @@ describe('gate: admission against head state', () => {
       expect(await outcome(sub, { state })).to.equal('admitted');
     });
 
-    it("refuses it when the sponsor holds one wei less, however rich the sender (payer-balance)", async () => {
+    it('refuses it when the sponsor holds one wei less, however rich the sender (payer-balance)', async () => {
       const state = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: RICH }, [SPONSOR]: { nonce: 0n, balance: sub.maxCost - 1n } });
       expect(await outcome(sub, { state })).to.deep.equal({
         reason: 'payer-balance',
@@ -305,14 +313,16 @@ describe('gate: admission against head state', () => {
       expect(ledger.held(SENDER), 'slots after releasing nonce 7').to.deep.equal([6n]);
       expect(await outcome(selfFrame(), { ledger, limits }), 'after the release').to.equal('admitted');
     });
-
   });
 
   describe('slot release', () => {
     it('releases only the slot it was given: a replacement refused for its nonce does not free the admitted one', async () => {
       const ledger = new FakeLedger();
       const { release } = await admit(selfFrame(), { ledger, limits: LIMITS });
-      expect(await outcome(selfFrame({ maxFee: 3_000_000_000n }), { ledger, limits: LIMITS })).to.have.property('reason', 'nonce-in-flight');
+      expect(await outcome(selfFrame({ maxFee: 3_000_000_000n }), { ledger, limits: LIMITS })).to.have.property(
+        'reason',
+        'nonce-in-flight',
+      );
       expect(ledger.held(SENDER)).to.deep.equal([5n]);
       await release!();
       expect(ledger.held(SENDER)).to.deep.equal([]);

@@ -12,7 +12,14 @@ import { useTappedIngress } from '../../helpers/tap.js';
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const sign = (key: string, nonce: number) =>
   new Wallet(key).signTransaction({
-    chainId: 8141, nonce, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+    chainId: 8141,
+    nonce,
+    to: RECIPIENT,
+    value: 1n,
+    gasLimit: 21_000,
+    maxFeePerGas: 3_000_000_000n,
+    maxPriorityFeePerGas: 0n,
+    type: 2,
   });
 
 describe('gate: nothing lost, nothing forwarded twice', () => {
@@ -38,7 +45,9 @@ describe('gate: nothing lost, nothing forwarded twice', () => {
 
   it('forwards each of 40 simultaneous distinct transactions exactly once', async () => {
     const raws = await Promise.all(Array.from({ length: 40 }, (_, i) => sign(DEV_KEYS[2 + (i % 3)]!, Math.floor(i / 3))));
-    const answers = await Promise.all(raws.map(async (raw) => JSON.parse((await rpc(suite.ingress.url, 'eth_sendRawTransaction', [raw])).text)));
+    const answers = await Promise.all(
+      raws.map(async (raw) => JSON.parse((await rpc(suite.ingress.url, 'eth_sendRawTransaction', [raw])).text)),
+    );
     // Distinct senders' nonces 0..13: some go beyond what the in-flight cap and nonce order
     // allow at this instant; whatever is admitted is forwarded once, whatever is refused never.
     const admittedRaws = raws.filter((raw, i) => answers[i].result === keccak256(raw));

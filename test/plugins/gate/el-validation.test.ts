@@ -106,7 +106,9 @@ describe('gate: EL validation (validation_method)', () => {
   });
 
   describe('an EL refusal becomes ExecutionLayerRefusal ("el-rejected") with the EL\'s own text', () => {
-    const refusedWith = (elReason: string) => ({ refused: { reason: 'el-rejected', detail: elReason, elReason, message: `el-rejected: ${elReason}` } });
+    const refusedWith = (elReason: string) => ({
+      refused: { reason: 'el-rejected', detail: elReason, elReason, message: `el-rejected: ${elReason}` },
+    });
 
     it('refuses {valid: false, reason} with the reason verbatim', async () => {
       answer = answering({ result: { valid: false, reason: 'verify-rejected: frame 0 reverted' } });
@@ -126,7 +128,9 @@ describe('gate: EL validation (validation_method)', () => {
     for (const code of [-32000, -32602, -32603, 3]) {
       it(`refuses a JSON-RPC error ${code} with its message verbatim, data ignored`, async () => {
         answer = answering({ error: { code, message: 'insufficient funds for gas * price + value', data: '0xdead' } });
-        expect(await outcome(createElValidation(execution, METHOD)!, sub)).to.deep.equal(refusedWith('insufficient funds for gas * price + value'));
+        expect(await outcome(createElValidation(execution, METHOD)!, sub)).to.deep.equal(
+          refusedWith('insufficient funds for gas * price + value'),
+        );
       });
     }
   });
@@ -147,14 +151,18 @@ describe('gate: EL validation (validation_method)', () => {
       answer = answering({ error: { code: -32601, message: 'the method does not exist/is not available' } });
       const err = await settle(createElValidation(execution, METHOD)!, sub);
       expect(err).to.be.instanceOf(Unavailable);
-      expect(answerFor(err)).to.deep.equal({ error: { code: -32603, message: 'validation unavailable: the ingress could not reach its execution layer' } });
+      expect(answerFor(err)).to.deep.equal({
+        error: { code: -32603, message: 'validation unavailable: the ingress could not reach its execution layer' },
+      });
     });
   });
 
   describe('fails closed (Unavailable) on anything else: never read as a yes', () => {
     it('maps METHOD_NOT_FOUND (-32601) to "the EL does not offer it", whatever its message', async () => {
       answer = answering({ error: { code: -32601, message: 'the method svc_validateTransaction does not exist/is not available' } });
-      expect(await outcome(createElValidation(execution, METHOD)!, sub)).to.deep.equal({ unavailable: `${METHOD}: the EL does not offer it` });
+      expect(await outcome(createElValidation(execution, METHOD)!, sub)).to.deep.equal({
+        unavailable: `${METHOD}: the EL does not offer it`,
+      });
     });
 
     for (const [label, result] of [
@@ -175,7 +183,7 @@ describe('gate: EL validation (validation_method)', () => {
       });
     }
 
-    it('maps an answer that is not JSON-RPC to Unavailable, carrying the upstream\'s RpcFailure', async () => {
+    it("maps an answer that is not JSON-RPC to Unavailable, carrying the upstream's RpcFailure", async () => {
       answer = () => '<html>502 Bad Gateway</html>';
       expect(await outcome(createElValidation(execution, METHOD)!, sub)).to.deep.equal({
         unavailable: `${METHOD}: upstream error: the execution layer answered an invalid response`,
@@ -183,7 +191,7 @@ describe('gate: EL validation (validation_method)', () => {
       });
     });
 
-    it('maps an EL that cannot be reached to Unavailable, carrying the upstream\'s RpcFailure', async () => {
+    it("maps an EL that cannot be reached to Unavailable, carrying the upstream's RpcFailure", async () => {
       const nobody = upstreamAt(`http://127.0.0.1:${await freePort()}`);
       try {
         expect(await outcome(createElValidation(nobody, METHOD)!, sub)).to.deep.equal({

@@ -22,8 +22,21 @@ const transfer = (): FrameTxFields => ({
   fees: [1_000_000_000n, 2_000_000_000n, 0n],
 });
 
-const send = (flags: number, extra: Partial<FrameFields> = {}): FrameFields => ({ mode: 2, flags, target: OTHER, executionGas: 10_000n, ...extra });
-const expiry = (extra: Partial<FrameFields> = {}): FrameFields => ({ mode: 1, flags: 0, target: EXPIRY, executionGas: 5_000n, data: '0x00000000ffffffff', ...extra });
+const send = (flags: number, extra: Partial<FrameFields> = {}): FrameFields => ({
+  mode: 2,
+  flags,
+  target: OTHER,
+  executionGas: 10_000n,
+  ...extra,
+});
+const expiry = (extra: Partial<FrameFields> = {}): FrameFields => ({
+  mode: 1,
+  flags: 0,
+  target: EXPIRY,
+  executionGas: 5_000n,
+  data: '0x00000000ffffffff',
+  ...extra,
+});
 
 const check = (fields: FrameTxFields) => checkFrameTransaction(decodeFrameTransaction(encodeFrameTx(fields)), LIMITS);
 const verdict = (mutate: (f: FrameTxFields) => void) => {
@@ -33,10 +46,18 @@ const verdict = (mutate: (f: FrameTxFields) => void) => {
 };
 
 describe('gate: frame static checks', () => {
-  it('computes V3\'s gas figures: max_gas 122 790, payer the sender', () => {
-    const v3 = '0x06f89b821fcd80947e5f4552091a69125d5dfcb7b8c2659029395bdfeaca010380c482c350808080de0280940000000000000000000000000000000000001234c482c350800180f848f846018080b841017a3519e066ec20068a5d05b0e66a1e17b29b98ae20535c8241dc09aa3a60f44a06cc4a99b41141d0be281cc1a0573c2c4dad116c7e67d98c3fa38c141c48fea8cb843b9aca00847735940080c0';
+  it("computes V3's gas figures: max_gas 122 790, payer the sender", () => {
+    const v3 =
+      '0x06f89b821fcd80947e5f4552091a69125d5dfcb7b8c2659029395bdfeaca010380c482c350808080de0280940000000000000000000000000000000000001234c482c350800180f848f846018080b841017a3519e066ec20068a5d05b0e66a1e17b29b98ae20535c8241dc09aa3a60f44a06cc4a99b41141d0be281cc1a0573c2c4dad116c7e67d98c3fa38c141c48fea8cb843b9aca00847735940080c0';
     const facts = checkFrameTransaction(decodeFrameTransaction(v3), LIMITS);
-    expect(facts).to.deep.equal({ payer: SENDER, maxGas: 122_790n, maxCost: 122_790n * 2_000_000_000n, deadline: undefined, prefixEnd: 0, prefixGas: 52_800n });
+    expect(facts).to.deep.equal({
+      payer: SENDER,
+      maxGas: 122_790n,
+      maxCost: 122_790n * 2_000_000_000n,
+      deadline: undefined,
+      prefixEnd: 0,
+      prefixGas: 52_800n,
+    });
   });
 
   it('names the sponsor as payer for an [only, pay] prefix', () => {
@@ -58,44 +79,169 @@ describe('gate: frame static checks', () => {
 
   const cases: Array<[string, string, string, (f: FrameTxFields) => void]> = [
     ['another chain id', 'wrong-chain-id', 'chain id 1 is not 8141', (f) => (f.chainId = 1n)],
-    ['blob hashes', 'blob-not-supported', 'frame transactions on this chain carry no blobs', (f) => (f.blobHashes = [`0x${'01'.repeat(32)}`])],
+    [
+      'blob hashes',
+      'blob-not-supported',
+      'frame transactions on this chain carry no blobs',
+      (f) => (f.blobHashes = [`0x${'01'.repeat(32)}`]),
+    ],
     ['a blob fee', 'blob-not-supported', 'frame transactions on this chain carry no blobs', (f) => (f.fees = [0n, 1n, 1n])],
     ['a tip above the fee cap', 'fee-order', 'max_priority_fee_per_gas exceeds max_fee_per_gas', (f) => (f.fees = [3n, 2n, 0n])],
     ['an empty sender', 'rlp-invalid', 'sender must be 20 bytes', (f) => (f.sender = '0x')],
     ['no frames', 'rlp-invalid', 'a frame transaction carries 1 to 64 frames, not 0', (f) => (f.frames = [])],
-    ['65 frames', 'rlp-invalid', 'a frame transaction carries 1 to 64 frames, not 65', (f) => f.frames.push(...Array.from({ length: 63 }, () => send(0)))],
+    [
+      '65 frames',
+      'rlp-invalid',
+      'a frame transaction carries 1 to 64 frames, not 65',
+      (f) => f.frames.push(...Array.from({ length: 63 }, () => send(0))),
+    ],
     ['an unknown mode', 'frame-invalid', 'frame 1: unknown mode 3', (f) => (f.frames[1] = { ...send(0), mode: 3 })],
     ['flags above bit 2', 'frame-invalid', 'frame 1: flags above bit 2 must be zero', (f) => (f.frames[1]!.flags = 8)],
     ['value outside a SENDER frame', 'frame-invalid', 'frame 0: only SENDER frames may carry value', (f) => (f.frames[0]!.value = 1n)],
-    ['an execution grant aimed elsewhere', 'frame-invalid', 'frame 0: a frame that may grant execution must target the sender', (f) => (f.frames[0]!.target = OTHER)],
+    [
+      'an execution grant aimed elsewhere',
+      'frame-invalid',
+      'frame 0: a frame that may grant execution must target the sender',
+      (f) => (f.frames[0]!.target = OTHER),
+    ],
     ['an atomic last frame', 'frame-invalid', 'frame 1: the last frame cannot be atomic', (f) => (f.frames[1]!.flags = 4)],
     ['an atomic VERIFY frame', 'frame-invalid', 'frame 0: a VERIFY frame cannot be atomic', (f) => (f.frames[0]!.flags = 7)],
-    ['an atomic deploy frame before its VERIFY frame', 'frame-invalid', 'frame 0: an atomic frame cannot precede a VERIFY frame', (f) => f.frames.unshift({ mode: 0, flags: 4, executionGas: 20_000n, data: '0x6000' })],
-    ['approval bits on an atomic frame', 'frame-invalid', 'frame 1: frames inside an atomic batch carry no approval bits', (f) => f.frames.splice(1, 0, send(5))],
-    ['approval bits on the frame that ends a batch', 'frame-invalid', 'frame 2: frames inside an atomic batch carry no approval bits', (f) => f.frames.splice(1, 0, send(4), send(1))],
+    [
+      'an atomic deploy frame before its VERIFY frame',
+      'frame-invalid',
+      'frame 0: an atomic frame cannot precede a VERIFY frame',
+      (f) => f.frames.unshift({ mode: 0, flags: 4, executionGas: 20_000n, data: '0x6000' }),
+    ],
+    [
+      'approval bits on an atomic frame',
+      'frame-invalid',
+      'frame 1: frames inside an atomic batch carry no approval bits',
+      (f) => f.frames.splice(1, 0, send(5)),
+    ],
+    [
+      'approval bits on the frame that ends a batch',
+      'frame-invalid',
+      'frame 2: frames inside an atomic batch carry no approval bits',
+      (f) => f.frames.splice(1, 0, send(4), send(1)),
+    ],
     // The sum of execution and state gas, not each limit, must fit 64 bits: 2^64 here.
-    ['frame gas summing to 2^64', 'frame-invalid', 'frame 1: total gas overflows 64 bits', (f) => (f.frames[1]!.stateGas = 2n ** 64n - 100_000n)],
-    ['a misplaced expiry frame', 'expiry-invalid', 'frame 2: the expiry frame must be frame 0', (f) => f.frames.push(expiry({ executionGas: 1n, data: '0x0000000000000001' }))],
-    ['an expiry frame with 4 bytes', 'expiry-invalid', 'frame 0: the expiry frame carries exactly 8 bytes of deadline', (f) => f.frames.unshift(expiry({ data: '0x00000001' }))],
-    ['an expiry frame with flags', 'expiry-invalid', 'frame 0: the expiry frame has flags, value and state gas 0', (f) => f.frames.unshift(expiry({ flags: 1 }))],
-    ['an expiry frame with state gas', 'expiry-invalid', 'frame 0: the expiry frame has flags, value and state gas 0', (f) => f.frames.unshift(expiry({ stateGas: 1n }))],
+    [
+      'frame gas summing to 2^64',
+      'frame-invalid',
+      'frame 1: total gas overflows 64 bits',
+      (f) => (f.frames[1]!.stateGas = 2n ** 64n - 100_000n),
+    ],
+    [
+      'a misplaced expiry frame',
+      'expiry-invalid',
+      'frame 2: the expiry frame must be frame 0',
+      (f) => f.frames.push(expiry({ executionGas: 1n, data: '0x0000000000000001' })),
+    ],
+    [
+      'an expiry frame with 4 bytes',
+      'expiry-invalid',
+      'frame 0: the expiry frame carries exactly 8 bytes of deadline',
+      (f) => f.frames.unshift(expiry({ data: '0x00000001' })),
+    ],
+    [
+      'an expiry frame with flags',
+      'expiry-invalid',
+      'frame 0: the expiry frame has flags, value and state gas 0',
+      (f) => f.frames.unshift(expiry({ flags: 1 })),
+    ],
+    [
+      'an expiry frame with state gas',
+      'expiry-invalid',
+      'frame 0: the expiry frame has flags, value and state gas 0',
+      (f) => f.frames.unshift(expiry({ stateGas: 1n })),
+    ],
     // The VERIFY-frame value rule answers first, so the expiry rule's own value clause never decides.
-    ['an expiry frame with value', 'frame-invalid', 'frame 0: only SENDER frames may carry value', (f) => f.frames.unshift(expiry({ value: 1n }))],
+    [
+      'an expiry frame with value',
+      'frame-invalid',
+      'frame 0: only SENDER frames may carry value',
+      (f) => f.frames.unshift(expiry({ value: 1n })),
+    ],
     ['an unknown signature scheme', 'sig-scheme-unknown', 'signature 0: unknown scheme 0x44', (f) => (f.signatures[0]!.scheme = 0x44)],
-    ['an ARBITRARY entry naming a signer', 'sig-invalid', 'signature 0: ARBITRARY entries name no signer', (f) => (f.signatures[0] = { scheme: 0, signer: OTHER, signature: '0x01' })],
-    ['an all-zero msg', 'sig-invalid', 'signature 0: msg must be empty or a non-zero 32-byte digest', (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(32)}`)],
-    ['a 31-byte msg', 'sig-invalid', 'signature 0: msg must be empty or a non-zero 32-byte digest', (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(30)}01`)],
-    ['a 33-byte msg', 'sig-invalid', 'signature 0: msg must be empty or a non-zero 32-byte digest', (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(32)}01`)],
-    ['a short SECP256K1 signature', 'sig-invalid', 'signature 0: SECP256K1 signatures are 65 bytes, not 64', (f) => (f.signatures[0]!.signature = `0x${'11'.repeat(64)}`)],
-    ['a short ML-DSA-65 entry', 'mldsa-length', 'signature 0: MLDSA65 signatures are 5261 bytes, not 5260', (f) => (f.signatures[0] = { scheme: 0x65, signature: `0x${'11'.repeat(5260)}` })],
-    ['execution gas over the transaction cap', 'gas-cap', 'intrinsic plus execution gas 16849994 exceeds 16777216', (f) => (f.frames[1]!.executionGas = 16_777_216n)],
-    ['no validation prefix', 'prefix-shape', 'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]', (f) => f.frames.reverse()],
-    ['[only] without [pay]', 'prefix-shape', 'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]', (f) => (f.frames[0] = { mode: 1, flags: 2, executionGas: 30_000n })],
-    ['a VERIFY frame after the payment grant', 'prefix-shape', 'frame 2: no VERIFY frame after the payment grant', (f) => f.frames.push({ mode: 1, flags: 0, target: OTHER, executionGas: 1n })],
-    ['a prefix over the gas budget', 'prefix-gas', 'validation prefix needs 100001 gas, over the budget of 100000', (f) => (f.frames[0]!.executionGas = 97_201n)],
+    [
+      'an ARBITRARY entry naming a signer',
+      'sig-invalid',
+      'signature 0: ARBITRARY entries name no signer',
+      (f) => (f.signatures[0] = { scheme: 0, signer: OTHER, signature: '0x01' }),
+    ],
+    [
+      'an all-zero msg',
+      'sig-invalid',
+      'signature 0: msg must be empty or a non-zero 32-byte digest',
+      (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(32)}`),
+    ],
+    [
+      'a 31-byte msg',
+      'sig-invalid',
+      'signature 0: msg must be empty or a non-zero 32-byte digest',
+      (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(30)}01`),
+    ],
+    [
+      'a 33-byte msg',
+      'sig-invalid',
+      'signature 0: msg must be empty or a non-zero 32-byte digest',
+      (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(32)}01`),
+    ],
+    [
+      'a short SECP256K1 signature',
+      'sig-invalid',
+      'signature 0: SECP256K1 signatures are 65 bytes, not 64',
+      (f) => (f.signatures[0]!.signature = `0x${'11'.repeat(64)}`),
+    ],
+    [
+      'a short ML-DSA-65 entry',
+      'mldsa-length',
+      'signature 0: MLDSA65 signatures are 5261 bytes, not 5260',
+      (f) => (f.signatures[0] = { scheme: 0x65, signature: `0x${'11'.repeat(5260)}` }),
+    ],
+    [
+      'execution gas over the transaction cap',
+      'gas-cap',
+      'intrinsic plus execution gas 16849994 exceeds 16777216',
+      (f) => (f.frames[1]!.executionGas = 16_777_216n),
+    ],
+    [
+      'no validation prefix',
+      'prefix-shape',
+      'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]',
+      (f) => f.frames.reverse(),
+    ],
+    [
+      '[only] without [pay]',
+      'prefix-shape',
+      'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]',
+      (f) => (f.frames[0] = { mode: 1, flags: 2, executionGas: 30_000n }),
+    ],
+    [
+      'a VERIFY frame after the payment grant',
+      'prefix-shape',
+      'frame 2: no VERIFY frame after the payment grant',
+      (f) => f.frames.push({ mode: 1, flags: 0, target: OTHER, executionGas: 1n }),
+    ],
+    [
+      'a prefix over the gas budget',
+      'prefix-gas',
+      'validation prefix needs 100001 gas, over the budget of 100000',
+      (f) => (f.frames[0]!.executionGas = 97_201n),
+    ],
     ['two expiry frames', 'expiry-invalid', 'frame 1: at most one expiry frame', (f) => f.frames.unshift(expiry(), expiry())],
-    ['a deploy frame alone', 'prefix-shape', 'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]', (f) => (f.frames = [{ mode: 0, flags: 0, executionGas: 20_000n }])],
-    ['a prefix over the state-gas budget', 'prefix-gas', 'validation prefix needs 500001 state gas, over the budget of 500000', (f) => (f.frames[0]!.stateGas = 500_001n)],
+    [
+      'a deploy frame alone',
+      'prefix-shape',
+      'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]',
+      (f) => (f.frames = [{ mode: 0, flags: 0, executionGas: 20_000n }]),
+    ],
+    [
+      'a prefix over the state-gas budget',
+      'prefix-gas',
+      'validation prefix needs 500001 state gas, over the budget of 500000',
+      (f) => (f.frames[0]!.stateGas = 500_001n),
+    ],
   ];
   for (const [label, reason, detail, mutate] of cases) {
     it(`refuses ${label} with ${reason}`, () => {
@@ -107,7 +253,7 @@ describe('gate: frame static checks', () => {
     ['a prefix exactly at the gas budget', (f) => (f.frames[0]!.executionGas = 97_200n)],
     ['a prefix exactly at the state-gas budget', (f) => (f.frames[0]!.stateGas = 500_000n)],
     ['a tip equal to the fee cap', (f) => (f.fees = [2n, 2n, 0n])],
-    ['a SENDER frame to the expiry verifier\'s address (no expiry frame)', (f) => f.frames.push(send(0, { target: EXPIRY }))],
+    ["a SENDER frame to the expiry verifier's address (no expiry frame)", (f) => f.frames.push(send(0, { target: EXPIRY }))],
     ['a SECP256K1 entry naming its signer', (f) => (f.signatures[0]!.signer = SENDER)],
     ['a self VERIFY frame naming the sender as its target', (f) => (f.frames[0]!.target = SENDER)],
     ['64 frames', (f) => f.frames.push(...Array.from({ length: 62 }, () => send(0)))],
@@ -115,7 +261,10 @@ describe('gate: frame static checks', () => {
     ['frame gas summing to 2^64 - 1', (f) => (f.frames[1]!.stateGas = 2n ** 64n - 1n - 100_000n)],
     ['a 32-byte msg that is not all zeros', (f) => (f.signatures[0]!.msg = `0x${'00'.repeat(31)}01`)],
     // Two batches back to back, then a frame with approval bits once the second has ended.
-    ['atomic batches of SENDER and DEFAULT frames', (f) => f.frames.push(send(4), send(0), { ...send(4), mode: 0 }, send(4), send(0), send(1))],
+    [
+      'atomic batches of SENDER and DEFAULT frames',
+      (f) => f.frames.push(send(4), send(0), { ...send(4), mode: 0 }, send(4), send(0), send(1)),
+    ],
   ];
   for (const [label, mutate] of accepted) {
     it(`accepts ${label}`, () => {
@@ -125,7 +274,8 @@ describe('gate: frame static checks', () => {
 
   describe('the facts of each prefix shape', () => {
     const deployFrame: FrameFields = { mode: 0, flags: 0, executionGas: 20_000n, data: '0x6000' };
-    const onlyPay = (f: FrameTxFields) => f.frames.splice(0, 1, { mode: 1, flags: 2, executionGas: 30_000n }, { mode: 1, flags: 1, target: SPONSOR, executionGas: 30_000n });
+    const onlyPay = (f: FrameTxFields) =>
+      f.frames.splice(0, 1, { mode: 1, flags: 2, executionGas: 30_000n }, { mode: 1, flags: 1, target: SPONSOR, executionGas: 30_000n });
     const factsOf = (mutate: (f: FrameTxFields) => void) => {
       const fields = transfer();
       mutate(fields);
@@ -135,7 +285,10 @@ describe('gate: frame static checks', () => {
 
     it('[expiry, deploy, self]: the prefix starts after the expiry frame and ends at self', () => {
       expect(factsOf((f) => f.frames.unshift(expiry(), deployFrame))).to.deep.equal({
-        payer: SENDER, deadline: 0xffffffffn, prefixEnd: 2, prefixGas: 20_000n + 50_000n + 2_800n,
+        payer: SENDER,
+        deadline: 0xffffffffn,
+        prefixEnd: 2,
+        prefixGas: 20_000n + 50_000n + 2_800n,
       });
     });
 
@@ -151,7 +304,10 @@ describe('gate: frame static checks', () => {
           f.frames.unshift(aimed);
         }),
       ).to.deep.equal({
-        payer: SPONSOR, deadline: undefined, prefixEnd: 2, prefixGas: 20_000n + 30_000n + 30_000n + 2_800n,
+        payer: SPONSOR,
+        deadline: undefined,
+        prefixEnd: 2,
+        prefixGas: 20_000n + 30_000n + 30_000n + 2_800n,
       });
     });
   });
@@ -174,7 +330,7 @@ describe('gate: frame static checks', () => {
       expect(toOther.intrinsic - noValue.intrinsic).to.equal(6_000n);
     });
 
-    it('counts an entry\'s signer as calldata: 20 non-zero bytes, 320 gas', () => {
+    it("counts an entry's signer as calldata: 20 non-zero bytes, 320 gas", () => {
       expect(gasOf((f) => (f.signatures[0]!.signer = SENDER)).intrinsic - gasOf(() => {}).intrinsic).to.equal(320n);
     });
 
@@ -199,7 +355,10 @@ describe('gate: frame static checks', () => {
         send(0, { value: 1n, executionGas: 50_000n, target: SPONSOR }),
         send(0, { executionGas: 50_000n, data: `0x${'00'.repeat(dataBytes)}` }),
       ],
-      signatures: [{ scheme: 1, signature: SIG65 }, { scheme: 0, signature: '0x01' }],
+      signatures: [
+        { scheme: 1, signature: SIG65 },
+        { scheme: 0, signature: '0x01' },
+      ],
       fees: [1_000_000_000n, 2_000_000_000n, 0n],
     });
     const atCap = floorBound(261_628);
@@ -218,13 +377,19 @@ describe('gate: frame static checks', () => {
       expect(frameGas(decodeFrameTransaction(encodeFrameTx(fields)))).to.include({ calldataFloor: CAP, capped: CAP, maxGas: CAP + 1_000n });
       // State gas above half the gap between floor and intrinsic plus execution: max_gas is still floor + state.
       fields.frames[3]!.stateGas = 8_000_000n;
-      expect(frameGas(decodeFrameTransaction(encodeFrameTx(fields)))).to.include({ calldataFloor: CAP, capped: CAP, maxGas: CAP + 8_000_000n });
+      expect(frameGas(decodeFrameTransaction(encodeFrameTx(fields)))).to.include({
+        calldataFloor: CAP,
+        capped: CAP,
+        maxGas: CAP + 8_000_000n,
+      });
     });
 
     it('refuses with gas-cap a transaction one byte over the floor whose intrinsic and execution gas fit', () => {
       const tx = decodeFrameTransaction(encodeFrameTx(overCap));
       expect(frameGas(tx).intrinsic + 200_000n < CAP).to.equal(true);
-      expect(verdictOf(() => checkFrameTransaction(tx, LIMITS))).to.equal(`gas-cap: intrinsic plus execution gas ${CAP + 64n} exceeds ${CAP}`);
+      expect(verdictOf(() => checkFrameTransaction(tx, LIMITS))).to.equal(
+        `gas-cap: intrinsic plus execution gas ${CAP + 64n} exceeds ${CAP}`,
+      );
     });
   });
 });

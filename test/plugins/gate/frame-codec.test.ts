@@ -51,7 +51,15 @@ describe('gate: frame transaction decoder', () => {
     expect(tx.sender).to.equal('0x7e5f4552091a69125d5dfcb7b8c2659029395bdf');
     expect(tx.frames.map(hexData)).to.deep.equal([
       { mode: 1, flags: 3, target: undefined, executionGas: 50_000n, stateGas: 0n, value: 0n, data: '0x' },
-      { mode: 2, flags: 0, target: '0x0000000000000000000000000000000000001234', executionGas: 50_000n, stateGas: 0n, value: 1n, data: '0x' },
+      {
+        mode: 2,
+        flags: 0,
+        target: '0x0000000000000000000000000000000000001234',
+        executionGas: 50_000n,
+        stateGas: 0n,
+        value: 1n,
+        data: '0x',
+      },
     ]);
     expect(tx.signatures).to.have.length(1);
     expect(tx.signatures[0]).to.include({ scheme: 1, signer: undefined, msg: undefined });
@@ -95,13 +103,23 @@ describe('gate: frame transaction decoder', () => {
     ['an empty payload list', '0x06c0', 'rlp-invalid', 'payload must have 7 items, not 0'],
     ['a truncated string', '0x06a0', 'rlp-invalid', 'the payload is not valid RLP'],
     ['a one-item payload', '0x06c180', 'rlp-invalid', 'payload must have 7 items, not 1'],
-    ['a one-byte frame target (V2)', V1.replace('c9c8808080c280808080', 'c9c8808001c280808080'), 'rlp-invalid', 'frames[0].target must be empty or 20 bytes'],
+    [
+      'a one-byte frame target (V2)',
+      V1.replace('c9c8808080c280808080', 'c9c8808001c280808080'),
+      'rlp-invalid',
+      'frames[0].target must be empty or 20 bytes',
+    ],
     ['bytes after the payload', `${V1}00`, 'rlp-invalid', 'the payload is not valid RLP'],
     // 0x01 wrapped as 0x81 0x01: the chain id is re-framed with a one-byte length prefix.
     ['a single byte wrapped as a string', `0x06e88101${V1.slice(8)}`, 'rlp-noncanonical', 'the payload is not canonically encoded'],
     ['a long-form length under 56 bytes', `0x06f827${V1.slice(6)}`, 'rlp-noncanonical', 'the payload is not canonically encoded'],
     ['an integer with a leading zero byte', `0x06e9820001${V1.slice(8)}`, 'rlp-noncanonical', 'chain_id has leading zero bytes'],
-    ['a 19-byte sender', '0x06e601809311111111111111111111111111111111111111c9c8808080c280808080c0c3808080c0', 'rlp-invalid', 'sender must be 20 bytes'],
+    [
+      'a 19-byte sender',
+      '0x06e601809311111111111111111111111111111111111111c9c8808080c280808080c0c3808080c0',
+      'rlp-invalid',
+      'sender must be 20 bytes',
+    ],
     ['a string where the frame list belongs', raw6(v1With({ 3: '0x' })), 'rlp-invalid', 'frames must be a list'],
     // Fee integers where the fees list and the blob hashes belong.
     ['flat fees of an older draft', raw6(v1With({ 5: '0x', 6: '0x' })), 'rlp-invalid', 'fees must be a list'],
@@ -294,7 +312,11 @@ describe('gate: frame transaction decoder against ox (TxEnvelopeEip8141)', () =>
     expect(frames.map((f) => (f.data!.length - 2) / 2)).to.include.members([1, 55, 56, 255, 256]);
     expect(frames.filter((f) => f.target === EXPIRY_VERIFIER)).to.not.be.empty;
     const entries = generated.flatMap((tx) => tx.signatures);
-    expect([entries.some((e) => e.msg), entries.some((e) => e.signer), entries.some((e) => e.scheme !== 0 && !e.signature)]).to.deep.equal([true, true, true]);
+    expect([entries.some((e) => e.msg), entries.some((e) => e.signer), entries.some((e) => e.scheme !== 0 && !e.signature)]).to.deep.equal([
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('agrees with ox on every field, the tx hash and the signature hash', () => {

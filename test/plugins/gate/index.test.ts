@@ -19,7 +19,11 @@ const KEYS = DEV_KEYS.slice(1);
 
 const gateYaml = (options: string) => PRODUCTION_PLUGINS.replace('  - gate\n', `  - gate:\n${options}\n`);
 const rejected = (id: unknown, reason: string, message: string, cached = false) =>
-  JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: `rejected: ${message}`, data: cached ? { reason, cached } : { reason } } });
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32000, message: `rejected: ${message}`, data: cached ? { reason, cached } : { reason } },
+  });
 
 describe('gate', () => {
   const anvil = useAnvil();
@@ -61,7 +65,10 @@ describe('gate', () => {
   describe('admits and forwards every standard type', () => {
     const types: Array<[string, TransactionRequest]> = [
       ['legacy (EIP-155)', { type: 0, gasPrice: 2_000_000_000n, maxPriorityFeePerGas: undefined }],
-      ['EIP-2930', { type: 1, gasPrice: 2_000_000_000n, maxPriorityFeePerGas: undefined, accessList: [{ address: RECIPIENT, storageKeys: [] }] }],
+      [
+        'EIP-2930',
+        { type: 1, gasPrice: 2_000_000_000n, maxPriorityFeePerGas: undefined, accessList: [{ address: RECIPIENT, storageKeys: [] }] },
+      ],
       ['EIP-1559', { type: 2 }],
     ];
     for (const [label, tx] of types) {
@@ -91,12 +98,16 @@ describe('gate', () => {
 
     it('gas below the intrinsic 21,000 (the EL would skip it after ordering, holding the nonce)', async () => {
       const raw = await signed(wallet(), { gasLimit: 20_000n });
-      expect(await submit(raw)).to.equal(rejected(1, 'intrinsic-gas', "intrinsic gas too low: gas limit 20000 is below the transaction's intrinsic gas 21000"));
+      expect(await submit(raw)).to.equal(
+        rejected(1, 'intrinsic-gas', "intrinsic gas too low: gas limit 20000 is below the transaction's intrinsic gas 21000"),
+      );
     });
 
     it('gas below the EIP-7623 calldata floor (1,000 non-zero bytes: 61,000)', async () => {
       const raw = await signed(wallet(), { data: `0x${'ab'.repeat(1_000)}`, gasLimit: 50_000n });
-      expect(await submit(raw)).to.equal(rejected(1, 'intrinsic-gas', "intrinsic gas too low: gas limit 50000 is below the transaction's intrinsic gas 61000"));
+      expect(await submit(raw)).to.equal(
+        rejected(1, 'intrinsic-gas', "intrinsic gas too low: gas limit 50000 is below the transaction's intrinsic gas 61000"),
+      );
     });
 
     it('a blob transaction (type 0x03)', async () => {
@@ -139,13 +150,13 @@ describe('gate', () => {
       expect(await submit(raw)).to.equal(rejected(1, 'gas-limit', 'gas limit 60000001 exceeds the block gas limit 60000000'));
     });
 
-    it('a nonce below the sender\'s state nonce', async () => {
+    it("a nonce below the sender's state nonce", async () => {
       const raw = await signed(wallet(), { nonce: 0 });
       const next = await nonceOf(wallet().address);
       expect(await submit(raw)).to.equal(rejected(1, 'nonce-too-low', `nonce too low: the sender's next nonce is ${next}`));
     });
 
-    it('a nonce more than 64 ahead of the sender\'s state nonce', async () => {
+    it("a nonce more than 64 ahead of the sender's state nonce", async () => {
       const w = wallet(KEYS[0]);
       const next = await nonceOf(w.address);
       const raw = await signed(w, { nonce: next + 65 });
@@ -156,9 +167,22 @@ describe('gate', () => {
 
     it('a payer that cannot cover the maximum cost', async () => {
       const w = walletFor('a payer that cannot cover the maximum cost', provider);
-      const raw = await w.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+      const raw = await w.signTransaction({
+        chainId: 8141,
+        nonce: 0,
+        to: RECIPIENT,
+        value: 1n,
+        gasLimit: 21_000,
+        maxFeePerGas: 2_000_000_000n,
+        maxPriorityFeePerGas: 0n,
+        type: 2,
+      });
       expect(await submit(raw)).to.equal(
-        rejected(1, 'insufficient-funds', `insufficient funds for gas * price + value: the payer ${w.address.toLowerCase()} cannot cover the maximum cost ${21_000n * 2_000_000_000n + 1n} wei (balance 0)`),
+        rejected(
+          1,
+          'insufficient-funds',
+          `insufficient funds for gas * price + value: the payer ${w.address.toLowerCase()} cannot cover the maximum cost ${21_000n * 2_000_000_000n + 1n} wei (balance 0)`,
+        ),
       );
     });
 
@@ -166,7 +190,11 @@ describe('gate', () => {
       const { baseFeePerGas } = await call<{ baseFeePerGas: string }>(anvil.current.url, 'eth_getBlockByNumber', ['latest', false]);
       const raw = await signed(wallet(), { maxFeePerGas: 1n });
       expect(await submit(raw)).to.equal(
-        rejected(1, 'fee-too-low', `max fee per gas less than block base fee: max fee per gas 1 is below the current base fee ${BigInt(baseFeePerGas)}`),
+        rejected(
+          1,
+          'fee-too-low',
+          `max fee per gas less than block base fee: max fee per gas 1 is below the current base fee ${BigInt(baseFeePerGas)}`,
+        ),
       );
     });
 
@@ -204,7 +232,16 @@ describe('gate', () => {
     try {
       const w = walletFor('confirms a state-bound refusal on a fresh head: a transfer sent right after its funding is admitted');
       const transfer = (value: bigint) =>
-        w.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+        w.signTransaction({
+          chainId: 8141,
+          nonce: 0,
+          to: RECIPIENT,
+          value,
+          gasLimit: 21_000,
+          maxFeePerGas: 3_000_000_000n,
+          maxPriorityFeePerGas: 0n,
+          type: 2,
+        });
       // Unfunded: refused, and the head and the account are now cached for 5 s.
       const first = JSON.parse((await rpc(stale.url, 'eth_sendRawTransaction', [await transfer(1n)])).text);
       expect(first.error.data).to.deep.equal({ reason: 'insufficient-funds' });
@@ -212,7 +249,9 @@ describe('gate', () => {
       await call(anvil.current.url, 'anvil_setBalance', [w.address, '0xde0b6b3a7640000']);
       await call(anvil.current.url, 'evm_mine');
       const raw = await transfer(2n);
-      expect((await rpc(stale.url, 'eth_sendRawTransaction', [raw], 3)).text).to.equal(JSON.stringify({ jsonrpc: '2.0', id: 3, result: keccak256(raw) }));
+      expect((await rpc(stale.url, 'eth_sendRawTransaction', [raw], 3)).text).to.equal(
+        JSON.stringify({ jsonrpc: '2.0', id: 3, result: keccak256(raw) }),
+      );
     } finally {
       await stale.shutdown();
     }
@@ -264,7 +303,9 @@ describe('gate', () => {
 
     before(async () => {
       el = await startValidatingEl(anvil.current.url, (raw) => verdict(raw));
-      validating = await startTestIngress(testConfig(el.url, gateYaml('      head_cache_ms: 0\n      validation_method: svc_validateTransaction')));
+      validating = await startTestIngress(
+        testConfig(el.url, gateYaml('      head_cache_ms: 0\n      validation_method: svc_validateTransaction')),
+      );
       await call(anvil.current.url, 'anvil_setBalance', [VECTOR.sender, '0x8ac7230489e80000']);
     });
     after(async () => {
@@ -280,7 +321,12 @@ describe('gate', () => {
     });
 
     it('fails closed when the answer is neither {valid: true} nor {valid: false}, forwarding nothing', async () => {
-      for (const answer of [{ result: '0x' }, { result: { valid: 'yes' } }, { result: null }, { error: { code: -32601, message: 'the method does not exist/is not available' } }]) {
+      for (const answer of [
+        { result: '0x' },
+        { result: { valid: 'yes' } },
+        { result: null },
+        { error: { code: -32601, message: 'the method does not exist/is not available' } },
+      ]) {
         verdict = () => answer as Validation;
         const raw = await signed(wallet(KEYS[3]), {});
         const reply = await rpc(validating.url, 'eth_sendRawTransaction', [raw], 9);
@@ -292,12 +338,20 @@ describe('gate', () => {
       }
     });
 
-    it('refuses with the EL\'s reason what the EL rejects', async () => {
+    it("refuses with the EL's reason what the EL rejects", async () => {
       verdict = () => ({ error: { code: -32000, message: 'verify-rejected: frame 0 reverted' } });
       const raw = await signed(wallet(KEYS[3]), {});
       const reply = await rpc(validating.url, 'eth_sendRawTransaction', [raw], 4);
       expect(reply.text).to.equal(
-        JSON.stringify({ jsonrpc: '2.0', id: 4, error: { code: -32000, message: 'rejected by the execution layer: verify-rejected: frame 0 reverted', data: { reason: 'el-rejected' } } }),
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 4,
+          error: {
+            code: -32000,
+            message: 'rejected by the execution layer: verify-rejected: frame 0 reverted',
+            data: { reason: 'el-rejected' },
+          },
+        }),
       );
       expect(el.validated).to.include(raw);
     });
@@ -314,7 +368,16 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
   after(() => ingress?.shutdown());
 
   const transfer = async (key: string, nonce: number, value = 1n) =>
-    new Wallet(key).signTransaction({ chainId: 8141, nonce, to: RECIPIENT, value, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+    new Wallet(key).signTransaction({
+      chainId: 8141,
+      nonce,
+      to: RECIPIENT,
+      value,
+      gasLimit: 21_000,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 0n,
+      type: 2,
+    });
   const sync = async (params: unknown[], id = 1) => JSON.parse((await rpc(ingress.url, 'eth_sendRawTransactionSync', params, id)).text);
 
   it('answers with the receipt once the transaction is mined, judged by the same gate', async () => {
@@ -324,7 +387,7 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
     expect(reply.result).to.include({ transactionHash: keccak256(raw), status: '0x1' });
   });
 
-  it('refuses a nonce ahead of the sender\'s next with error 6 and that nonce, sending nothing', async () => {
+  it("refuses a nonce ahead of the sender's next with error 6 and that nonce, sending nothing", async () => {
     const next = Number(await call<string>(anvil.current.url, 'eth_getTransactionCount', [new Wallet(DEV_KEYS[2]).address, 'latest']));
     const reply = await sync([await transfer(DEV_KEYS[2], next + 1)]);
     expect(reply.error).to.deep.equal({
@@ -332,12 +395,24 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
       message: `nonce gap: the transaction was not accepted; the sender's next nonce is ${next}`,
       data: `0x${next.toString(16)}`,
     });
-    expect(Number(await call<string>(anvil.current.url, 'eth_getTransactionCount', [new Wallet(DEV_KEYS[2]).address, 'pending']))).to.equal(next);
+    expect(Number(await call<string>(anvil.current.url, 'eth_getTransactionCount', [new Wallet(DEV_KEYS[2]).address, 'pending']))).to.equal(
+      next,
+    );
   });
 
   it('refuses what the gate refuses, as eth_sendRawTransaction would', async () => {
-    const raw = await walletFor('refuses what the gate refuses, as eth_sendRawTransaction would').signTransaction({ chainId: 1, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 2_000_000_000n, type: 2 });
-    expect((await sync([raw])).error).to.deep.equal({ code: -32000, message: 'rejected: chain id 1 is not 8141', data: { reason: 'wrong-chain-id' } });
+    const raw = await walletFor('refuses what the gate refuses, as eth_sendRawTransaction would').signTransaction({
+      chainId: 1,
+      to: RECIPIENT,
+      gasLimit: 21_000,
+      maxFeePerGas: 2_000_000_000n,
+      type: 2,
+    });
+    expect((await sync([raw])).error).to.deep.equal({
+      code: -32000,
+      message: 'rejected: chain id 1 is not 8141',
+      data: { reason: 'wrong-chain-id' },
+    });
   });
 
   it('answers error 4 with the hash when no block includes it within the timeout asked for', async () => {
@@ -375,7 +450,16 @@ describe('gate: in-flight cap', () => {
   it('refuses a third transaction in flight, and frees the slots once they are mined', async () => {
     const w = new Wallet(DEV_KEY, provider);
     const sign = (nonce: number) =>
-      w.signTransaction({ chainId: 8141, nonce, to: RECIPIENT, value: parseEther('0.001'), gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+      w.signTransaction({
+        chainId: 8141,
+        nonce,
+        to: RECIPIENT,
+        value: parseEther('0.001'),
+        gasLimit: 21_000,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 0n,
+        type: 2,
+      });
     const send = async (nonce: number) => JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [await sign(nonce)])).text);
     expect((await send(0)).error).to.equal(undefined);
     expect((await send(1)).error).to.equal(undefined);
@@ -400,7 +484,16 @@ describe('gate: role follower', () => {
   after(() => validator.shutdown());
 
   const transfer = () =>
-    new Wallet(DEV_KEYS[1]).signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+    new Wallet(DEV_KEYS[1]).signTransaction({
+      chainId: 8141,
+      nonce: 0,
+      to: RECIPIENT,
+      value: 1n,
+      gasLimit: 21_000,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 0n,
+      type: 2,
+    });
 
   it('refuses submissions when it has no validator to relay to', async () => {
     const follower = await startTestIngress(testConfig(anvil.current.url, gateYaml('      role: follower')));
@@ -414,7 +507,7 @@ describe('gate: role follower', () => {
     }
   });
 
-  it('relays submissions to the validator\'s ingress, which gates and forwards them', async () => {
+  it("relays submissions to the validator's ingress, which gates and forwards them", async () => {
     const follower = await startTestIngress(
       testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${validator.url}`)),
     );
@@ -436,14 +529,27 @@ describe('gate: role follower', () => {
         '\n  - allowlist\n  - rate-limit:\n      trusted_proxies: [127.0.0.1]\n      submissions:\n        per_source: {rate_per_second: 1, burst: 1}\n  - gate:\n      head_cache_ms: 0\n',
       ),
     );
-    const follower = await startTestIngress(testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${limited.url}`)));
+    const follower = await startTestIngress(
+      testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${limited.url}`)),
+    );
     const sign = (key: string) =>
-      new Wallet(key).signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+      new Wallet(key).signTransaction({
+        chainId: 8141,
+        nonce: 0,
+        to: RECIPIENT,
+        value: 1n,
+        gasLimit: 21_000,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 0n,
+        type: 2,
+      });
     const submitFrom = async (from: string, raw: string) => {
       const agent = new Agent({ localAddress: from });
       try {
         const reply = await request(follower.url, {
-          method: 'POST', headers: { 'content-type': 'application/json' }, dispatcher: agent,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          dispatcher: agent,
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }),
         });
         return JSON.parse(await reply.body.text()) as { result?: string; error?: { code: number } };
@@ -462,13 +568,24 @@ describe('gate: role follower', () => {
     }
   });
 
-  it('relays eth_sendRawTransactionSync too, answering the validator\'s receipt; without a relay, refuses it', async () => {
-    const follower = await startTestIngress(testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${validator.url}`)));
+  it("relays eth_sendRawTransactionSync too, answering the validator's receipt; without a relay, refuses it", async () => {
+    const follower = await startTestIngress(
+      testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${validator.url}`)),
+    );
     const lone = await startTestIngress(testConfig(anvil.current.url, gateYaml('      role: follower')));
     try {
       const sender = walletFor('relayed eth_sendRawTransactionSync');
       await call(anvil.current.url, 'anvil_setBalance', [sender.address, '0xde0b6b3a7640000']);
-      const raw = await sender.signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
+      const raw = await sender.signTransaction({
+        chainId: 8141,
+        nonce: 0,
+        to: RECIPIENT,
+        value: 1n,
+        gasLimit: 21_000,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 0n,
+        type: 2,
+      });
       const reply = JSON.parse((await rpc(follower.url, 'eth_sendRawTransactionSync', [raw], 8)).text);
       expect(reply.result).to.include({ transactionHash: keccak256(raw), status: '0x1' });
       expect(JSON.parse((await rpc(lone.url, 'eth_sendRawTransactionSync', [raw], 9)).text).error).to.deep.equal({
@@ -495,8 +612,21 @@ describe('gate: role follower', () => {
     let follower: TestIngress | undefined;
     try {
       follower = await startTestIngress(yaml.replace('headers_timeout_ms: 2000', 'headers_timeout_ms: 300'));
-      const raw = await walletFor('held by its validator').signTransaction({ chainId: 8141, nonce: 0, to: RECIPIENT, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2 });
-      expect(JSON.parse((await rpc(follower.url, 'eth_sendRawTransactionSync', [raw, 2000], 5)).text)).to.deep.equal({ jsonrpc: '2.0', id: 5, result: receipt });
+      const raw = await walletFor('held by its validator').signTransaction({
+        chainId: 8141,
+        nonce: 0,
+        to: RECIPIENT,
+        value: 1n,
+        gasLimit: 21_000,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 0n,
+        type: 2,
+      });
+      expect(JSON.parse((await rpc(follower.url, 'eth_sendRawTransactionSync', [raw, 2000], 5)).text)).to.deep.equal({
+        jsonrpc: '2.0',
+        id: 5,
+        result: receipt,
+      });
     } finally {
       await follower?.shutdown();
       await validator.close();
@@ -504,9 +634,9 @@ describe('gate: role follower', () => {
   });
 
   it('refuses a relay_url carrying credentials, like any upstream URL', () => {
-    expect(() => parseConfig(testConfig('http://127.0.0.1:1', gateYaml('      role: follower\n      relay_url: http://u:p@127.0.0.1:2')))).to.throw(
-      'plugins[4].gate.relay_url: must be an http:// or https:// URL without credentials',
-    );
+    expect(() =>
+      parseConfig(testConfig('http://127.0.0.1:1', gateYaml('      role: follower\n      relay_url: http://u:p@127.0.0.1:2'))),
+    ).to.throw('plugins[4].gate.relay_url: must be an http:// or https:// URL without credentials');
   });
 
   it('refuses relay_url on a validator', () => {

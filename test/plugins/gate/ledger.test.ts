@@ -63,7 +63,10 @@ async function windowClosedAfter(ledger: Ledger, hash: string, since: number): P
 
 const DEPENDENCIES: StateDependencies = {
   accounts: [[ALICE, '7', '1000000000000000000']],
-  codes: [[BOB, `0x${'cd'.repeat(32)}`], [SPONSOR, '0x']],
+  codes: [
+    [BOB, `0x${'cd'.repeat(32)}`],
+    [SPONSOR, '0x'],
+  ],
   slots: [[BOB, `0x${'00'.repeat(31)}01`, `0x${'00'.repeat(31)}2a`]],
 };
 

@@ -124,9 +124,21 @@ describe('gate: options', () => {
       ['a role in capitals', { role: 'Validator' }, `${PATH}.role: must be validator or follower`],
       ['a role that is not a string', { role: 1 }, `${PATH}.role: must be a non-empty string`],
       ['relay_url on an implicit validator', { relay_url: 'https://rpc.example.org' }, `${PATH}.relay_url: applies only to role: follower`],
-      ['relay_url on an explicit validator', { role: 'validator', relay_url: 'https://rpc.example.org' }, `${PATH}.relay_url: applies only to role: follower`],
-      ['a relay_url that is not http(s)', { role: 'follower', relay_url: 'ws://rpc.example.org' }, `${PATH}.relay_url: must be an http:// or https:// URL without credentials`],
-      ['a relay_url with credentials', { role: 'follower', relay_url: 'https://user:pw@rpc.example.org' }, `${PATH}.relay_url: must be an http:// or https:// URL without credentials`],
+      [
+        'relay_url on an explicit validator',
+        { role: 'validator', relay_url: 'https://rpc.example.org' },
+        `${PATH}.relay_url: applies only to role: follower`,
+      ],
+      [
+        'a relay_url that is not http(s)',
+        { role: 'follower', relay_url: 'ws://rpc.example.org' },
+        `${PATH}.relay_url: must be an http:// or https:// URL without credentials`,
+      ],
+      [
+        'a relay_url with credentials',
+        { role: 'follower', relay_url: 'https://user:pw@rpc.example.org' },
+        `${PATH}.relay_url: must be an http:// or https:// URL without credentials`,
+      ],
       ['an empty relay_url', { role: 'follower', relay_url: '' }, `${PATH}.relay_url: must be a non-empty string`],
     ] as const) {
       it(`refuses ${label}`, () => {
@@ -158,7 +170,11 @@ describe('gate: options', () => {
       ['threads: 0', { threads: 0 }, `${PATH}.threads: must be a positive integer`],
       ['threads past 64', { threads: 65 }, `${PATH}.threads: must be at most 64`],
       ['a prefix_gas_budget below the reference', { prefix_gas_budget: 99_999 }, `${PATH}.prefix_gas_budget: must be an integer >= 100000`],
-      ['a prefix_state_gas_budget below the reference', { prefix_state_gas_budget: 499_999 }, `${PATH}.prefix_state_gas_budget: must be an integer >= 500000`],
+      [
+        'a prefix_state_gas_budget below the reference',
+        { prefix_state_gas_budget: 499_999 },
+        `${PATH}.prefix_state_gas_budget: must be an integer >= 500000`,
+      ],
       ['chain_id: 0', { chain_id: 0 }, `${PATH}.chain_id: must be a positive integer`],
       ['a chain id written as hex text', { chain_id: '0x1fcd' }, `${PATH}.chain_id: must be a positive integer`],
       ['a zero block_gas_limit', { block_gas_limit: 0 }, `${PATH}.block_gas_limit: must be a positive integer`],
@@ -170,7 +186,11 @@ describe('gate: options', () => {
       ['a zero cache_max_entries', { cache_max_entries: 0 }, `${PATH}.cache_max_entries: must be a positive integer`],
       ['a zero sync_timeout_ms', { sync_timeout_ms: 0 }, `${PATH}.sync_timeout_ms: must be a positive integer`],
       ['a zero sync_timeout_max_ms', { sync_timeout_max_ms: 0 }, `${PATH}.sync_timeout_max_ms: must be a positive integer`],
-      ['a default wait above the most a client may ask', { sync_timeout_ms: 20_000 }, `${PATH}.sync_timeout_ms: must not exceed sync_timeout_max_ms (10000)`],
+      [
+        'a default wait above the most a client may ask',
+        { sync_timeout_ms: 20_000 },
+        `${PATH}.sync_timeout_ms: must not exceed sync_timeout_max_ms (10000)`,
+      ],
       ['a zero queue_max', { queue_max: 0 }, `${PATH}.queue_max: must be a positive integer`],
       ['a fractional duplicate_window_ms', { duplicate_window_ms: 1.5 }, `${PATH}.duplicate_window_ms: must be a positive integer`],
       ['an empty validation_method', { validation_method: '' }, `${PATH}.validation_method: must be a non-empty string`],

@@ -6,12 +6,25 @@ import { readFileSync } from 'node:fs';
 import { checkFrameTransaction } from '../../../plugins/gate/frame-checks.js';
 import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
 import { recoverAddress, verifyFrameSignatures } from '../../../plugins/gate/signatures.js';
-import { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, secp256k1Entry, transferFrameTx, type FrameTxFields } from '../../../support/frames.js';
+import {
+  encodeFrameTx,
+  frameSigHash,
+  mldsaEntry,
+  mldsaKeys,
+  secp256k1Entry,
+  transferFrameTx,
+  type FrameTxFields,
+} from '../../../support/frames.js';
 import { walletFor } from '../../../support/keys.js';
 import { verdictOf } from '../../helpers/refusals.js';
 
 const VECTOR = JSON.parse(readFileSync('test/plugins/gate/mldsa65-vector.json', 'utf8')) as {
-  seed: string; publicKey: string; sender: string; sigHash: string; hash: string; raw: string;
+  seed: string;
+  publicKey: string;
+  sender: string;
+  sigHash: string;
+  hash: string;
+  raw: string;
 };
 const OTHER = '0x0000000000000000000000000000000000001234';
 /** What the entries with an explicit msg sign instead of the signature hash. */
@@ -31,7 +44,11 @@ const checked = (raw: string) =>
 
 /** A transaction whose one entry signs MSG and names `signer`, so that neither depends on the sender. */
 const withExplicitEntry = (scheme: number, signer: string, signature: string): string =>
-  encodeFrameTx({ sender: OTHER, frames: [{ mode: 1, flags: 3, executionGas: 50_000n }], signatures: [{ scheme, signer, msg: MSG, signature }] });
+  encodeFrameTx({
+    sender: OTHER,
+    frames: [{ mode: 1, flags: 3, executionGas: 50_000n }],
+    signatures: [{ scheme, signer, msg: MSG, signature }],
+  });
 
 /** Flips one bit of the byte at `offset` from the end of the raw transaction's signature data. */
 function tamper(raw: string, offsetFromEnd: number): string {
@@ -46,10 +63,14 @@ describe('gate: signatures', () => {
     const wallet = walletFor('recovery against ethers');
     const parities = new Set<number>();
     for (let nonce = 0; nonce < 4; nonce++) {
-      const tx = Transaction.from(await wallet.signTransaction({ chainId: 8141, nonce, to: OTHER, gasLimit: 21_000, maxFeePerGas: 1n, type: 2 }));
+      const tx = Transaction.from(
+        await wallet.signTransaction({ chainId: 8141, nonce, to: OTHER, gasLimit: 21_000, maxFeePerGas: 1n, type: 2 }),
+      );
       const sig = tx.signature!;
       parities.add(sig.yParity);
-      expect(recoverAddress(getBytes(tx.unsignedHash), getBytes(sig.r), getBytes(sig.s), sig.yParity)).to.equal(wallet.address.toLowerCase());
+      expect(recoverAddress(getBytes(tx.unsignedHash), getBytes(sig.r), getBytes(sig.s), sig.yParity)).to.equal(
+        wallet.address.toLowerCase(),
+      );
     }
     expect([...parities].sort(), 'both y parities among the fixed signatures').to.deep.equal([0, 1]);
   });
@@ -80,7 +101,13 @@ describe('gate: signatures', () => {
 
     it('refuses a signature over another digest', () => {
       const keys = mldsaKeys(getBytes(VECTOR.seed));
-      const { raw } = transferFrameTx({ sender: keys.address, to: OTHER, value: 1n, scheme: 0x65, sign: () => mldsaEntry(keys, keccak256('0x01')) });
+      const { raw } = transferFrameTx({
+        sender: keys.address,
+        to: OTHER,
+        value: 1n,
+        scheme: 0x65,
+        sign: () => mldsaEntry(keys, keccak256('0x01')),
+      });
       expect(verdict(raw)).to.match(/^mldsa-verify-failed: signature 0/);
     });
   });
@@ -101,7 +128,10 @@ describe('gate: signatures', () => {
 
     it('refuses a high-s signature', () => {
       const { raw } = transferFrameTx({
-        sender, to: OTHER, value: 1n, scheme: 1,
+        sender,
+        to: OTHER,
+        value: 1n,
+        scheme: 1,
         sign: () => concat(['0x00', `0x${'11'.repeat(32)}`, `0x${'ff'.repeat(32)}`]),
       });
       expect(verdict(raw)).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
@@ -111,7 +141,10 @@ describe('gate: signatures', () => {
       const N = secp256k1.Point.CURVE().n;
       const altered = (edit: (sig: { parity: number; r: bigint; s: bigint }) => { parity: number; r: bigint; s: bigint }) =>
         transferFrameTx({
-          sender, to: OTHER, value: 1n, scheme: 1,
+          sender,
+          to: OTHER,
+          value: 1n,
+          scheme: 1,
           sign: (d) => {
             const sig = key.sign(d);
             const { parity, r, s } = edit({ parity: sig.yParity, r: BigInt(sig.r), s: BigInt(sig.s) });
@@ -119,10 +152,19 @@ describe('gate: signatures', () => {
           },
         }).raw;
       for (const parity of [2, 3, 27]) {
-        expect(verdict(altered((sig) => ({ ...sig, parity: parity + sig.parity % 2 }))), `parity ${parity}`).to.equal('sig-invalid: signature 0: y_parity must be 0 or 1');
+        expect(verdict(altered((sig) => ({ ...sig, parity: parity + (sig.parity % 2) }))), `parity ${parity}`).to.equal(
+          'sig-invalid: signature 0: y_parity must be 0 or 1',
+        );
       }
-      for (const [label, edit] of [['r = 0', { r: 0n }], ['r = n', { r: N }], ['s = 0', { s: 0n }], ['s = n', { s: N }]] as const) {
-        expect(verdict(altered((sig) => ({ ...sig, ...edit }))), label).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
+      for (const [label, edit] of [
+        ['r = 0', { r: 0n }],
+        ['r = n', { r: N }],
+        ['s = 0', { s: 0n }],
+        ['s = n', { s: N }],
+      ] as const) {
+        expect(verdict(altered((sig) => ({ ...sig, ...edit }))), label).to.equal(
+          'sig-invalid: signature 0: r or s out of range (s must be low)',
+        );
       }
     });
 
@@ -131,11 +173,16 @@ describe('gate: signatures', () => {
     it('refuses the high-s twin of a valid entry', () => {
       const N = secp256k1.Point.CURVE().n;
       const { raw } = transferFrameTx({
-        sender, to: OTHER, value: 1n, scheme: 1,
+        sender,
+        to: OTHER,
+        value: 1n,
+        scheme: 1,
         sign: (d) => {
           const sig = key.sign(d);
           const twin = { r: BigInt(sig.r), s: N - BigInt(sig.s), yParity: 1 - sig.yParity };
-          expect(addressOf(new secp256k1.Signature(twin.r, twin.s).addRecoveryBit(twin.yParity).recoverPublicKey(getBytes(d)).toBytes(false))).to.equal(sender);
+          expect(
+            addressOf(new secp256k1.Signature(twin.r, twin.s).addRecoveryBit(twin.yParity).recoverPublicKey(getBytes(d)).toBytes(false)),
+          ).to.equal(sender);
           return concat([new Uint8Array([twin.yParity]), word(twin.r), word(twin.s)]);
         },
       });
@@ -188,16 +235,22 @@ describe('gate: signatures', () => {
       // The same entry is valid for the signer its key hashes to.
       const otherSigner = addressOf(p256.getPublicKey(other, false));
       expect(verdict(withExplicitEntry(2, otherSigner, signWith(other)(MSG)))).to.equal('accepted');
-      expect(verdict(withExplicitEntry(2, signer, signWith(other)(MSG)))).to.equal('sig-invalid: signature 0: the P256 key does not match the signer');
+      expect(verdict(withExplicitEntry(2, signer, signWith(other)(MSG)))).to.equal(
+        'sig-invalid: signature 0: the P256 key does not match the signer',
+      );
     });
 
-    it('refuses r or s of 0 or n by the signer\'s own key', () => {
+    it("refuses r or s of 0 or n by the signer's own key", () => {
       const altered = (r: (r: bigint) => bigint, s: (s: bigint) => bigint) => (digest: string) => {
         const valid = getBytes(sign(digest));
         return concat([word(r(BigInt(dataSlice(valid, 0, 32)))), word(s(BigInt(dataSlice(valid, 32, 64)))), valid.subarray(64)]);
       };
       const keep = (v: bigint) => v;
-      for (const [label, signature] of [['r = 0', altered(() => 0n, keep)], ['r = n', altered(() => N, keep)], ['s = 0', altered(keep, () => 0n)]] as const) {
+      for (const [label, signature] of [
+        ['r = 0', altered(() => 0n, keep)],
+        ['r = n', altered(() => N, keep)],
+        ['s = 0', altered(keep, () => 0n)],
+      ] as const) {
         expect(verdict(tx(signature)), label).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
       }
     });
@@ -226,8 +279,12 @@ describe('gate: signatures', () => {
       const sized = (edit: (valid: string) => string) =>
         transferFrameTx({ sender: signer, to: OTHER, value: 1n, scheme: 2, sign: (d) => edit(sign(d)) }).raw;
       expect(checked(sized((valid) => valid))).to.equal('accepted');
-      expect(checked(sized((valid) => dataSlice(valid, 0, 127)))).to.equal('sig-invalid: signature 0: P256 signatures are 128 bytes, not 127');
-      expect(checked(sized((valid) => concat([valid, '0x00'])))).to.equal('sig-invalid: signature 0: P256 signatures are 128 bytes, not 129');
+      expect(checked(sized((valid) => dataSlice(valid, 0, 127)))).to.equal(
+        'sig-invalid: signature 0: P256 signatures are 128 bytes, not 127',
+      );
+      expect(checked(sized((valid) => concat([valid, '0x00'])))).to.equal(
+        'sig-invalid: signature 0: P256 signatures are 128 bytes, not 129',
+      );
     });
   });
 });

@@ -1,6 +1,18 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { expect } from 'chai';
-import { concat, dataSlice, decodeRlp, encodeRlp, getBytes, hexlify, keccak256, toBeHex, Transaction, Wallet, type TransactionLike } from 'ethers';
+import {
+  concat,
+  dataSlice,
+  decodeRlp,
+  encodeRlp,
+  getBytes,
+  hexlify,
+  keccak256,
+  toBeHex,
+  Transaction,
+  Wallet,
+  type TransactionLike,
+} from 'ethers';
 import { decodeSubmission } from '../../../plugins/gate/decode.js';
 import { keccakHex } from '../../../plugins/gate/hex.js';
 import { decodeStandardTransaction } from '../../../plugins/gate/standard-codec.js';
@@ -40,21 +52,38 @@ describe('gate: standard transaction decoder', () => {
       const tx = decodeStandardTransaction(bytes(raw));
       expect(
         {
-          type: tx.type, chainId: tx.chainId, nonce: tx.nonce, gasLimit: tx.gasLimit, value: tx.value, maxFee: tx.maxFeePerGas,
-          yParity: tx.yParity, r: tx.r, s: tx.s, digest: hexlify(tx.signingHash),
+          type: tx.type,
+          chainId: tx.chainId,
+          nonce: tx.nonce,
+          gasLimit: tx.gasLimit,
+          value: tx.value,
+          maxFee: tx.maxFeePerGas,
+          yParity: tx.yParity,
+          r: tx.r,
+          s: tx.s,
+          digest: hexlify(tx.signingHash),
         },
         name,
       ).to.deep.equal({
-        type: expected.type, chainId: expected.chainId, nonce: BigInt(expected.nonce), gasLimit: expected.gasLimit,
-        value: expected.value, maxFee: expected.maxFeePerGas ?? expected.gasPrice, yParity: expected.signature!.yParity,
-        r: BigInt(expected.signature!.r), s: BigInt(expected.signature!.s), digest: expected.unsignedHash,
+        type: expected.type,
+        chainId: expected.chainId,
+        nonce: BigInt(expected.nonce),
+        gasLimit: expected.gasLimit,
+        value: expected.value,
+        maxFee: expected.maxFeePerGas ?? expected.gasPrice,
+        yParity: expected.signature!.yParity,
+        r: BigInt(expected.signature!.r),
+        s: BigInt(expected.signature!.s),
+        digest: expected.unsignedHash,
       });
     }
   });
 
   it('prices each type at its intrinsic gas or the EIP-7623 floor, and sizes init code', async () => {
     const sign = async (tx: TransactionLike) => {
-      const decoded = decodeStandardTransaction(getBytes(await wallet.signTransaction({ chainId: 8141, nonce: 1, gasLimit: 100_000, ...tx })));
+      const decoded = decodeStandardTransaction(
+        getBytes(await wallet.signTransaction({ chainId: 8141, nonce: 1, gasLimit: 100_000, ...tx })),
+      );
       return [decoded.minimumGas, decoded.initCodeBytes];
     };
     const fees = { type: 2, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n } as const;
@@ -72,7 +101,18 @@ describe('gate: standard transaction decoder', () => {
   });
 
   describe('refuses', () => {
-    const eip1559 = async () => getBytes(await wallet.signTransaction({ type: 2, chainId: 8141, nonce: 1, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n }));
+    const eip1559 = async () =>
+      getBytes(
+        await wallet.signTransaction({
+          type: 2,
+          chainId: 8141,
+          nonce: 1,
+          to: RECIPIENT,
+          gasLimit: 21_000,
+          maxFeePerGas: 1n,
+          maxPriorityFeePerGas: 0n,
+        }),
+      );
     /** Re-encodes a type-2 payload after `edit`. */
     const edited = async (edit: (fields: string[]) => unknown[]) => {
       const fields = decodeRlp((await eip1559()).subarray(1)) as string[];
@@ -80,7 +120,9 @@ describe('gate: standard transaction decoder', () => {
     };
 
     it('an empty list as a legacy transaction, data that is a list, an access-list entry without its address', async () => {
-      expect(verdictOf(() => decodeStandardTransaction(getBytes('0xc0')))).to.equal('rlp-invalid: legacy transaction must have 9 items, not 0');
+      expect(verdictOf(() => decodeStandardTransaction(getBytes('0xc0')))).to.equal(
+        'rlp-invalid: legacy transaction must have 9 items, not 0',
+      );
       const dataList = await edited((f) => {
         f[7] = [] as unknown as string;
         return f;
@@ -105,7 +147,10 @@ describe('gate: standard transaction decoder', () => {
       expect([...good.subarray(0, 2), ...good.subarray(3, 7)]).to.deep.equal([0x02, 0xf8, 0x82, 0x1f, 0xcd, 0x01]);
       const wrapped = getBytes(concat([new Uint8Array([0x02, 0xf8, good[2]! + 1, 0x82, 0x1f, 0xcd, 0x81, 0x01]), good.subarray(7)]));
       expect(reasonOf(() => decodeStandardTransaction(wrapped))).to.equal('rlp-noncanonical');
-      const padded = await edited((f) => { f[1] = '0x0001'; return f; });
+      const padded = await edited((f) => {
+        f[1] = '0x0001';
+        return f;
+      });
       expect(reasonOf(() => decodeStandardTransaction(padded))).to.equal('rlp-noncanonical');
     });
 
@@ -113,17 +158,34 @@ describe('gate: standard transaction decoder', () => {
       for (const edit of [
         (f: string[]) => f.slice(0, 11),
         (f: string[]) => [...f, '0x'],
-        (f: string[]) => { const g: unknown[] = [...f]; g[1] = []; return g; },
-        (f: string[]) => { f[5] = '0x1234'; return f; },
-        (f: string[]) => { f[9] = '0x1b'; return f; },
+        (f: string[]) => {
+          const g: unknown[] = [...f];
+          g[1] = [];
+          return g;
+        },
+        (f: string[]) => {
+          f[5] = '0x1234';
+          return f;
+        },
+        (f: string[]) => {
+          f[9] = '0x1b';
+          return f;
+        },
       ]) {
         const raw = await edited(edit);
-        expect(reasonOf(() => decodeStandardTransaction(raw)), String(edit)).to.equal('rlp-invalid');
+        expect(
+          reasonOf(() => decodeStandardTransaction(raw)),
+          String(edit),
+        ).to.equal('rlp-invalid');
       }
     });
 
     it('a malformed access list entry or an empty authorization list', async () => {
-      const badKey = await edited((f) => { const g: unknown[] = [...f]; g[8] = [[RECIPIENT.toLowerCase(), ['0x01']]]; return g; });
+      const badKey = await edited((f) => {
+        const g: unknown[] = [...f];
+        g[8] = [[RECIPIENT.toLowerCase(), ['0x01']]];
+        return g;
+      });
       expect(reasonOf(() => decodeStandardTransaction(badKey))).to.equal('rlp-invalid');
       const fields = decodeRlp((await eip1559()).subarray(1)) as unknown[];
       const type4 = getBytes(concat(['0x04', encodeRlp([...fields.slice(0, 9), [], ...fields.slice(9)] as string[])]));
@@ -134,7 +196,14 @@ describe('gate: standard transaction decoder', () => {
       const eip7702 = async () => {
         const authorization = await wallet.authorize({ address: RECIPIENT, nonce: 8, chainId: 8141 });
         return wallet.signTransaction({
-          type: 4, chainId: 8141, nonce: 1, to: RECIPIENT, gasLimit: 50_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n, authorizationList: [authorization],
+          type: 4,
+          chainId: 8141,
+          nonce: 1,
+          to: RECIPIENT,
+          gasLimit: 50_000,
+          maxFeePerGas: 1n,
+          maxPriorityFeePerGas: 0n,
+          authorizationList: [authorization],
         });
       };
       /** Re-encodes the type-4 payload after `edit`; `fields[9]` is the authorization list. */
@@ -154,16 +223,32 @@ describe('gate: standard transaction decoder', () => {
         ['with a byte string for a tuple', (f) => (f[9] = ['0x01']), 'rlp-invalid: authorization_list[0] must be a list'],
         ['with a 5-item tuple', (_, t) => t.pop(), 'rlp-invalid: authorization_list[0] must have 6 items, not 5'],
         ['with a 7-item tuple', (_, t) => t.push('0x'), 'rlp-invalid: authorization_list[0] must have 6 items, not 7'],
-        ['with a malformed second tuple', (f, t) => (f[9] = [t, t.slice(0, 5)]), 'rlp-invalid: authorization_list[1] must have 6 items, not 5'],
+        [
+          'with a malformed second tuple',
+          (f, t) => (f[9] = [t, t.slice(0, 5)]),
+          'rlp-invalid: authorization_list[1] must have 6 items, not 5',
+        ],
         ['with a list for a chain id', (_, t) => (t[0] = []), 'rlp-invalid: authorization_list[0].chain_id must be a byte string'],
         ['with a chain id of 2^256', (_, t) => (t[0] = WORD_PLUS_ONE), 'rlp-invalid: authorization_list[0].chain_id is out of range'],
-        ['with a zero-padded chain id', (_, t) => (t[0] = '0x001fcd'), 'rlp-noncanonical: authorization_list[0].chain_id has leading zero bytes'],
+        [
+          'with a zero-padded chain id',
+          (_, t) => (t[0] = '0x001fcd'),
+          'rlp-noncanonical: authorization_list[0].chain_id has leading zero bytes',
+        ],
         ['with an empty address', (_, t) => (t[1] = '0x'), 'rlp-invalid: authorization_list[0].address must be 20 bytes'],
-        ['with a 19-byte address', (_, t) => (t[1] = `0x${'11'.repeat(19)}`), 'rlp-invalid: authorization_list[0].address must be 20 bytes'],
+        [
+          'with a 19-byte address',
+          (_, t) => (t[1] = `0x${'11'.repeat(19)}`),
+          'rlp-invalid: authorization_list[0].address must be 20 bytes',
+        ],
         ['with a nonce of 2^64', (_, t) => (t[2] = int(1n << 64n)), 'rlp-invalid: authorization_list[0].nonce is out of range'],
         ['with a zero-padded nonce', (_, t) => (t[2] = '0x0008'), 'rlp-noncanonical: authorization_list[0].nonce has leading zero bytes'],
         ['with a y_parity of 256', (_, t) => (t[3] = int(256n)), 'rlp-invalid: authorization_list[0].y_parity is out of range'],
-        ['with a zero-padded y_parity', (_, t) => (t[3] = '0x0001'), 'rlp-noncanonical: authorization_list[0].y_parity has leading zero bytes'],
+        [
+          'with a zero-padded y_parity',
+          (_, t) => (t[3] = '0x0001'),
+          'rlp-noncanonical: authorization_list[0].y_parity has leading zero bytes',
+        ],
         ['with an r of 2^256', (_, t) => (t[4] = WORD_PLUS_ONE), 'rlp-invalid: authorization_list[0].r is out of range'],
         ['with a list for r', (_, t) => (t[4] = []), 'rlp-invalid: authorization_list[0].r must be a byte string'],
         ['with an s of 2^256', (_, t) => (t[5] = WORD_PLUS_ONE), 'rlp-invalid: authorization_list[0].s is out of range'],
@@ -178,7 +263,13 @@ describe('gate: standard transaction decoder', () => {
 
       it('but not one whose tuple fields sit at their largest values', async () => {
         const raw = await edited7702((_, t) => {
-          [t[0], t[2], t[3], t[4], t[5]] = [int((1n << 256n) - 1n), int((1n << 64n) - 1n), int(255n), int((1n << 256n) - 1n), int((1n << 256n) - 1n)];
+          [t[0], t[2], t[3], t[4], t[5]] = [
+            int((1n << 256n) - 1n),
+            int((1n << 64n) - 1n),
+            int(255n),
+            int((1n << 256n) - 1n),
+            int((1n << 256n) - 1n),
+          ];
         });
         expect(verdictOf(() => decodeStandardTransaction(raw))).to.equal('accepted');
       });
@@ -192,7 +283,10 @@ describe('gate: standard transaction decoder', () => {
         return getBytes(encodeRlp(fields));
       };
       for (const v of [27n, 28n]) {
-        expect(verdictOf(() => decodeStandardTransaction(withV(v))), `v ${v}`).to.equal('legacy-not-eip155: legacy transactions must be EIP-155 (replay-protected) signed for chain 8141');
+        expect(
+          verdictOf(() => decodeStandardTransaction(withV(v))),
+          `v ${v}`,
+        ).to.equal('legacy-not-eip155: legacy transactions must be EIP-155 (replay-protected) signed for chain 8141');
       }
       expect(verdictOf(() => decodeStandardTransaction(withV(34n)))).to.equal('sig-invalid: legacy v 34 is neither 27, 28 nor EIP-155');
       expect(decodeStandardTransaction(withV(35n)).chainId).to.equal(0n);
@@ -214,7 +308,9 @@ describe('gate: decoding a standard submission', () => {
   /** The recovered sender, or the refusal. */
   const senderOf = (raw: string) => {
     let sender = '';
-    const refusal = verdictOf(() => (sender = decodeSubmission({ hex: raw, bytes: bytes(raw), hash: keccakHex(bytes(raw)) }, limits).sender));
+    const refusal = verdictOf(
+      () => (sender = decodeSubmission({ hex: raw, bytes: bytes(raw), hash: keccakHex(bytes(raw)) }, limits).sender),
+    );
     return refusal === 'accepted' ? sender : refusal;
   };
   /** Who (r, s, yParity) recovers to over `digest`, by @noble/curves rather than the gate's own recovery. */
@@ -242,10 +338,23 @@ describe('gate: decoding a standard submission', () => {
   });
 
   it('refuses r or s of 0 or n, and an r from which no key recovers', async () => {
-    const raw = await wallet.signTransaction({ type: 2, chainId: 8141, nonce: 4, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n });
+    const raw = await wallet.signTransaction({
+      type: 2,
+      chainId: 8141,
+      nonce: 4,
+      to: RECIPIENT,
+      gasLimit: 21_000,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 0n,
+    });
     const signature = Transaction.from(raw).signature!;
     const [r, s, yParity] = [BigInt(signature.r), BigInt(signature.s), signature.yParity];
-    for (const [badR, badS] of [[0n, s], [N, s], [r, 0n], [r, N]] as const) {
+    for (const [badR, badS] of [
+      [0n, s],
+      [N, s],
+      [r, 0n],
+      [r, N],
+    ] as const) {
       expect(senderOf(resigned(raw, badR, badS, yParity)), `r ${badR}, s ${badS}`).to.equal('sig-invalid: the signature is out of range');
     }
     // No curve point has x = 5, so no R and no key.
@@ -254,7 +363,15 @@ describe('gate: decoding a standard submission', () => {
   });
 
   it('takes s = n/2 and refuses s = n/2 + 1', async () => {
-    const raw = await wallet.signTransaction({ type: 2, chainId: 8141, nonce: 3, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n });
+    const raw = await wallet.signTransaction({
+      type: 2,
+      chainId: 8141,
+      nonce: 3,
+      to: RECIPIENT,
+      gasLimit: 21_000,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 0n,
+    });
     const tx = Transaction.from(raw);
     const r = BigInt(tx.signature!.r);
     expect(senderOf(resigned(raw, r, HALF_N, 0))).to.equal(recovered(tx.unsignedHash, r, HALF_N, 0));
@@ -266,7 +383,15 @@ describe('gate: decoding a standard submission', () => {
   it('recovers the sender of signatures whose r or s is shorter than 32 bytes', async () => {
     const short = { r: false, s: false };
     for (let nonce = 0; !(short.r && short.s); nonce++) {
-      const raw = await wallet.signTransaction({ type: 2, chainId: 8141, nonce, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n });
+      const raw = await wallet.signTransaction({
+        type: 2,
+        chainId: 8141,
+        nonce,
+        to: RECIPIENT,
+        gasLimit: 21_000,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 0n,
+      });
       const { signature } = Transaction.from(raw);
       const rShort = signature!.r.startsWith('0x00');
       const sShort = signature!.s.startsWith('0x00');
@@ -295,9 +420,21 @@ describe('gate: intrinsic gas of standard transactions, against anvil', () => {
       ['300 non-zero calldata bytes', { type: 2, to: RECIPIENT, data: `0x${'ab'.repeat(300)}` }, 21_000n + 10n * 1_200n],
       ['mostly zero calldata', { type: 2, to: RECIPIENT, data: `0x${'00'.repeat(300)}ff` }, 21_000n + 10n * 304n],
       // 40 zero and 60 non-zero bytes, 4 init code words.
-      ['a contract creation', { type: 2, to: null, data: `0x${'60006000f3'.repeat(20)}` }, 21_000n + 32_000n + 4n * 40n + 16n * 60n + 2n * 4n],
-      ['an access list', { type: 1, to: RECIPIENT, gasPrice: 3_000_000_000n, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined, accessList }, 21_000n + 2_400n + 2n * 1_900n],
-      ['a legacy creation', { type: 0, to: null, gasPrice: 3_000_000_000n, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined, data: '0x6000' }, 21_000n + 32_000n + 4n + 16n + 2n],
+      [
+        'a contract creation',
+        { type: 2, to: null, data: `0x${'60006000f3'.repeat(20)}` },
+        21_000n + 32_000n + 4n * 40n + 16n * 60n + 2n * 4n,
+      ],
+      [
+        'an access list',
+        { type: 1, to: RECIPIENT, gasPrice: 3_000_000_000n, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined, accessList },
+        21_000n + 2_400n + 2n * 1_900n,
+      ],
+      [
+        'a legacy creation',
+        { type: 0, to: null, gasPrice: 3_000_000_000n, maxFeePerGas: undefined, maxPriorityFeePerGas: undefined, data: '0x6000' },
+        21_000n + 32_000n + 4n + 16n + 2n,
+      ],
     ];
     for (const [name, tx, floor] of cases) {
       const sender = walletFor(`minimum gas: ${name}`);

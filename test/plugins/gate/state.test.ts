@@ -40,7 +40,12 @@ describe('gate: head state', () => {
 
   it('reads the latest block as a head, lower-casing the coinbase', async () => {
     const state = new HeadState(upstream, 60_000);
-    expect(await state.latest()).to.deep.equal({ number: 100n, baseFee: 1_000_000_000n, timestamp: 1_700_000_000n, coinbase: `0x${'ab'.repeat(20)}` });
+    expect(await state.latest()).to.deep.equal({
+      number: 100n,
+      baseFee: 1_000_000_000n,
+      timestamp: 1_700_000_000n,
+      coinbase: `0x${'ab'.repeat(20)}`,
+    });
   });
 
   it('reads the latest block once per head_cache_ms, whoever asks', async () => {

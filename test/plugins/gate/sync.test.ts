@@ -166,7 +166,8 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
     it('ends an error answer to eth_getTransactionReceipt in error 4 with the hash, asking again only at a new head', async () => {
       const failing = await startStubEl({
         eth_getBlockByNumber: (id) => answer(id, { number: '0x64', timestamp: '0x1' }),
-        eth_getTransactionReceipt: (id) => JSON.stringify({ jsonrpc: '2.0', id, error: { code: 4444, message: 'pruned history', data: 'x' } }),
+        eth_getTransactionReceipt: (id) =>
+          JSON.stringify({ jsonrpc: '2.0', id, error: { code: 4444, message: 'pruned history', data: 'x' } }),
       });
       const reads = new Upstream({ url: failing.url, connections: 1, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000 });
       try {

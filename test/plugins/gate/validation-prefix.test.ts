@@ -66,7 +66,7 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
       expect(suite.target.received).to.deep.equal([raw]);
     });
 
-    it('holds a forwarded transaction\'s nonce until the next block, then frees it if it was skipped', async () => {
+    it("holds a forwarded transaction's nonce until the next block, then frees it if it was skipped", async () => {
       const account = secpAccount();
       await fund(account.address);
       const first = signed(selfTransfer(account.address, SECP256K1), [account.sign]);
@@ -94,7 +94,7 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
         );
       });
 
-      it('a VERIFY frame whose limit does not cover the target\'s access', async () => {
+      it("a VERIFY frame whose limit does not cover the target's access", async () => {
         const account = secpAccount();
         await fund(account.address);
         const raw = signed(selfTransfer(account.address, SECP256K1, { verifyGas: 99n }), [account.sign]);
@@ -109,7 +109,12 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
         fields.signatures[0]!.signer = other.address;
         const raw = signed(fields, [other.sign]);
         expect(await submit(raw)).to.equal(
-          verifyRejected(1, 0, 'reverted', `default code: signature 0 must be a SECP256K1 or MLDSA65 entry of ${account.address} over the signature hash`),
+          verifyRejected(
+            1,
+            0,
+            'reverted',
+            `default code: signature 0 must be a SECP256K1 or MLDSA65 entry of ${account.address} over the signature hash`,
+          ),
         );
       });
 
@@ -127,7 +132,12 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
           },
         ]);
         expect(await submit(raw)).to.equal(
-          verifyRejected(1, 0, 'reverted', `default code: signature 0 must be a SECP256K1 or MLDSA65 entry of ${address} over the signature hash`),
+          verifyRejected(
+            1,
+            0,
+            'reverted',
+            `default code: signature 0 must be a SECP256K1 or MLDSA65 entry of ${address} over the signature hash`,
+          ),
         );
       });
 

@@ -30,7 +30,12 @@ describe('gate: verdict cache', () => {
     verdicts.admit('0x4');
     expect(['0x1', '0x2', '0x3', '0x4'].map((hash) => verdicts.isAdmitted(hash))).to.deep.equal([true, false, true, true]);
     for (const hash of ['0x5', '0x6', '0x7', '0x8']) verdicts.refuse(hash, refusal('rlp-invalid'));
-    expect(['0x5', '0x6', '0x7', '0x8'].map((hash) => verdicts.refusal(hash)?.reason)).to.deep.equal([undefined, 'rlp-invalid', 'rlp-invalid', 'rlp-invalid']);
+    expect(['0x5', '0x6', '0x7', '0x8'].map((hash) => verdicts.refusal(hash)?.reason)).to.deep.equal([
+      undefined,
+      'rlp-invalid',
+      'rlp-invalid',
+      'rlp-invalid',
+    ]);
     // The two maps are bounded apart: refusals did not push admissions out.
     expect(verdicts.isAdmitted('0x4')).to.equal(true);
   });

@@ -52,7 +52,14 @@ describe('gate: signature entries priced by verification gas and checked in work
     });
     // A standard transfer: the last token.
     const transfer = await new Wallet(DEV_KEY).signTransaction({
-      chainId: 8141, nonce: 0, to: SENDER, value: 1n, gasLimit: 21_000, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 0n, type: 2,
+      chainId: 8141,
+      nonce: 0,
+      to: SENDER,
+      value: 1n,
+      gasLimit: 21_000,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 0n,
+      type: 2,
     });
     expect(await submit(transfer)).to.deep.equal({ jsonrpc: '2.0', id: 1, result: keccak256(transfer) });
     // Two P256 entries (23,400 gas with the frame): the bucket is empty. Nothing verified, nothing cached.

@@ -208,7 +208,9 @@ describe('rate-limit bucket', () => {
       expect(waitOf(refused)).to.be.within(250, 501);
       expect(hosted.consume('10.0.0.2', 2)).to.deep.equal({ ok: true });
       // Another hosted object keeps its own buckets.
-      expect(hostedBucket({ name: 'reads:source', spec: { ratePerSecond: 2, burst: 2 } }).consume('10.0.0.1', 2)).to.deep.equal({ ok: true });
+      expect(hostedBucket({ name: 'reads:source', spec: { ratePerSecond: 2, burst: 2 } }).consume('10.0.0.1', 2)).to.deep.equal({
+        ok: true,
+      });
     });
 
     /**
@@ -257,8 +259,20 @@ describe('rate-limit bucket', () => {
       expect(await pending).to.deep.equal({ ok: true });
       expect(waitOf(await bucket.consume('10.0.0.1', 1, (c) => c))).to.be.within(150, 335);
       expect(home.calls).to.deep.equal([
-        { service: 'rate-limit', key: 'submissions:source:3:2', init: { name: 'submissions:source', spec }, method: 'consume', args: ['10.0.0.1', 2] },
-        { service: 'rate-limit', key: 'submissions:source:3:2', init: { name: 'submissions:source', spec }, method: 'consume', args: ['10.0.0.1', 1] },
+        {
+          service: 'rate-limit',
+          key: 'submissions:source:3:2',
+          init: { name: 'submissions:source', spec },
+          method: 'consume',
+          args: ['10.0.0.1', 2],
+        },
+        {
+          service: 'rate-limit',
+          key: 'submissions:source:3:2',
+          init: { name: 'submissions:source', spec },
+          method: 'consume',
+          args: ['10.0.0.1', 1],
+        },
       ]);
     });
 

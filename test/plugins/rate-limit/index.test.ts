@@ -25,7 +25,10 @@ function useClientAt(localAddress: string) {
 
 const limited = (scope: 'source' | 'host') => ({
   code: -32005,
-  message: scope === 'source' ? 'rate limited: too many requests from this source; retry later' : 'rate limited: the endpoint is at capacity; retry later',
+  message:
+    scope === 'source'
+      ? 'rate limited: too many requests from this source; retry later'
+      : 'rate limited: the endpoint is at capacity; retry later',
 });
 
 describe('rate-limit', () => {
@@ -74,46 +77,59 @@ describe('rate-limit', () => {
   });
 
   it('serves a refused source again once the wait it was told has passed', async () => {
-    await withLimitedIngress(`      reads:
+    await withLimitedIngress(
+      `      reads:
         per_source: {rate_per_second: 2, burst: 10}
-        method_costs: {eth_getLogs: 10}`, async (ingress) => {
-      expect((await a.send(ingress.url, 'eth_getLogs')).status).to.equal(200);
-      const over = await a.send(ingress.url, 'eth_chainId');
-      expect(over.status).to.equal(429);
-      // One token at 2 per second; Retry-After rounds up to whole seconds.
-      expect(over.body.error.data.retry_after_ms).to.be.within(1, 501);
-      expect(over.retryAfter).to.equal('1');
-      await sleep(over.body.error.data.retry_after_ms);
-      expect((await a.send(ingress.url, 'eth_chainId')).body.result).to.equal('0x1fcd');
-    });
+        method_costs: {eth_getLogs: 10}`,
+      async (ingress) => {
+        expect((await a.send(ingress.url, 'eth_getLogs')).status).to.equal(200);
+        const over = await a.send(ingress.url, 'eth_chainId');
+        expect(over.status).to.equal(429);
+        // One token at 2 per second; Retry-After rounds up to whole seconds.
+        expect(over.body.error.data.retry_after_ms).to.be.within(1, 501);
+        expect(over.retryAfter).to.equal('1');
+        await sleep(over.body.error.data.retry_after_ms);
+        expect((await a.send(ingress.url, 'eth_chainId')).body.result).to.equal('0x1fcd');
+      },
+    );
   });
 
   it('charges heavy reads their method cost', async () => {
-    await withLimitedIngress(`      reads:
+    await withLimitedIngress(
+      `      reads:
         per_source: {rate_per_second: 3, burst: 3}
-        method_costs: {eth_getLogs: 3}`, async (ingress) => {
-      expect((await a.send(ingress.url, 'eth_getLogs')).status).to.equal(200);
-      expect((await a.send(ingress.url, 'eth_chainId')).body.error).to.include(limited('source'));
-    });
+        method_costs: {eth_getLogs: 3}`,
+      async (ingress) => {
+        expect((await a.send(ingress.url, 'eth_getLogs')).status).to.equal(200);
+        expect((await a.send(ingress.url, 'eth_chainId')).body.error).to.include(limited('source'));
+      },
+    );
   });
 
   it('does not let a source over its own quota drain the host bucket', async () => {
-    await withLimitedIngress(`      reads:
+    await withLimitedIngress(
+      `      reads:
         per_source: {rate_per_second: 1, burst: 1}
-        host: {rate_per_second: 2, burst: 2}`, async (ingress) => {
-      expect((await a.send(ingress.url, 'eth_chainId')).status).to.equal(200);
-      for (let i = 0; i < 5; i++) expect((await a.send(ingress.url, 'eth_chainId')).body.error).to.include(limited('source'));
-      expect((await b.send(ingress.url, 'eth_chainId')).status).to.equal(200);
-    });
+        host: {rate_per_second: 2, burst: 2}`,
+      async (ingress) => {
+        expect((await a.send(ingress.url, 'eth_chainId')).status).to.equal(200);
+        for (let i = 0; i < 5; i++) expect((await a.send(ingress.url, 'eth_chainId')).body.error).to.include(limited('source'));
+        expect((await b.send(ingress.url, 'eth_chainId')).status).to.equal(200);
+      },
+    );
   });
 
   it('limits submissions in their own buckets', async () => {
-    await withLimitedIngress(`      submissions:
-        per_source: {rate_per_second: 1, burst: 1}`, async (ingress) => {
-      expect((await a.send(ingress.url, 'eth_sendRawTransaction')).body.error.code).to.equal(-32602);
-      expect((await a.send(ingress.url, 'eth_sendRawTransaction')).body.error).to.include(limited('source'));
-      expect((await a.send(ingress.url, 'eth_chainId')).status).to.equal(200);
-    }, '\n  - gate');
+    await withLimitedIngress(
+      `      submissions:
+        per_source: {rate_per_second: 1, burst: 1}`,
+      async (ingress) => {
+        expect((await a.send(ingress.url, 'eth_sendRawTransaction')).body.error.code).to.equal(-32602);
+        expect((await a.send(ingress.url, 'eth_sendRawTransaction')).body.error).to.include(limited('source'));
+        expect((await a.send(ingress.url, 'eth_chainId')).status).to.equal(200);
+      },
+      '\n  - gate',
+    );
   });
 
   describe('X-Forwarded-For', () => {

@@ -27,7 +27,9 @@ const limits = ({ trustedProxies: _, ...rest }: RateLimitOptions) => rest;
 /** The rate-limit entry of config/ingress.yaml, as YAML reads it. */
 function shippedRateLimitOptions(): Record<string, unknown> {
   const doc = parseYaml(readFileSync('config/ingress.yaml', 'utf8')) as { plugins: unknown[] };
-  const entry = doc.plugins.find((p): p is { 'rate-limit': Record<string, unknown> } => typeof p === 'object' && p !== null && 'rate-limit' in p);
+  const entry = doc.plugins.find(
+    (p): p is { 'rate-limit': Record<string, unknown> } => typeof p === 'object' && p !== null && 'rate-limit' in p,
+  );
   expect(entry, 'config/ingress.yaml lists rate-limit with options').to.not.equal(undefined);
   return entry!['rate-limit'];
 }
@@ -46,7 +48,10 @@ describe('rate-limit: options', () => {
       const shipped = shippedRateLimitOptions();
       const options = parse(shipped);
       expect(cidrs(options)).to.deep.equal([]);
-      expect([options.maxInFlightPerSource, options.ipv6SourcePrefix]).to.deep.equal([parse().maxInFlightPerSource, parse().ipv6SourcePrefix]);
+      expect([options.maxInFlightPerSource, options.ipv6SourcePrefix]).to.deep.equal([
+        parse().maxInFlightPerSource,
+        parse().ipv6SourcePrefix,
+      ]);
       expect(options.submissions).to.deep.equal({
         perSource: { ratePerSecond: 10, burst: 50 },
         host: { ratePerSecond: 3000, burst: 6000 },
@@ -85,7 +90,9 @@ describe('rate-limit: options', () => {
 
   describe('submissions and reads', () => {
     it('reads an absent or null section as no bucket for that traffic', () => {
-      expect(limits(parse({ submissions: null, reads: { per_source: { rate_per_second: 1 } } }))).to.deep.include({ submissions: undefined });
+      expect(limits(parse({ submissions: null, reads: { per_source: { rate_per_second: 1 } } }))).to.deep.include({
+        submissions: undefined,
+      });
       expect(limits(parse({ submissions: { per_source: { rate_per_second: 1 } } }))).to.deep.include({ reads: undefined });
     });
 
@@ -98,22 +105,67 @@ describe('rate-limit: options', () => {
     });
 
     it('takes a method cost equal to the smaller burst, and reads a null cost as 1', () => {
-      const options = parse({ reads: { per_source: { rate_per_second: 5, burst: 20 }, host: { rate_per_second: 8, burst: 8 }, method_costs: { eth_getLogs: 8, eth_call: null } } });
-      expect([...options.reads!.methodCosts]).to.deep.equal([['eth_getLogs', 8], ['eth_call', 1]]);
+      const options = parse({
+        reads: {
+          per_source: { rate_per_second: 5, burst: 20 },
+          host: { rate_per_second: 8, burst: 8 },
+          method_costs: { eth_getLogs: 8, eth_call: null },
+        },
+      });
+      expect([...options.reads!.methodCosts]).to.deep.equal([
+        ['eth_getLogs', 8],
+        ['eth_call', 1],
+      ]);
     });
 
     for (const [label, raw, message] of [
-      ['a section without per_source', { submissions: { host: { rate_per_second: 10 } } }, `${PATH}.submissions.per_source: is required: the bucket each source gets`],
+      [
+        'a section without per_source',
+        { submissions: { host: { rate_per_second: 10 } } },
+        `${PATH}.submissions.per_source: is required: the bucket each source gets`,
+      ],
       ['an empty section', { reads: {} }, `${PATH}.reads.per_source: is required: the bucket each source gets`],
       ['a section that is not a mapping', { submissions: 10 }, `${PATH}.submissions: must be a mapping`],
-      ['a bucket without rate_per_second', { submissions: { per_source: { burst: 5 } } }, `${PATH}.submissions.per_source.rate_per_second: must be a positive integer`],
-      ['a zero rate', { reads: { per_source: { rate_per_second: 0, burst: 5 } } }, `${PATH}.reads.per_source.rate_per_second: must be a positive integer`],
-      ['a host burst below its rate', { submissions: { per_source: { rate_per_second: 1 }, host: { rate_per_second: 10, burst: 9 } } }, `${PATH}.submissions.host.burst: must be at least rate_per_second`],
-      ['a misspelt bucket key', { submissions: { per_source: { rate_per_second: 1, brust: 5 } } }, `${PATH}.submissions.per_source.brust: unknown key`],
-      ['a misspelt section key', { submissions: { per_source: { rate_per_second: 1 }, hots: { rate_per_second: 1 } } }, `${PATH}.submissions.hots: unknown key`],
-      ['a zero method cost', { reads: { per_source: { rate_per_second: 10 }, method_costs: { eth_call: 0 } } }, `${PATH}.reads.method_costs.eth_call: must be a positive integer`],
-      ['a method cost as text', { reads: { per_source: { rate_per_second: 10 }, method_costs: { eth_call: 'high' } } }, `${PATH}.reads.method_costs.eth_call: must be a positive integer`],
-      ['a method cost above the submissions bucket', { submissions: { per_source: { rate_per_second: 2, burst: 3 }, method_costs: { eth_sendRawTransaction: 4 } } }, `${PATH}.submissions.method_costs.eth_sendRawTransaction: costs more than per_source.burst (3): it could never pass`],
+      [
+        'a bucket without rate_per_second',
+        { submissions: { per_source: { burst: 5 } } },
+        `${PATH}.submissions.per_source.rate_per_second: must be a positive integer`,
+      ],
+      [
+        'a zero rate',
+        { reads: { per_source: { rate_per_second: 0, burst: 5 } } },
+        `${PATH}.reads.per_source.rate_per_second: must be a positive integer`,
+      ],
+      [
+        'a host burst below its rate',
+        { submissions: { per_source: { rate_per_second: 1 }, host: { rate_per_second: 10, burst: 9 } } },
+        `${PATH}.submissions.host.burst: must be at least rate_per_second`,
+      ],
+      [
+        'a misspelt bucket key',
+        { submissions: { per_source: { rate_per_second: 1, brust: 5 } } },
+        `${PATH}.submissions.per_source.brust: unknown key`,
+      ],
+      [
+        'a misspelt section key',
+        { submissions: { per_source: { rate_per_second: 1 }, hots: { rate_per_second: 1 } } },
+        `${PATH}.submissions.hots: unknown key`,
+      ],
+      [
+        'a zero method cost',
+        { reads: { per_source: { rate_per_second: 10 }, method_costs: { eth_call: 0 } } },
+        `${PATH}.reads.method_costs.eth_call: must be a positive integer`,
+      ],
+      [
+        'a method cost as text',
+        { reads: { per_source: { rate_per_second: 10 }, method_costs: { eth_call: 'high' } } },
+        `${PATH}.reads.method_costs.eth_call: must be a positive integer`,
+      ],
+      [
+        'a method cost above the submissions bucket',
+        { submissions: { per_source: { rate_per_second: 2, burst: 3 }, method_costs: { eth_sendRawTransaction: 4 } } },
+        `${PATH}.submissions.method_costs.eth_sendRawTransaction: costs more than per_source.burst (3): it could never pass`,
+      ],
     ] as const) {
       it(`refuses ${label}`, () => {
         expect(complaint(raw)).to.equal(message);
@@ -137,7 +189,11 @@ describe('rate-limit: options', () => {
       ['ipv6_source_prefix past 64', { ipv6_source_prefix: 65 }, `${PATH}.ipv6_source_prefix: must be at most 64`],
       ['ipv6_source_prefix: 128 (single addresses)', { ipv6_source_prefix: 128 }, `${PATH}.ipv6_source_prefix: must be at most 64`],
       ['a zero max_in_flight_per_source', { max_in_flight_per_source: 0 }, `${PATH}.max_in_flight_per_source: must be a positive integer`],
-      ['a fractional max_in_flight_per_source', { max_in_flight_per_source: 2.5 }, `${PATH}.max_in_flight_per_source: must be a positive integer`],
+      [
+        'a fractional max_in_flight_per_source',
+        { max_in_flight_per_source: 2.5 },
+        `${PATH}.max_in_flight_per_source: must be a positive integer`,
+      ],
     ] as const) {
       it(`refuses ${label}`, () => {
         expect(complaint(raw)).to.equal(message);

@@ -21,7 +21,9 @@ export interface Command {
   readonly oneTurnEach: boolean;
 }
 
-export type Outcome = { readonly value: unknown } | { readonly error: { readonly name: string; readonly message: string; readonly code: unknown } };
+export type Outcome =
+  | { readonly value: unknown }
+  | { readonly error: { readonly name: string; readonly message: string; readonly code: unknown } };
 
 /** To the test: the outcome of each call, in order, and the reply messages received for them. */
 export interface Report {

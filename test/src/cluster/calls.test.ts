@@ -30,7 +30,13 @@ describe('cluster calls: a worker calling objects the primary hosts', () => {
     const batch = message as { channel?: unknown; items?: unknown[] } | null;
     if (batch?.channel === CHANNEL) batches.push(batch.items!.length);
   };
-  const call = (key: string, method: string, args: unknown[] = [], init: unknown = { start: 0 }): CallSpec => ({ service: SERVICE, key, init, method, args });
+  const call = (key: string, method: string, args: unknown[] = [], init: unknown = { start: 0 }): CallSpec => ({
+    service: SERVICE,
+    key,
+    init,
+    method,
+    args,
+  });
   /** Has the worker make `calls` and returns its report. */
   const make = async (calls: CallSpec[], oneTurnEach = false): Promise<Report> => {
     batches.length = 0;
@@ -43,7 +49,7 @@ describe('cluster calls: a worker calling objects the primary hosts', () => {
       worker.on('message', onMessage);
     });
     worker.send({ channel: 'calls-test:do', calls, oneTurnEach } satisfies Command);
-    return within(5_000, 'the worker\'s report', report);
+    return within(5_000, "the worker's report", report);
   };
 
   before(async () => {
@@ -87,7 +93,10 @@ describe('cluster calls: a worker calling objects the primary hosts', () => {
   it("answers with the hosted method's value, on one object per key built from the first call's init", async () => {
     expect((await make([call('a', 'add', [1], { start: 10 })])).outcomes).to.deep.equal([{ value: 11 }]);
     // Same key: the same object, whatever init says now. Another key: another object.
-    expect((await make([call('a', 'add', [2], { start: 999 }), call('b', 'add', [5], { start: 100 })])).outcomes).to.deep.equal([{ value: 13 }, { value: 105 }]);
+    expect((await make([call('a', 'add', [2], { start: 999 }), call('b', 'add', [5], { start: 100 })])).outcomes).to.deep.equal([
+      { value: 13 },
+      { value: 105 },
+    ]);
     expect(builds).to.deep.equal([{ start: 10 }, { start: 100 }]);
   });
 

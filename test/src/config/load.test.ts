@@ -31,7 +31,14 @@ describe('config', () => {
     );
     const config = parseConfig(shipped);
     expect(config.plugins.map((p) => p.module.name)).to.deep.equal([
-      'batch-refuse', 'size-limit', 'auth', 'allowlist', 'rate-limit', 'gate', 'fee-rewrite', 'local-methods',
+      'batch-refuse',
+      'size-limit',
+      'auth',
+      'allowlist',
+      'rate-limit',
+      'gate',
+      'fee-rewrite',
+      'local-methods',
     ]);
     expect(config.listen).to.deep.equal({ host: '127.0.0.1', port: 8545 });
     expect(config.upstreams.submit.url).to.equal('http://127.0.0.1:9651');
@@ -40,11 +47,19 @@ describe('config', () => {
   });
 
   it('prices in the shipped example what returns logs alike, and filter creation like a log query', () => {
-    const config = parseConfig(readFileSync('config/ingress.yaml', 'utf8').replace('token_file: /etc/svc-ingress/operator-token', 'token_env: SVC_GOOD_TOKEN_FOR_TEST'));
-    const rateLimit = config.plugins.find((p) => p.module.name === 'rate-limit')!.options as { reads: { methodCosts: ReadonlyMap<string, number> } };
+    const config = parseConfig(
+      readFileSync('config/ingress.yaml', 'utf8').replace(
+        'token_file: /etc/svc-ingress/operator-token',
+        'token_env: SVC_GOOD_TOKEN_FOR_TEST',
+      ),
+    );
+    const rateLimit = config.plugins.find((p) => p.module.name === 'rate-limit')!.options as {
+      reads: { methodCosts: ReadonlyMap<string, number> };
+    };
     const cost = (method: string) => rateLimit.reads.methodCosts.get(method) ?? 1;
     expect(cost('eth_getFilterLogs')).to.equal(cost('eth_getLogs'));
-    for (const method of ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter']) expect(cost(method), method).to.equal(cost('eth_getLogs'));
+    for (const method of ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter'])
+      expect(cost(method), method).to.equal(cost('eth_getLogs'));
     expect(cost('eth_getFilterChanges')).to.be.greaterThan(1);
   });
 
@@ -54,7 +69,9 @@ describe('config', () => {
   });
 
   it('accepts bare names and {name: {options}} entries, and IPv6 listen addresses', () => {
-    const config = parseConfig(base('\n  - batch-refuse\n  - fee-rewrite:\n      base_fee_cache_ms: 0').replace('127.0.0.1:8545', '"[::1]:0"'));
+    const config = parseConfig(
+      base('\n  - batch-refuse\n  - fee-rewrite:\n      base_fee_cache_ms: 0').replace('127.0.0.1:8545', '"[::1]:0"'),
+    );
     expect(config.plugins.map((p) => p.module.name)).to.deep.equal(['batch-refuse', 'fee-rewrite']);
     expect(config.listen).to.deep.equal({ host: '::1', port: 0 });
   });
@@ -65,49 +82,158 @@ describe('config', () => {
   });
 
   it('switches an entry off with enabled: false without deleting it', () => {
-    expect(names(base('\n  - batch-refuse\n  - allowlist:\n      enabled: false\n  - gate'))).to.deep.equal([
-      'batch-refuse',
-      'gate',
-    ]);
+    expect(names(base('\n  - batch-refuse\n  - allowlist:\n      enabled: false\n  - gate'))).to.deep.equal(['batch-refuse', 'gate']);
   });
 
   for (const [label, yaml, message] of [
     ['an unknown top-level key', base('\n  - gate', 'listne: 1'), 'listne: unknown key'],
     ['an unknown upstream key', base('\n  - gate').replace('upstreams:', 'upstreams:\n  exection: x'), 'upstreams.exection: unknown key'],
     ['an unknown plugin option', base('\n  - size-limit:\n      max_raw_tx: 5'), 'plugins[0].size-limit.max_raw_tx: unknown key'],
-    ['a negative limit', base('\n  - size-limit:\n      max_raw_transaction_bytes: -1'), 'plugins[0].size-limit.max_raw_transaction_bytes: must be a positive integer'],
-    ['a string where a number belongs', base('\n  - gate\n  - fee-rewrite:\n      base_fee_cache_ms: soon'), 'plugins[1].fee-rewrite.base_fee_cache_ms: must be an integer >= 0'],
-    ['an unknown plugin', base('\n  - gate\n  - teleport'), 'plugins[1]: unknown plugin "teleport" (known: batch-refuse, size-limit, auth, allowlist, rate-limit, gate, fee-rewrite, local-methods)'],
+    [
+      'a negative limit',
+      base('\n  - size-limit:\n      max_raw_transaction_bytes: -1'),
+      'plugins[0].size-limit.max_raw_transaction_bytes: must be a positive integer',
+    ],
+    [
+      'a string where a number belongs',
+      base('\n  - gate\n  - fee-rewrite:\n      base_fee_cache_ms: soon'),
+      'plugins[1].fee-rewrite.base_fee_cache_ms: must be an integer >= 0',
+    ],
+    [
+      'an unknown plugin',
+      base('\n  - gate\n  - teleport'),
+      'plugins[1]: unknown plugin "teleport" (known: batch-refuse, size-limit, auth, allowlist, rate-limit, gate, fee-rewrite, local-methods)',
+    ],
     ['a plugin listed twice', base('\n  - gate\n  - gate'), 'plugins[1]: plugin "gate" is listed twice'],
     ['an entry with two names', base('\n  - {gate: null, auth: null}'), 'plugins[0]: must be a plugin name or a mapping {name: {options}}'],
-    ['no plugin list', 'listen: 127.0.0.1:1\nupstreams:\n  execution: http://127.0.0.1:2\n', 'plugins: is required: the ordered list of plugins'],
-    ['a bad listen address', base('\n  - gate').replace('127.0.0.1:8545', 'localhost'), 'listen: must be host:port, e.g. 127.0.0.1:8545 or [::1]:8545'],
-    ['a non-http upstream', base('\n  - gate').replace('http://127.0.0.1:18545', 'ftp://x'), 'upstreams.execution: must be an http:// or https:// URL without credentials'],
-    ['an upstream with credentials', base('\n  - gate').replace('http://', 'http://u:p@'), 'upstreams.execution: must be an http:// or https:// URL without credentials'],
+    [
+      'no plugin list',
+      'listen: 127.0.0.1:1\nupstreams:\n  execution: http://127.0.0.1:2\n',
+      'plugins: is required: the ordered list of plugins',
+    ],
+    [
+      'a bad listen address',
+      base('\n  - gate').replace('127.0.0.1:8545', 'localhost'),
+      'listen: must be host:port, e.g. 127.0.0.1:8545 or [::1]:8545',
+    ],
+    [
+      'a non-http upstream',
+      base('\n  - gate').replace('http://127.0.0.1:18545', 'ftp://x'),
+      'upstreams.execution: must be an http:// or https:// URL without credentials',
+    ],
+    [
+      'an upstream with credentials',
+      base('\n  - gate').replace('http://', 'http://u:p@'),
+      'upstreams.execution: must be an http:// or https:// URL without credentials',
+    ],
     ['a bad log level', base('\n  - gate', 'log_level: loud'), 'log_level: must be one of debug, info, warn, error'],
-    ['an inline secret', base('\n  - auth:\n      token: hunter2hunter2hunter2\n  - allowlist'), 'plugins[0].auth.token_file or plugins[0].auth.token_env: exactly one must be set'],
-    ['a missing token variable', base('\n  - auth:\n      token_env: SVC_NO_SUCH_VARIABLE\n  - allowlist'), 'plugins[0].auth.token_env: environment variable SVC_NO_SUCH_VARIABLE is not set'],
-    ['an unreadable token file', base('\n  - auth:\n      token_file: /nonexistent/token\n  - allowlist'), 'plugins[0].auth.token_file: cannot read /nonexistent/token (ENOENT)'],
-    ['a world-readable token file', base(`\n  - auth:\n      token_file: ${worldReadable}\n  - allowlist`), `plugins[0].auth.token_file: ${worldReadable} is open to every user (mode 644): chmod o-rwx it`],
-    ['a token of spaces', base('\n  - auth:\n      token_env: SVC_BLANK_TOKEN_FOR_TEST\n  - allowlist'), 'plugins[0].auth.token: the secret must be at least 16 printable ASCII characters, without spaces'],
-    ['a submission path around the gate in extra_methods', base('\n  - allowlist:\n      extra_methods: [eth_getHeaderByNumber, eth_sendRawTransactionConditional]'), 'plugins[0].allowlist.extra_methods[1]: eth_sendRawTransactionConditional would reach the EL around the submission gate: submissions go through eth_sendRawTransaction only'],
-    ['a bundle submission in extra_methods', base('\n  - allowlist:\n      extra_methods: [mev_sendBundle]'), 'plugins[0].allowlist.extra_methods[0]: mev_sendBundle would reach the EL around the submission gate: submissions go through eth_sendRawTransaction only'],
-    ['a key method in extra_methods', base('\n  - allowlist:\n      extra_methods: [personal_sign]'), 'plugins[0].allowlist.extra_methods[0]: personal_sign is a signing or key method: this endpoint holds no keys and exposes none'],
-    ['eth_accounts in extra_methods', base('\n  - allowlist:\n      extra_methods: [eth_accounts]'), 'plugins[0].allowlist.extra_methods[0]: eth_accounts is a signing or key method: this endpoint holds no keys and exposes none'],
-    ['an operator method outside svc_', base('\n  - auth:\n      token_env: SVC_GOOD_TOKEN_FOR_TEST\n      operator_methods: [svc_nodeHealth, eth_sendTransaction]\n  - allowlist'), 'plugins[0].auth.operator_methods: only svc_ methods can be operator methods, not eth_sendTransaction'],
+    [
+      'an inline secret',
+      base('\n  - auth:\n      token: hunter2hunter2hunter2\n  - allowlist'),
+      'plugins[0].auth.token_file or plugins[0].auth.token_env: exactly one must be set',
+    ],
+    [
+      'a missing token variable',
+      base('\n  - auth:\n      token_env: SVC_NO_SUCH_VARIABLE\n  - allowlist'),
+      'plugins[0].auth.token_env: environment variable SVC_NO_SUCH_VARIABLE is not set',
+    ],
+    [
+      'an unreadable token file',
+      base('\n  - auth:\n      token_file: /nonexistent/token\n  - allowlist'),
+      'plugins[0].auth.token_file: cannot read /nonexistent/token (ENOENT)',
+    ],
+    [
+      'a world-readable token file',
+      base(`\n  - auth:\n      token_file: ${worldReadable}\n  - allowlist`),
+      `plugins[0].auth.token_file: ${worldReadable} is open to every user (mode 644): chmod o-rwx it`,
+    ],
+    [
+      'a token of spaces',
+      base('\n  - auth:\n      token_env: SVC_BLANK_TOKEN_FOR_TEST\n  - allowlist'),
+      'plugins[0].auth.token: the secret must be at least 16 printable ASCII characters, without spaces',
+    ],
+    [
+      'a submission path around the gate in extra_methods',
+      base('\n  - allowlist:\n      extra_methods: [eth_getHeaderByNumber, eth_sendRawTransactionConditional]'),
+      'plugins[0].allowlist.extra_methods[1]: eth_sendRawTransactionConditional would reach the EL around the submission gate: submissions go through eth_sendRawTransaction only',
+    ],
+    [
+      'a bundle submission in extra_methods',
+      base('\n  - allowlist:\n      extra_methods: [mev_sendBundle]'),
+      'plugins[0].allowlist.extra_methods[0]: mev_sendBundle would reach the EL around the submission gate: submissions go through eth_sendRawTransaction only',
+    ],
+    [
+      'a key method in extra_methods',
+      base('\n  - allowlist:\n      extra_methods: [personal_sign]'),
+      'plugins[0].allowlist.extra_methods[0]: personal_sign is a signing or key method: this endpoint holds no keys and exposes none',
+    ],
+    [
+      'eth_accounts in extra_methods',
+      base('\n  - allowlist:\n      extra_methods: [eth_accounts]'),
+      'plugins[0].allowlist.extra_methods[0]: eth_accounts is a signing or key method: this endpoint holds no keys and exposes none',
+    ],
+    [
+      'an operator method outside svc_',
+      base(
+        '\n  - auth:\n      token_env: SVC_GOOD_TOKEN_FOR_TEST\n      operator_methods: [svc_nodeHealth, eth_sendTransaction]\n  - allowlist',
+      ),
+      'plugins[0].auth.operator_methods: only svc_ methods can be operator methods, not eth_sendTransaction',
+    ],
     ['duplicate YAML keys', 'listen: a\nlisten: b\n', 'config: invalid YAML: Map keys must be unique'],
-    ['a request timeout shorter than the headers timeout', base('\n  - gate', 'client_timeouts:\n  headers_ms: 5000\n  request_ms: 1000'), 'client_timeouts.request_ms: must be at least headers_ms'],
-    ['a burst below the rate', base('\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 5, burst: 2}'), 'plugins[0].rate-limit.reads.per_source.burst: must be at least rate_per_second'],
-    ['a method cost no source bucket holds', base('\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 2, burst: 4}\n        method_costs: {eth_getLogs: 5}'), 'plugins[0].rate-limit.reads.method_costs.eth_getLogs: costs more than per_source.burst (4): it could never pass'],
-    ['a method cost the host bucket cannot hold', base('\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 10, burst: 10}\n        host: {rate_per_second: 3, burst: 3}\n        method_costs: {eth_getLogs: 5}'), 'plugins[0].rate-limit.reads.method_costs.eth_getLogs: costs more than host.burst (3): it could never pass'],
+    [
+      'a request timeout shorter than the headers timeout',
+      base('\n  - gate', 'client_timeouts:\n  headers_ms: 5000\n  request_ms: 1000'),
+      'client_timeouts.request_ms: must be at least headers_ms',
+    ],
+    [
+      'a burst below the rate',
+      base('\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 5, burst: 2}'),
+      'plugins[0].rate-limit.reads.per_source.burst: must be at least rate_per_second',
+    ],
+    [
+      'a method cost no source bucket holds',
+      base('\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 2, burst: 4}\n        method_costs: {eth_getLogs: 5}'),
+      'plugins[0].rate-limit.reads.method_costs.eth_getLogs: costs more than per_source.burst (4): it could never pass',
+    ],
+    [
+      'a method cost the host bucket cannot hold',
+      base(
+        '\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 10, burst: 10}\n        host: {rate_per_second: 3, burst: 3}\n        method_costs: {eth_getLogs: 5}',
+      ),
+      'plugins[0].rate-limit.reads.method_costs.eth_getLogs: costs more than host.burst (3): it could never pass',
+    ],
     ['a zero connection cap', base('\n  - gate', 'max_connections: 0'), 'max_connections: must be a positive integer'],
     ['store: redis without a URL', base('\n  - gate', 'store: redis'), 'redis_url: is required with store: redis'],
-    ['a Redis URL with inline credentials', base('\n  - gate', 'store: redis\nredis_url: redis://user:secret@127.0.0.1:6379'), 'redis_url: carries credentials: put it in redis_url_file or redis_url_env'],
-    ['local-methods before allowlist', base('\n  - local-methods\n  - allowlist'), 'plugins: allowlist must come before local-methods (list order is execution order)'],
-    ['client_version beside pass_client_version', base('\n  - allowlist:\n      pass_client_version: true\n      client_version: x'), 'plugins[0].allowlist.client_version: cannot be set with pass_client_version: true (the EL answers web3_clientVersion then)'],
-    ['an allowlisted signing method', base('\n  - allowlist:\n      extra_methods: [eth_sign]'), 'plugins[0].allowlist.extra_methods[0]: eth_sign cannot be allowlisted'],
-    ['no token guesses at all', base('\n  - auth:\n      token_env: SVC_GOOD_TOKEN_FOR_TEST\n      guesses_per_minute: 0\n  - allowlist'), 'plugins[0].auth.guesses_per_minute: must be a positive integer'],
-    ['svc_validateTransaction in extra_methods', base('\n  - allowlist:\n      extra_methods: [svc_validateTransaction]'), 'plugins[0].allowlist.extra_methods[0]: svc_validateTransaction cannot be allowlisted'],
+    [
+      'a Redis URL with inline credentials',
+      base('\n  - gate', 'store: redis\nredis_url: redis://user:secret@127.0.0.1:6379'),
+      'redis_url: carries credentials: put it in redis_url_file or redis_url_env',
+    ],
+    [
+      'local-methods before allowlist',
+      base('\n  - local-methods\n  - allowlist'),
+      'plugins: allowlist must come before local-methods (list order is execution order)',
+    ],
+    [
+      'client_version beside pass_client_version',
+      base('\n  - allowlist:\n      pass_client_version: true\n      client_version: x'),
+      'plugins[0].allowlist.client_version: cannot be set with pass_client_version: true (the EL answers web3_clientVersion then)',
+    ],
+    [
+      'an allowlisted signing method',
+      base('\n  - allowlist:\n      extra_methods: [eth_sign]'),
+      'plugins[0].allowlist.extra_methods[0]: eth_sign cannot be allowlisted',
+    ],
+    [
+      'no token guesses at all',
+      base('\n  - auth:\n      token_env: SVC_GOOD_TOKEN_FOR_TEST\n      guesses_per_minute: 0\n  - allowlist'),
+      'plugins[0].auth.guesses_per_minute: must be a positive integer',
+    ],
+    [
+      'svc_validateTransaction in extra_methods',
+      base('\n  - allowlist:\n      extra_methods: [svc_validateTransaction]'),
+      'plugins[0].allowlist.extra_methods[0]: svc_validateTransaction cannot be allowlisted',
+    ],
   ] as const) {
     it(`refuses ${label}, naming the YAML path`, () => {
       expect(() => parseConfig(yaml)).to.throw(message);
@@ -129,10 +255,16 @@ describe('config', () => {
     for (const [plugins, message] of [
       ['\n  - allowlist\n  - batch-refuse', 'plugins: batch-refuse must come before allowlist (list order is execution order)'],
       ['\n  - gate\n  - size-limit', 'plugins: size-limit must come before gate (list order is execution order)'],
-      ['\n  - allowlist\n  - auth:\n      token_env: SVC_OPERATOR_TOKEN_FOR_TEST', 'plugins: auth must come before allowlist (list order is execution order)'],
+      [
+        '\n  - allowlist\n  - auth:\n      token_env: SVC_OPERATOR_TOKEN_FOR_TEST',
+        'plugins: auth must come before allowlist (list order is execution order)',
+      ],
       ['\n  - gate\n  - allowlist', 'plugins: allowlist must come before gate (list order is execution order)'],
     ] as const) {
-      it(`refuses ${plugins.replace(/\s+-\s+/g, ' ').split('\n')[0]!.trim()} out of order`, () => {
+      it(`refuses ${plugins
+        .replace(/\s+-\s+/g, ' ')
+        .split('\n')[0]!
+        .trim()} out of order`, () => {
         process.env.SVC_OPERATOR_TOKEN_FOR_TEST = 'x'.repeat(32);
         expect(() => parseConfig(base(plugins))).to.throw(message);
       });

@@ -28,7 +28,12 @@ describe('config: OptionsReader', () => {
       }
     });
 
-    for (const [label, raw] of [['a string', 'fast'], ['a number', 5], ['a boolean', true], ['a list', [1, 2]]] as const) {
+    for (const [label, raw] of [
+      ['a string', 'fast'],
+      ['a number', 5],
+      ['a boolean', true],
+      ['a list', [1, 2]],
+    ] as const) {
       it(`refuses ${label} where a mapping belongs, naming the path`, () => {
         expect(complaint(() => reader(raw))).to.deep.equal(configError(`${PATH}: must be a mapping`));
       });
@@ -63,11 +68,11 @@ describe('config: OptionsReader', () => {
   describe('string', () => {
     it('returns the value when present, the fallback when absent or null', () => {
       const options = reader({ role: 'follower', nothing: null });
-      expect([options.string('role', 'validator'), options.string('absent', 'validator'), options.string('nothing', 'validator')]).to.deep.equal([
-        'follower',
-        'validator',
-        'validator',
-      ]);
+      expect([
+        options.string('role', 'validator'),
+        options.string('absent', 'validator'),
+        options.string('nothing', 'validator'),
+      ]).to.deep.equal(['follower', 'validator', 'validator']);
     });
 
     it('refuses an absent key without a fallback with "is required"', () => {
@@ -75,7 +80,13 @@ describe('config: OptionsReader', () => {
       expect(complaint(() => reader({ listen: null }).string('listen'))).to.deep.equal(configError(`${PATH}.listen: is required`));
     });
 
-    for (const [label, value] of [['an empty string', ''], ['a number', 8545], ['a boolean', true], ['a list', ['a']], ['a mapping', { a: 1 }]] as const) {
+    for (const [label, value] of [
+      ['an empty string', ''],
+      ['a number', 8545],
+      ['a boolean', true],
+      ['a list', ['a']],
+      ['a mapping', { a: 1 }],
+    ] as const) {
       it(`refuses ${label} with "must be a non-empty string"`, () => {
         expect(complaint(() => reader({ role: value }).string('role', 'validator'))).to.deep.equal(
           configError(`${PATH}.role: must be a non-empty string`),
@@ -95,7 +106,10 @@ describe('config: OptionsReader', () => {
       expect(complaint(() => options.done())).to.equal('no complaint');
     });
 
-    for (const [label, value] of [['an empty string', ''], ['a number', 1]] as const) {
+    for (const [label, value] of [
+      ['an empty string', ''],
+      ['a number', 1],
+    ] as const) {
       it(`refuses ${label} with "must be a non-empty string"`, () => {
         expect(complaint(() => reader({ method: value }).optionalString('method'))).to.deep.equal(
           configError(`${PATH}.method: must be a non-empty string`),
@@ -129,12 +143,16 @@ describe('config: OptionsReader', () => {
       ['a password without a user name', 'https://:hunter2@rpc.example.org'],
     ] as const) {
       it(`refuses ${label}`, () => {
-        expect(complaint(() => reader({ relay_url: value }).httpUrl('relay_url'))).to.deep.equal(configError(`${PATH}.relay_url: ${URL_RULE}`));
+        expect(complaint(() => reader({ relay_url: value }).httpUrl('relay_url'))).to.deep.equal(
+          configError(`${PATH}.relay_url: ${URL_RULE}`),
+        );
       });
     }
 
     it('refuses a non-string with the string rule first', () => {
-      expect(complaint(() => reader({ relay_url: 8545 }).httpUrl('relay_url'))).to.deep.equal(configError(`${PATH}.relay_url: must be a non-empty string`));
+      expect(complaint(() => reader({ relay_url: 8545 }).httpUrl('relay_url'))).to.deep.equal(
+        configError(`${PATH}.relay_url: must be a non-empty string`),
+      );
     });
   });
 
@@ -165,7 +183,9 @@ describe('config: OptionsReader', () => {
 
     it('with min 0 takes zero and refuses -1 with "must be an integer >= 0"', () => {
       expect(reader({ n: 0 }).integer('n', 5, { min: 0 })).to.equal(0);
-      expect(complaint(() => reader({ n: -1 }).integer('n', 5, { min: 0 }))).to.deep.equal(configError(`${PATH}.n: must be an integer >= 0`));
+      expect(complaint(() => reader({ n: -1 }).integer('n', 5, { min: 0 }))).to.deep.equal(
+        configError(`${PATH}.n: must be an integer >= 0`),
+      );
     });
 
     it('with another min takes the min itself and names it below', () => {
@@ -176,7 +196,9 @@ describe('config: OptionsReader', () => {
     });
 
     it('with an explicit min 1 says "must be a positive integer"', () => {
-      expect(complaint(() => reader({ n: 0 }).integer('n', 5, { min: 1 }))).to.deep.equal(configError(`${PATH}.n: must be a positive integer`));
+      expect(complaint(() => reader({ n: 0 }).integer('n', 5, { min: 1 }))).to.deep.equal(
+        configError(`${PATH}.n: must be a positive integer`),
+      );
     });
 
     it('with a max takes the max itself and refuses one more with "must be at most"', () => {
@@ -187,7 +209,9 @@ describe('config: OptionsReader', () => {
     });
 
     it('names the type rule, not the max, for a wrong type under a max', () => {
-      expect(complaint(() => reader({ n: 'many' }).integer('n', 1, { max: 4 }))).to.deep.equal(configError(`${PATH}.n: must be a positive integer`));
+      expect(complaint(() => reader({ n: 'many' }).integer('n', 1, { max: 4 }))).to.deep.equal(
+        configError(`${PATH}.n: must be a positive integer`),
+      );
     });
 
     // rate-limit relies on this: `rate_per_second` has fallback 0, so leaving it out is refused.
@@ -201,17 +225,24 @@ describe('config: OptionsReader', () => {
   describe('boolean', () => {
     it('returns the value when present, false included, the fallback when absent or null', () => {
       const options = reader({ off: false, on: true, nothing: null });
-      expect([options.boolean('off', true), options.boolean('on', false), options.boolean('absent', true), options.boolean('nothing', false)]).to.deep.equal([
-        false,
-        true,
-        true,
-        false,
-      ]);
+      expect([
+        options.boolean('off', true),
+        options.boolean('on', false),
+        options.boolean('absent', true),
+        options.boolean('nothing', false),
+      ]).to.deep.equal([false, true, true, false]);
     });
 
-    for (const [label, value] of [['the string "true"', 'true'], ['the string "yes"', 'yes'], ['0', 0], ['1', 1]] as const) {
+    for (const [label, value] of [
+      ['the string "true"', 'true'],
+      ['the string "yes"', 'yes'],
+      ['0', 0],
+      ['1', 1],
+    ] as const) {
       it(`refuses ${label} with "must be true or false"`, () => {
-        expect(complaint(() => reader({ enabled: value }).boolean('enabled', true))).to.deep.equal(configError(`${PATH}.enabled: must be true or false`));
+        expect(complaint(() => reader({ enabled: value }).boolean('enabled', true))).to.deep.equal(
+          configError(`${PATH}.enabled: must be true or false`),
+        );
       });
     }
   });
@@ -234,7 +265,11 @@ describe('config: OptionsReader', () => {
       expect(reader({ trusted_proxies: null }).stringList('trusted_proxies', ['x'])).to.deep.equal(['x']);
     });
 
-    for (const [label, value] of [['a string', '10.0.0.0/8'], ['a mapping', { a: 'b' }], ['a number', 1]] as const) {
+    for (const [label, value] of [
+      ['a string', '10.0.0.0/8'],
+      ['a mapping', { a: 'b' }],
+      ['a number', 1],
+    ] as const) {
       it(`refuses ${label} with "must be a list of strings"`, () => {
         expect(complaint(() => reader({ trusted_proxies: value }).stringList('trusted_proxies', []))).to.deep.equal(
           configError(`${PATH}.trusted_proxies: must be a list of strings`),
@@ -242,11 +277,16 @@ describe('config: OptionsReader', () => {
       });
     }
 
-    for (const [label, item] of [['an empty string', ''], ['a number', 10], ['null', null], ['a list', ['a']]] as const) {
+    for (const [label, item] of [
+      ['an empty string', ''],
+      ['a number', 10],
+      ['null', null],
+      ['a list', ['a']],
+    ] as const) {
       it(`refuses ${label} among the items, naming its index`, () => {
-        expect(complaint(() => reader({ extra_methods: ['eth_chainId', 'net_version', item] }).stringList('extra_methods', []))).to.deep.equal(
-          configError(`${PATH}.extra_methods[2]: must be a non-empty string`),
-        );
+        expect(
+          complaint(() => reader({ extra_methods: ['eth_chainId', 'net_version', item] }).stringList('extra_methods', [])),
+        ).to.deep.equal(configError(`${PATH}.extra_methods[2]: must be a non-empty string`));
       });
     }
   });
@@ -265,7 +305,9 @@ describe('config: OptionsReader', () => {
 
   describe('child', () => {
     it('reads a nested mapping under path.key, and its complaints name the whole path', () => {
-      const perSource = reader({ reads: { per_source: { rate_per_second: 0 } } }).child('reads').child('per_source');
+      const perSource = reader({ reads: { per_source: { rate_per_second: 0 } } })
+        .child('reads')
+        .child('per_source');
       expect(perSource.path).to.equal(`${PATH}.reads.per_source`);
       expect(complaint(() => perSource.integer('rate_per_second', 1))).to.deep.equal(
         configError(`${PATH}.reads.per_source.rate_per_second: must be a positive integer`),

@@ -46,7 +46,9 @@ describe('config/secret: reading a secret from a file or the environment', () =>
     });
 
     it('trims no more than that: a second newline is refused as part of the secret', () => {
-      expect(failure({ token_file: fileWith(`${TOKEN}\n\n`) })).to.equal(`${AT}.token: the secret must be at least 16 printable ASCII characters, without spaces`);
+      expect(failure({ token_file: fileWith(`${TOKEN}\n\n`) })).to.equal(
+        `${AT}.token: the secret must be at least 16 printable ASCII characters, without spaces`,
+      );
     });
 
     it('takes a file its group may read, but none any other user may read, write or run', () => {
@@ -80,7 +82,9 @@ describe('config/secret: reading a secret from a file or the environment', () =>
 
     it('reads the variable as it is, nothing trimmed', () => {
       process.env[ENV] = `  ${TOKEN}`;
-      expect(failure({ token_env: ENV })).to.equal(`${AT}.token: the secret must be at least 16 printable ASCII characters, without spaces`);
+      expect(failure({ token_env: ENV })).to.equal(
+        `${AT}.token: the secret must be at least 16 printable ASCII characters, without spaces`,
+      );
       process.env[ENV] = TOKEN;
       expect(read({ token_env: ENV })).to.equal(TOKEN);
     });

@@ -1,9 +1,27 @@
 import { expect } from 'chai';
 import { getCreate2Address, keccak256 } from 'ethers';
 import {
-  APPROVE_1, APPROVE_2, APPROVE_3, APPROVE_IF_SLOT0, BANNED, callThenApprove, callWithoutValueThenApprove, CREATE2_FACTORY,
-  ENDLESS_LOOP, GAS_NOT_FOR_A_CALL, IF_ARBITRARY_ENTRY_IS_DEADBEEF, IF_FRAME1_IS_SENDER_MODE, IF_TXPARAM_SENDER_IS_ME, ifFrame1DataIs,
-  INIT_APPROVE_3, initCodeOf, nestedApprove, READ_SLOT0, REVERTS, STOPS, UNDEFINED_TXPARAM,
+  APPROVE_1,
+  APPROVE_2,
+  APPROVE_3,
+  APPROVE_IF_SLOT0,
+  BANNED,
+  callThenApprove,
+  callWithoutValueThenApprove,
+  CREATE2_FACTORY,
+  ENDLESS_LOOP,
+  GAS_NOT_FOR_A_CALL,
+  IF_ARBITRARY_ENTRY_IS_DEADBEEF,
+  IF_FRAME1_IS_SENDER_MODE,
+  IF_TXPARAM_SENDER_IS_ME,
+  ifFrame1DataIs,
+  INIT_APPROVE_3,
+  initCodeOf,
+  nestedApprove,
+  READ_SLOT0,
+  REVERTS,
+  STOPS,
+  UNDEFINED_TXPARAM,
 } from '../../../../support/verify-code.js';
 import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type FrameTxFields } from '../../../../support/frames.js';
 import { call, rpc } from '../../../../support/http.js';
@@ -26,7 +44,11 @@ const selfFrames = (sender: string, verifyGas = 50_000n): FrameTxFields => ({
 /** [only → sender, pay → sponsor (creating the sender: 183,600 state gas), a call without value]. */
 const sponsoredFrames = (sender: string, sponsor: string, signatures: FrameTxFields['signatures'] = []): FrameTxFields => ({
   sender,
-  frames: [{ mode: 1, flags: 2, executionGas: 20_000n }, { mode: 1, flags: 1, target: sponsor, executionGas: 20_000n, stateGas: 183_600n }, { ...transfer, value: 0n }],
+  frames: [
+    { mode: 1, flags: 2, executionGas: 20_000n },
+    { mode: 1, flags: 1, target: sponsor, executionGas: 20_000n, stateGas: 183_600n },
+    { ...transfer, value: 0n },
+  ],
   signatures,
   fees: [0n, 2_000_000_000n, 0n],
 });
@@ -81,12 +103,15 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
       const sponsor = secpAccount();
       await el('anvil_setBalance', [sponsor.address, ONE_ETH]);
       await el('evm_mine', []);
-      const fields = sponsoredFrames(sender, sponsor.address, [{ scheme: 0x00, signature: '0x' }, { scheme: 0x01, signer: sponsor.address }]);
+      const fields = sponsoredFrames(sender, sponsor.address, [
+        { scheme: 0x00, signature: '0x' },
+        { scheme: 0x01, signer: sponsor.address },
+      ]);
       const raw = signed(fields, [() => '0x', sponsor.sign]);
       expect(await submit(raw)).to.equal(admitted(raw));
     });
 
-    it('[deploy, self]: a factory installs the account\'s code at the sender, which then approves', async () => {
+    it("[deploy, self]: a factory installs the account's code at the sender, which then approves", async () => {
       const factory = await account(CREATE2_FACTORY, { funded: false });
       const sender = getCreate2Address(factory, `0x${'00'.repeat(32)}`, keccak256(INIT_APPROVE_3)).toLowerCase();
       await el('anvil_setBalance', [sender, ONE_ETH]);
@@ -104,12 +129,12 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
       expect(await submit(raw)).to.equal(admitted(raw));
     });
 
-    it('FRAMEPARAM(0x02, 1) is the next frame\'s mode', async () => {
+    it("FRAMEPARAM(0x02, 1) is the next frame's mode", async () => {
       const raw = encodeFrameTx(selfFrames(await account(IF_FRAME1_IS_SENDER_MODE)));
       expect(await submit(raw)).to.equal(admitted(raw));
     });
 
-    it('FRAMEDATALOAD(1, 0) is the next frame\'s data, and a different word is refused', async () => {
+    it("FRAMEDATALOAD(1, 0) is the next frame's data, and a different word is refused", async () => {
       const word = `0x${'a5'.repeat(32)}`;
       const code = ifFrame1DataIs(word);
       const fields = selfFrames(await account(code));
@@ -132,7 +157,9 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     });
 
     it('TXPARAM of an undefined parameter halts the frame', async () => {
-      expect(await refusalOf(encodeFrameTx(selfFrames(await account(UNDEFINED_TXPARAM))))).to.deep.equal(rejected(0, 'halted: undefined TXPARAM'));
+      expect(await refusalOf(encodeFrameTx(selfFrames(await account(UNDEFINED_TXPARAM))))).to.deep.equal(
+        rejected(0, 'halted: undefined TXPARAM'),
+      );
     });
   });
 
@@ -197,7 +224,9 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     });
 
     it('GAS not followed by a call', async () => {
-      expect(await refusalOf(encodeFrameTx(selfFrames(await account(GAS_NOT_FOR_A_CALL))))).to.deep.equal(rejected(0, 'GAS not followed by a call'));
+      expect(await refusalOf(encodeFrameTx(selfFrames(await account(GAS_NOT_FOR_A_CALL))))).to.deep.equal(
+        rejected(0, 'GAS not followed by a call'),
+      );
     });
 
     it('a storage read outside the sender, through STATICCALL', async () => {
@@ -229,7 +258,9 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
       const sender = await account(APPROVE_2, { funded: false });
       const sponsor = await account(APPROVE_3);
       const fields = sponsoredFrames(sender, sponsor);
-      expect(await refusalOf(encodeFrameTx(fields))).to.deep.equal(rejected(1, 'reverted', "APPROVE(3) beyond the frame's allowed scope 1"));
+      expect(await refusalOf(encodeFrameTx(fields))).to.deep.equal(
+        rejected(1, 'reverted', "APPROVE(3) beyond the frame's allowed scope 1"),
+      );
     });
 
     it('an endless loop, answered within a second', async () => {
