@@ -74,6 +74,8 @@ function take(limiter: Limiter, key: string, cost: number): Promise<Consumed> {
 }
 
 function refused(err: unknown): Consumed {
-  if (err instanceof RateLimiterRes) return { ok: false, retryAfterMs: Math.max(1, Math.ceil(err.msBeforeNext)) };
+  // One millisecond more than the window's rest, as the memory bucket says: a client that waits
+  // exactly what it was told (timers fire up to a millisecond early) must find the window gone.
+  if (err instanceof RateLimiterRes) return { ok: false, retryAfterMs: Math.max(0, Math.ceil(err.msBeforeNext)) + 1 };
   throw err;
 }
