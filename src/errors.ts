@@ -38,6 +38,12 @@ const POLL_INSTEAD = 'poll with eth_newFilter or eth_newBlockFilter and eth_getF
 const BATCH_MESSAGE =
   'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)';
 
+const RATE_LIMITED_MESSAGES = {
+  source: 'rate limited: too many requests from this source; retry later',
+  host: 'rate limited: the endpoint is at capacity; retry later',
+  'in-flight': 'rate limited: too many requests in flight from this source; retry later',
+} as const;
+
 export const errors = {
   /** Body is not JSON. */
   parseError: () => rpcError(PARSE_ERROR, 'parse error: the body is not valid JSON'),
@@ -93,28 +99,17 @@ export const errors = {
       cached ? { reason: 'el-rejected', cached } : { reason: 'el-rejected' },
     ),
   /**
-   * Spec 7 and 8: over quota. `scope` says whose bucket ran dry (this source's own, or the
-   * host-wide one); HTTP 429 so that proxies and load balancers see it too.
+   * Spec 7 and 8: over quota. `scope` says what ran dry: this source's own bucket, the
+   * host-wide one, or the source's in-flight slots (`max_in_flight_per_source`: the next
+   * request waits for one to close). HTTP 429 so that proxies and load balancers see it too.
    */
-  rateLimited: (scope: 'source' | 'host', retryAfterMs: number): RpcError =>
+  rateLimited: (scope: 'source' | 'host' | 'in-flight', retryAfterMs: number): RpcError =>
     Object.freeze({
       code: LIMIT_EXCEEDED,
-      message:
-        scope === 'source'
-          ? 'rate limited: too many requests from this source; retry later'
-          : 'rate limited: the endpoint is at capacity; retry later',
+      message: RATE_LIMITED_MESSAGES[scope],
       data: { retry_after_ms: retryAfterMs },
       httpStatus: 429,
       retryAfterMs,
-    }),
-  /** One source holds `max_in_flight_per_source` requests already: the next waits for one of them. */
-  tooManyInFlight: (): RpcError =>
-    Object.freeze({
-      code: LIMIT_EXCEEDED,
-      message: 'rate limited: too many requests in flight from this source; retry later',
-      data: { retry_after_ms: 1_000 },
-      httpStatus: 429,
-      retryAfterMs: 1_000,
     }),
   /** EIP-7966: forwarded, but no receipt within the timeout; `data` is the transaction hash. */
   syncTimeout: (hash: string) => rpcError(4, 'the transaction was ordered but not included within the timeout; wait for its receipt', hash),

@@ -37,6 +37,8 @@ import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from
 import { createSourceResolver } from './source.js';
 
 const BODY_BYTES_PER_TOKEN = 4 * 1024;
+/** What a source at its in-flight cap is told to wait: slots free as answers close, not on a clock. */
+const IN_FLIGHT_RETRY_MS = 1_000;
 
 interface Buckets {
   readonly name: string;
@@ -126,7 +128,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
         if ((inFlight.get(source) ?? 0) >= options.maxInFlightPerSource) {
           limited.inc(limits.name, 'in-flight');
-          return { error: errors.tooManyInFlight() };
+          return { error: errors.rateLimited('in-flight', IN_FLIGHT_RETRY_MS) };
         }
         if (submission || PRICED_BY_SIZE.has(request.method)) {
           facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
