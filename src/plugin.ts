@@ -45,7 +45,7 @@ import type { Logger } from './log.js';
 import type { Upstream } from './upstream.js';
 
 export { errors, LIMIT_EXCEEDED, METHOD_NOT_FOUND, RpcFailure, type RpcError } from './errors.js';
-export { CLOSED, EXTRA_COST, Facts, ON_CLOSE, OPERATOR, type ExtraCost, type Fact } from './facts.js';
+export { CHARGE, CLOSED, EXTRA_COST, Facts, ON_CLOSE, OPERATOR, SOURCE, type ExtraCost, type Fact } from './facts.js';
 export { idOf, type Answer, type RpcId, type RpcRequest } from './jsonrpc.js';
 export type { Fields, Logger } from './log.js';
 export { throttledWarning, type ThrottledWarning } from './log-throttle.js';
