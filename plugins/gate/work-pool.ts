@@ -132,7 +132,7 @@ class Lane {
       // One at a time: two CPU-bound tasks on one thread only take turns, and the lane's queue,
       // not the thread's, is where waiting is fair.
       concurrentTasksPerWorker: 1,
-      workerData: this.settings,
+      workerData: { ...this.settings, lane: this.name },
     });
     this.running++;
     (this.threads.run(task, { name: this.name }) as Promise<Timed<unknown>>)
