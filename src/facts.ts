@@ -23,6 +23,13 @@ export const EXTRA_COST: Fact<ExtraCost> = { name: 'extra-cost' };
 export type ExtraCost = (tokens: number) => Answer | undefined | Promise<Answer | undefined>;
 
 /**
+ * Set by size-limit on a gas-heavy read (src/call-gas.ts): the gas its calls may burn, summed
+ * over eth_simulateV1's calls, a call naming no gas counted at the endpoint's cap. rate-limit
+ * prices the read by it.
+ */
+export const CALL_GAS: Fact<bigint> = { name: 'call-gas' };
+
+/**
  * Set by a plugin that holds something for the request's lifetime (rate-limit: the source's
  * in-flight slot): the core calls it once the response has closed, however it ended.
  */
