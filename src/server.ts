@@ -10,6 +10,7 @@
  * answer has started streaming, a cut connection).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GAS_HEAVY_METHODS } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { CLOSED, Facts, ON_CLOSE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
@@ -164,7 +165,9 @@ function handleBody(
       return answer(res, request.id, verdict);
     }
     trace.outcome = 'proxied';
-    trace.cancelUpstream = runtime.execution.stream(
+    // Gas-heavy reads wait for the EL connections kept for them, never holding the others.
+    const upstream = GAS_HEAVY_METHODS.has(request.method) ? runtime.heavy : runtime.execution;
+    trace.cancelUpstream = upstream.stream(
       canonicalBody(request),
       res,
       (err, declaredBytes) => {
