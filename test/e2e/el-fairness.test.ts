@@ -43,6 +43,7 @@ describe('el-fairness: another source is served while one floods the EL with gas
     await placeLoop(anvil.current.url);
     transfers = { raws: await signTransfers(1, 0, 200), next: 0 };
     quiet = await victim(ingress.url, transfers, Date.now() + PHASE_MS);
+    expect(quiet.failures).to.deep.equal([]);
     console.log(
       `      victim quiet: eth_getBalance p50 ${p50(quiet.reads).toFixed(2)} ms (${quiet.reads.length}), transfers p50 ${p50(quiet.submissions).toFixed(2)} ms (${quiet.submissions.length})`,
     );
@@ -72,6 +73,7 @@ describe('el-fairness: another source is served while one floods the EL with gas
         `      under ${name}: eth_getBalance p50 ${p50(attacked.reads).toFixed(2)} ms (x${reads.toFixed(1)}, ${attacked.reads.length}), transfers p50 ${p50(attacked.submissions).toFixed(2)} ms (x${submissions.toFixed(1)}, ${attacked.submissions.length})`,
       );
       for (const [what, n] of outcomes) console.log(`      attacker: ${n} x ${what}`);
+      expect(attacked.failures).to.deep.equal([]);
       expect([...outcomes.keys()].filter((what) => what.startsWith('unexpected'))).to.deep.equal([]);
       expect(outcomes.get('result')).to.be.above(0);
       expect(
