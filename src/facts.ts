@@ -23,6 +23,17 @@ export const EXTRA_COST: Fact<ExtraCost> = { name: 'extra-cost' };
 export type ExtraCost = (tokens: number) => Answer | undefined | Promise<Answer | undefined>;
 
 /**
+ * Set by rate-limit on a submission: takes `tokens` from the source's own submission bucket for
+ * work already done, measured once it is done (the gate's time in its worker pool). Never
+ * refuses: the bucket may go below zero, and the source's next requests wait until it has earned
+ * the debt back.
+ */
+export const CHARGE: Fact<(tokens: number) => void> = { name: 'charge' };
+
+/** Set by rate-limit: the source key the request is counted against (its address or /48, see rate-limit/source.ts). */
+export const SOURCE: Fact<string> = { name: 'source' };
+
+/**
  * Set by size-limit on a gas-heavy read (src/call-gas.ts): the gas its calls may burn, summed
  * over eth_simulateV1's calls, a call naming no gas counted at the endpoint's cap. rate-limit
  * prices the read by it.

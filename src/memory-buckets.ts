@@ -13,6 +13,8 @@ export interface BucketSpec {
 export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
 
 const OK: Consumed = { ok: true };
+/** The deepest debt `charge` leaves: what the sustained rate earns back in this many seconds. */
+export const DEBT_SECONDS_MAX = 60;
 
 export class MemoryBuckets {
   private readonly buckets = new Map<string, TokenBucket>();
@@ -22,19 +24,23 @@ export class MemoryBuckets {
   constructor(private readonly spec: BucketSpec) {}
 
   take(key: string, cost: number): Consumed {
-    let bucket = this.buckets.get(key);
-    if (bucket === undefined) {
-      this.forgetRefilled();
-      bucket = new TokenBucket({ bucketSize: this.spec.burst, tokensPerInterval: this.spec.ratePerSecond, interval: 'second' });
-      // The library starts a bucket empty; a source not seen before may send its burst.
-      bucket.content = this.spec.burst;
-      this.buckets.set(key, bucket);
-    }
+    const bucket = this.bucketOf(key);
     if (bucket.tryRemoveTokens(cost)) return OK;
     // The options refuse a cost above a bucket's size (it could never pass) at load time. One
     // millisecond more than the wait: timers may fire a millisecond early, and a client that
     // waits exactly what it was told must find its token there.
     return { ok: false, retryAfterMs: Math.ceil(bucket.getWaitTime(cost)) + 1 };
+  }
+
+  /**
+   * Takes `cost` tokens from `key` for work already done, whatever it holds: the bucket may go
+   * into debt, down to what the rate earns back in `DEBT_SECONDS_MAX`, and `take` refuses until
+   * the debt is earned back. Never refuses.
+   */
+  charge(key: string, cost: number): void {
+    const bucket = this.bucketOf(key);
+    bucket.drip();
+    bucket.content = Math.max(bucket.content - cost, -this.spec.ratePerSecond * DEBT_SECONDS_MAX);
   }
 
   /** Tokens `key` holds now, without taking any (a key not seen yet: the whole burst). */
@@ -48,6 +54,18 @@ export class MemoryBuckets {
   /** The keys held now (for tests). */
   get size(): number {
     return this.buckets.size;
+  }
+
+  private bucketOf(key: string): TokenBucket {
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      this.forgetRefilled();
+      bucket = new TokenBucket({ bucketSize: this.spec.burst, tokensPerInterval: this.spec.ratePerSecond, interval: 'second' });
+      // The library starts a bucket empty; a source not seen before may send its burst.
+      bucket.content = this.spec.burst;
+      this.buckets.set(key, bucket);
+    }
+    return bucket;
   }
 
   /**

@@ -17,6 +17,8 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'src/cluster/primary.ts': 'test/e2e/workers.test.ts (workers need a forked primary)',
   'plugins/gate/judge.ts': 'test/plugins/gate/index.test.ts and concurrency.test.ts (the stages through the plugin)',
   'plugins/gate/pool-worker.ts': 'test/plugins/gate/work-pool.test.ts (it runs inside the pool threads)',
+  'plugins/gate/timed-worker.ts':
+    'test/plugins/gate/work-pool.test.ts (the entry of the pool threads; the charge it measures, test/e2e/metered-work.test.ts)',
   'plugins/gate/simulation/evm-types.ts': 'types only',
   'plugins/gate/simulation/fork.ts': 'test/plugins/gate/simulation/simulate.test.ts (the fork the EVM runs)',
   'plugins/gate/simulation/frame-opcodes.ts': 'test/plugins/gate/simulation/simulate.test.ts (the opcodes run in frames)',

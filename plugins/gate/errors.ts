@@ -3,7 +3,8 @@
  * - `Refusal`: a verdict on the transaction, a stable reason code (the ones of
  *   frame-transactions.md and the gate's own) plus a sentence for humans; -32000.
  * - `Unavailable`: the EL could not be read, not a verdict; -32603, fails closed.
- * - `PoolBusy`: the worker pool is full, not a verdict; -32005 for the host.
+ * - `PoolBusy`: a queue of the worker pool is full, not a verdict; -32005 for the source or the host.
+ * - `Abandoned`: the client left while its work waited; nobody reads the answer.
  * Anything else is a bug and goes up to the chain.
  */
 import { errors, type Answer } from '../../src/plugin.js';
@@ -50,9 +51,21 @@ export class Unavailable extends Error {
   override name = 'Unavailable';
 }
 
-/** The pool is full: not a verdict on the transaction. */
+/** A queue of the pool is full, the source's own or the whole queue: not a verdict on the transaction. */
 export class PoolBusy extends Error {
   override name = 'PoolBusy';
+
+  constructor(
+    message: string,
+    readonly scope: 'source' | 'host' = 'host',
+  ) {
+    super(message);
+  }
+}
+
+/** The client left while its work waited in the pool: dropped unrun, nobody to answer. */
+export class Abandoned extends Error {
+  override name = 'Abandoned';
 }
 
 /** How long a client should wait when the worker pool is full. */
@@ -60,7 +73,7 @@ const POOL_BUSY_RETRY_MS = 1_000;
 
 /** The answer for what a judgement threw, or undefined for a bug (rethrown by the caller). */
 export function answerFor(err: unknown): Answer | undefined {
-  if (err instanceof PoolBusy) return { error: errors.rateLimited('host', POOL_BUSY_RETRY_MS) };
+  if (err instanceof PoolBusy) return { error: errors.rateLimited(err.scope, POOL_BUSY_RETRY_MS) };
   if (err instanceof Unavailable) return { error: errors.validationUnavailable() };
   return undefined;
 }

@@ -19,6 +19,7 @@
  * The validator's stages are in judge.ts; a follower relays (follower.ts).
  */
 import {
+  SOURCE,
   SUBMISSION_ONLY,
   SYNC_SUBMISSION_METHOD,
   throttledWarning,
@@ -46,7 +47,10 @@ export const gate: PluginModule<GateOptions> = {
       return createFollower(options.relayUrl === undefined ? undefined : relayTo(options.relayUrl, options.syncTimeoutMaxMs));
     }
     const state = new HeadState(stateReads, options.headCacheMs);
-    const pool = createWorkPool(options.threads, options.queueMax, { execution: stateReads.options });
+    const pool = createWorkPool(
+      { threads: options.threads, queueMax: options.queueMax, queuePerSource: options.queuePerSource },
+      { execution: stateReads.options },
+    );
     const verdictFor = createJudge({
       options,
       state,
@@ -66,10 +70,12 @@ export const gate: PluginModule<GateOptions> = {
     return {
       name: 'gate',
       methods: SUBMISSION_ONLY,
-      handle({ request, facts }: RequestContext): Verdict | Promise<Verdict> {
+      handle({ request, facts, peer }: RequestContext): Verdict | Promise<Verdict> {
         if (!SUBMISSION_ONLY.has(request.method)) return undefined;
         const sync = request.method === SYNC_SUBMISSION_METHOD ? { timeoutMs: syncTimeoutOf(request.params, options) } : undefined;
-        return verdictFor(readRawTransaction(rawParams(request.params, request.method)), facts, sync);
+        // Without rate-limit, the TCP peer is the source the pool serves in turn.
+        const source = facts.get(SOURCE) ?? peer.address;
+        return verdictFor(readRawTransaction(rawParams(request.params, request.method)), facts, sync, source);
       },
       close: () => pool.close(),
     };

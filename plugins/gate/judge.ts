@@ -7,6 +7,7 @@
  * The same bytes judged twice at once wait for the first verdict.
  */
 import {
+  CHARGE,
   CLOSED,
   errors,
   EXTRA_COST,
@@ -20,7 +21,7 @@ import { checkAdmission, type Release } from './admission.js';
 import { decodeSubmission, type Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
 import type { ElValidation } from './el-validation.js';
-import { answerFor, cachedRefusalOf, Refusal, refusalError, Unavailable } from './errors.js';
+import { Abandoned, answerFor, cachedRefusalOf, Refusal, refusalError, Unavailable } from './errors.js';
 import type { Ledger } from './ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
@@ -28,7 +29,7 @@ import { isPrecompile } from './simulation/fork.js';
 import type { Head, HeadState } from './state.js';
 import { receiptOf } from './sync.js';
 import { judgePrefix, type PrefixJudge } from './validation-prefix.js';
-import type { WorkPool } from './work-pool.js';
+import type { PoolJob, WorkPool } from './work-pool.js';
 
 export interface JudgeParts {
   readonly options: GateOptions;
@@ -64,13 +65,25 @@ const ABANDONED: Answer = { error: errors.submissionUnavailable() };
  */
 const GAS_PER_TOKEN = 10_000n;
 const validationTokens = (prefixGas: bigint) => Math.max(1, Number((prefixGas + GAS_PER_TOKEN - 1n) / GAS_PER_TOKEN));
+/**
+ * What the gate's worker pool time costs once measured: the price up front assumes P256 entries
+ * (~25 ms for the ten tokens of a full 100,000-gas prefix), so a token buys 2.5 ms of a thread.
+ * Judgements that took longer than they paid for are charged the rest as the source's debt.
+ */
+export const POOL_MS_PER_TOKEN = 2.5;
 
-export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Facts, sync: Sync) => Promise<Answer> {
+/** One judgement's work in the pool, on behalf of `source`, with what it paid up front. */
+interface Meter extends PoolJob {
+  ms: number;
+  paid: number;
+}
+
+export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Facts, sync: Sync, source: string) => Promise<Answer> {
   const { options, state, ledger, pool, validate, verdicts } = parts;
-  const prefixJudge: PrefixJudge = {
+  const prefixJudgeFor = (job: PoolJob): PrefixJudge => ({
     isPrecompile,
-    simulate: (sub, head) => pool.simulate({ tx: sub.frame!.tx, facts: sub.frame!.facts, head }),
-  };
+    simulate: (sub, head) => pool.simulate({ tx: sub.frame!.tx, facts: sub.frame!.facts, head }, job),
+  });
   const judging = new Map<string, Promise<Answer>>();
 
   const replay = async (hash: string): Promise<Answer | undefined> => {
@@ -93,12 +106,15 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
   };
 
   /** An admission, or the over-quota answer; throws what refuses. `judged.head`: the head read, once state is. */
-  const decide = async (raw: RawTransaction, facts: Facts, judged: { head?: bigint }): Promise<Admission | Answer> => {
+  const decide = async (raw: RawTransaction, facts: Facts, judged: { head?: bigint }, meter: Meter): Promise<Admission | Answer> => {
     const sub = decodeSubmission(raw, options);
+    const prefixJudge = prefixJudgeFor(meter);
     if (sub.frame !== undefined) {
-      const overQuota = await facts.get(EXTRA_COST)?.(validationTokens(sub.frame.facts.prefixGas) - 1);
+      const tokens = validationTokens(sub.frame.facts.prefixGas);
+      const overQuota = await facts.get(EXTRA_COST)?.(tokens - 1);
       if (overQuota !== undefined) return overQuota;
-      await pool.verify(sub.frame.tx);
+      meter.paid = tokens;
+      await pool.verify(sub.frame.tx, meter);
     }
     const atHead = async (head: Head): Promise<Admission> => {
       judged.head = head.number;
@@ -127,6 +143,7 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
   };
 
   const refused = async (err: unknown, hash: string, head: bigint | undefined): Promise<Answer> => {
+    if (err instanceof Abandoned) return ABANDONED;
     if (err instanceof Unavailable) parts.unavailable({ error: err.message });
     const answer = answerFor(err);
     if (answer !== undefined) return answer;
@@ -176,36 +193,53 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, facts, state, parts.stateReads);
   };
 
-  const judge = async (raw: RawTransaction, facts: Facts, sync: Sync): Promise<Answer> => {
+  /** Charges the source, as debt, for pool time beyond what it paid up front. */
+  const settle = (meter: Meter, facts: Facts) => {
+    const owed = Math.ceil(meter.ms / POOL_MS_PER_TOKEN) - meter.paid;
+    if (owed > 0) facts.get(CHARGE)?.(owed);
+  };
+
+  const judge = async (raw: RawTransaction, facts: Facts, sync: Sync, source: string): Promise<Answer> => {
     const judged: { head?: bigint } = {};
+    const meter: Meter = {
+      source,
+      gone: () => facts.get(CLOSED) === true,
+      spent: (ms) => {
+        meter.ms += ms;
+      },
+      ms: 0,
+      paid: 1,
+    };
     let decided: Admission | Answer;
     try {
-      decided = await decide(raw, facts, judged);
+      decided = await decide(raw, facts, judged, meter);
     } catch (err) {
       return refused(err, raw.hash, judged.head);
+    } finally {
+      settle(meter, facts);
     }
     return 'release' in decided ? admit(raw, facts, sync, decided) : decided;
   };
 
-  const judgeOnce = (raw: RawTransaction, facts: Facts, sync: Sync): Promise<Answer> => {
+  const judgeOnce = (raw: RawTransaction, facts: Facts, sync: Sync, source: string): Promise<Answer> => {
     // The two variants answer differently: each is judged once on its own.
     const key = sync === undefined ? raw.hash : `sync:${raw.hash}`;
     const running = judging.get(key);
     if (running !== undefined) {
       // The same bytes from a client that is still there are judged afresh if the first one left.
       return running.then((first) =>
-        first === ABANDONED ? judgeOnce(raw, facts, sync) : 'result' in first ? { error: errors.alreadyKnown() } : first,
+        first === ABANDONED ? judgeOnce(raw, facts, sync, source) : 'result' in first ? { error: errors.alreadyKnown() } : first,
       );
     }
-    const verdict = judge(raw, facts, sync).finally(() => judging.delete(key));
+    const verdict = judge(raw, facts, sync, source).finally(() => judging.delete(key));
     judging.set(key, verdict);
     return verdict;
   };
 
-  return (raw, facts, sync) => {
-    if (judging.has(raw.hash)) return judgeOnce(raw, facts, sync);
+  return (raw, facts, sync, source) => {
+    if (judging.has(raw.hash)) return judgeOnce(raw, facts, sync, source);
     return replay(raw.hash).then(
-      (earlier) => earlier ?? judgeOnce(raw, facts, sync),
+      (earlier) => earlier ?? judgeOnce(raw, facts, sync, source),
       (err) => {
         if (!(err instanceof Unavailable)) throw err;
         return { error: errors.validationUnavailable() };

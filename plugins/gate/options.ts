@@ -18,9 +18,10 @@ export interface GateOptions extends DecodeLimits, AdmissionLimits {
   /** EIP-7966 eth_sendRawTransactionSync: the default wait for the receipt, and the most a client may ask. */
   readonly syncTimeoutMs: number;
   readonly syncTimeoutMaxMs: number;
-  /** Worker threads for signature entries and prefix simulation, and how many tasks may wait for them. */
+  /** Worker threads of each lane (signature entries, prefix simulation), and how many tasks may wait in each, in all and per source. */
   readonly threads: number;
   readonly queueMax: number;
+  readonly queuePerSource: number;
 }
 
 /** Spec section 1 network parameters. */
@@ -49,7 +50,8 @@ export function parseGateOptions(options: OptionsReader): GateOptions {
     syncTimeoutMs: options.integer('sync_timeout_ms', 2_000, { min: 1 }),
     syncTimeoutMaxMs: options.integer('sync_timeout_max_ms', 10_000, { min: 1 }),
     threads: options.integer('threads', defaultThreads(), { min: 1, max: 64 }),
-    queueMax: options.integer('queue_max', 256),
+    queueMax: options.integer('queue_max', 256, { min: 1 }),
+    queuePerSource: options.integer('queue_per_source', 4, { min: 1 }),
     // frame-transactions.md section 6 item 8: configurable, never lower than the reference.
     prefixGasBudget: BigInt(options.integer('prefix_gas_budget', Number(PREFIX_GAS_BUDGET), { min: Number(PREFIX_GAS_BUDGET) })),
     prefixStateGasBudget: BigInt(

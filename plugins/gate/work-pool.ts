@@ -1,5 +1,5 @@
 /**
- * The gate's expensive work off the event loop, in a pool of worker threads (piscina):
+ * The gate's expensive work off the event loop, in worker threads (piscina):
  *
  * - frame signature entries: up to 14 P256 or 11 ML-DSA-65 fit the prefix budget, 25-40 ms of
  *   CPU. Done on the event loop, a source sending them at its quota stalled every other request
@@ -8,18 +8,26 @@
  *   than the hop to a thread;
  * - validation-prefix simulation in the embedded EVM (up to 100,000 gas of account code).
  *
- * The queue is bounded: past `maxQueue` waiting tasks the pool is at capacity and the submission
- * is refused like a full host bucket (-32005), never queued without end.
+ * Served fairly (issue 25): each kind has its own lane, threads and queue, so that a signature
+ * check never waits behind a simulation; a thread runs one task at a time, and the lane hands it
+ * the next only when it is free, so what waits, waits here, where it is served round-robin by
+ * source (fair-queue.ts): one source's backlog delays another's task by at most one of its own.
+ * A task whose client has gone is dropped before it runs. Each task's time in its thread is
+ * reported to the job (`spent`), so that the source pays for what its work measured.
+ *
+ * Queues are bounded, per source and in total: past either the submission is refused like a
+ * dry bucket (-32005, the source's or the endpoint's), never queued without end.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { Frame, SignatureEntry } from './frame-codec.js';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateTask } from './pool-worker.js';
-import { PoolBusy, Refusal, Unavailable } from './errors.js';
+import { Abandoned, PoolBusy, Refusal, Unavailable } from './errors.js';
+import { FairQueue } from './fair-queue.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
+import type { Timed } from './timed-worker.js';
 
 const INLINE_SECP256K1_MAX = 4;
-const CONCURRENT_TASKS_PER_THREAD = 8;
 const INLINE_SCHEMES = new Set([0x00, 0x01]);
 
 // Byte fields are views of the raw transaction (or of a shared Buffer slab), and a structured
@@ -32,34 +40,123 @@ const detachedEntry = (entry: SignatureEntry): SignatureEntry => ({
   signature: entry.signature.slice(),
 });
 
+/** Whose task it is, and what becomes of it. */
+export interface PoolJob {
+  /** The source it is counted against: lanes serve sources in turn. */
+  readonly source: string;
+  /** True once nobody waits for the answer (the client left): a queued task is then dropped. */
+  readonly gone: () => boolean;
+  /** The milliseconds the task held a thread, whatever its outcome. */
+  readonly spent: (ms: number) => void;
+}
+
+export interface PoolLimits {
+  /** Threads of each lane. */
+  readonly threads: number;
+  /** Tasks that may wait in each lane, in all and per source. */
+  readonly queueMax: number;
+  readonly queuePerSource: number;
+}
+
 export interface WorkPool {
-  /** Throws a Refusal for a bad entry, PoolBusy when the queue is full. */
-  verify(tx: SignedFrames): Promise<void>;
-  /** Throws a Refusal when the prefix breaks a rule, Unavailable when the EL cannot be read, PoolBusy. */
-  simulate(task: SimulateTask): Promise<void>;
+  /** Throws a Refusal for a bad entry, PoolBusy when a queue is full, Abandoned for a client gone. */
+  verify(tx: SignedFrames, job: PoolJob): Promise<void>;
+  /** Throws a Refusal when the prefix breaks a rule, Unavailable when the EL cannot be read, PoolBusy, Abandoned. */
+  simulate(task: SimulateTask, job: PoolJob): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Threads by default: every core but one for the event loop, at least one, at most four. */
 export const defaultThreads = () => Math.max(1, Math.min(4, availableParallelism() - 1));
 
-export function createWorkPool(threads: number, maxQueue: number, settings: PoolSettings): WorkPool {
-  // Started on the first task: most ingresses of a test suite never send one.
-  let pool: Piscina | undefined;
-  const run = async (task: unknown, name: 'verify' | 'simulate') => {
-    pool ??= new Piscina({
-      filename: new URL('./pool-worker.js', import.meta.url).href,
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: Number.MAX_SAFE_INTEGER,
-      // A simulation mostly waits on EL reads the first time a head is seen: a thread takes
-      // others meanwhile (signature checks are synchronous and run one at a time regardless).
-      concurrentTasksPerWorker: CONCURRENT_TASKS_PER_THREAD,
-      workerData: settings,
+type LaneName = 'verify' | 'simulate';
+
+interface Waiting {
+  readonly job: PoolJob;
+  readonly task: unknown;
+  readonly resolve: (answer: unknown) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** One kind of task: its own threads, started on the first task, and its own fair queue. */
+class Lane {
+  private threads: Piscina | undefined;
+  private running = 0;
+  private readonly queue: FairQueue<Waiting>;
+
+  constructor(
+    private readonly name: LaneName,
+    private readonly limits: PoolLimits,
+    private readonly settings: PoolSettings,
+  ) {
+    this.queue = new FairQueue(limits.queuePerSource, limits.queueMax);
+  }
+
+  run(job: PoolJob, task: unknown): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const waiting: Waiting = { job, task, resolve, reject };
+      let full = this.queue.push(job.source, waiting);
+      // Room held by clients that have left is given back before anyone is refused.
+      if (full !== undefined && this.dropGone() > 0) full = this.queue.push(job.source, waiting);
+      if (full !== undefined) return reject(new PoolBusy(`the gate's ${this.name} queue is full`, full === 'source' ? 'source' : 'host'));
+      this.pump();
     });
-    // The one bound on waiting tasks (piscina's own maxQueue would reject with a plain Error).
-    if (pool.queueSize >= maxQueue) throw new PoolBusy('the gate pool is at capacity');
-    const answer = (await pool.run(task, { name })) as object | undefined;
+  }
+
+  async close(): Promise<void> {
+    const threads = this.threads;
+    this.threads = undefined;
+    for (const waiting of this.queue.drop(() => true)) waiting.reject(new Abandoned());
+    await threads?.destroy();
+  }
+
+  /** Hands waiting tasks to free threads, one task per thread. */
+  private pump(): void {
+    while (this.running < this.limits.threads) {
+      const waiting = this.queue.next();
+      if (waiting === undefined) return;
+      if (waiting.job.gone()) {
+        waiting.reject(new Abandoned());
+        continue;
+      }
+      this.start(waiting);
+    }
+  }
+
+  private start({ job, task, resolve, reject }: Waiting): void {
+    this.threads ??= new Piscina({
+      filename: new URL('./timed-worker.js', import.meta.url).href,
+      minThreads: this.limits.threads,
+      maxThreads: this.limits.threads,
+      idleTimeout: Number.MAX_SAFE_INTEGER,
+      // One at a time: two CPU-bound tasks on one thread only take turns, and the lane's queue,
+      // not the thread's, is where waiting is fair.
+      concurrentTasksPerWorker: 1,
+      workerData: this.settings,
+    });
+    this.running++;
+    (this.threads.run(task, { name: this.name }) as Promise<Timed<unknown>>)
+      .then(({ answer, ms }) => {
+        job.spent(ms);
+        resolve(answer);
+      }, reject)
+      .finally(() => {
+        this.running--;
+        this.pump();
+      });
+  }
+
+  private dropGone(): number {
+    const gone = this.queue.drop((waiting) => waiting.job.gone());
+    for (const waiting of gone) waiting.reject(new Abandoned());
+    return gone.length;
+  }
+}
+
+export function createWorkPool(limits: PoolLimits, settings: PoolSettings): WorkPool {
+  const lanes = { verify: new Lane('verify', limits, settings), simulate: new Lane('simulate', limits, settings) };
+  const run = async (name: LaneName, job: PoolJob, task: unknown) => {
+    const answer = (await lanes[name].run(job, task)) as object | undefined;
     if (answer !== undefined && 'refusal' in answer) {
       const { reason, detail, extra, dependencies } = (answer as PoolRefusal).refusal;
       const refusal = new Refusal(reason, detail, extra);
@@ -67,22 +164,19 @@ export function createWorkPool(threads: number, maxQueue: number, settings: Pool
       throw refusal;
     }
     if (answer !== undefined && 'unavailable' in answer) throw new Unavailable((answer as PoolUnavailable).unavailable);
-    return answer;
   };
   return {
-    async verify(tx) {
+    async verify(tx, job) {
       const inline = tx.signatures.length <= INLINE_SECP256K1_MAX && tx.signatures.every((e) => INLINE_SCHEMES.has(e.scheme));
       if (inline) return verifyFrameSignatures(tx);
-      await run({ sender: tx.sender, sigHash: tx.sigHash, signatures: tx.signatures.map(detachedEntry) }, 'verify');
+      await run('verify', job, { sender: tx.sender, sigHash: tx.sigHash, signatures: tx.signatures.map(detachedEntry) });
     },
-    async simulate(task) {
+    async simulate(task, job) {
       const tx = { ...task.tx, frames: task.tx.frames.map(detachedFrame), signatures: task.tx.signatures.map(detachedEntry) };
-      await run({ ...task, tx }, 'simulate');
+      await run('simulate', job, { ...task, tx });
     },
     async close() {
-      const running = pool;
-      pool = undefined;
-      await running?.destroy();
+      await Promise.all([lanes.verify.close(), lanes.simulate.close()]);
     },
   };
 }

@@ -12,12 +12,17 @@ import { MemoryBuckets, type BucketSpec, type Consumed, type SharedState } from 
 
 export type { BucketSpec, Consumed };
 
-type Limiter = Pick<RateLimiterRedis, 'consume'>;
+type Limiter = Pick<RateLimiterRedis, 'consume' | 'penalty'>;
+
+interface SharedBucket {
+  consume(key: string, cost: number): Promise<Consumed>;
+  charge(key: string, cost: number): Promise<void>;
+}
 const OK: Consumed = { ok: true };
 
 export class Bucket {
   private readonly local: MemoryBuckets;
-  private readonly shared: ((key: string, cost: number) => Promise<Consumed>) | undefined;
+  private readonly shared: SharedBucket | undefined;
 
   constructor(
     private readonly name: string,
@@ -28,12 +33,19 @@ export class Bucket {
     this.shared = state.home({
       redis: (client) => {
         const limiter = redisLimiter(name, spec, client);
-        return (key: string, cost: number) => take(limiter, key, cost);
+        return {
+          consume: (key, cost) => take(limiter, key, cost),
+          // Within the fixed window's rest only: the window forgets the debt when it ends.
+          charge: async (key, cost) => void (await limiter.penalty(key, cost)),
+        };
       },
       primary: (call) => {
         // The spec is part of the key: after a reload with other numbers, a fresh bucket.
         const hosted = `${name}:${spec.ratePerSecond}:${spec.burst}`;
-        return (key: string, cost: number) => call('rate-limit', hosted, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>;
+        return {
+          consume: (key, cost) => call('rate-limit', hosted, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>,
+          charge: async (key, cost) => void (await call('rate-limit', hosted, { name, spec }, 'charge', [key, cost])),
+        };
       },
     });
   }
@@ -48,17 +60,28 @@ export class Bucket {
     return this.state
       .either(
         `rate limit ${this.name}`,
-        () => shared(key, cost),
+        () => shared.consume(key, cost),
         () => this.local.take(key, cost),
       )
       .then(then);
   }
+
+  /** Takes `cost` tokens for work already done, into debt if need be (MemoryBuckets.charge). */
+  charge(key: string, cost: number): void | Promise<void> {
+    const shared = this.shared;
+    if (shared === undefined) return this.local.charge(key, cost);
+    return this.state.either(
+      `rate limit ${this.name}`,
+      () => shared.charge(key, cost),
+      () => this.local.charge(key, cost),
+    );
+  }
 }
 
 /** In the primary process: the memory bucket every worker consumes from. */
-export function hostedBucket(init: unknown): { consume(key: string, cost: number): Consumed } {
+export function hostedBucket(init: unknown): { consume(key: string, cost: number): Consumed; charge(key: string, cost: number): void } {
   const buckets = new MemoryBuckets((init as { spec: BucketSpec }).spec);
-  return { consume: (key, cost) => buckets.take(key, cost) };
+  return { consume: (key, cost) => buckets.take(key, cost), charge: (key, cost) => buckets.charge(key, cost) };
 }
 
 function redisLimiter(name: string, spec: BucketSpec, storeClient: Redis): Limiter {

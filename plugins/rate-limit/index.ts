@@ -12,6 +12,11 @@
  * fee-rewrite). One charge never exceeds the bucket's burst. A class whose buckets are not configured is
  * not limited.
  *
+ * A submission also records `CHARGE`: the gate charges the source, as debt, for the time its
+ * judgement took in the worker pool once it is measured (a price set up front from declared gas
+ * cannot follow what VERIFY code really costs). It records `SOURCE` too: the gate serves its pool's
+ * queue per source.
+ *
  * A source may also hold at most `max_in_flight_per_source` requests open at once (a slot is
  * taken when a request passes, released when its response closes, ON_CLOSE): tokens price what
  * a source starts, this bounds what it holds, such as EL connections kept by answers it is slow
@@ -26,12 +31,14 @@
  * Order: after allowlist (quota is spent only on allowed calls), before gate.
  */
 import {
+  CHARGE,
   CLOSED,
   errors,
   EXTRA_COST,
   GAS_HEAVY_METHODS,
   ON_CLOSE,
   PRICED_BY_SIZE,
+  SOURCE,
   SUBMISSION_ONLY,
   type Facts,
   type PluginModule,
@@ -141,6 +148,11 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         };
         if (submission || PRICED_BY_SIZE.has(request.method)) {
           facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
+        }
+        // Not for reads: a fact costs a read its first Map.
+        if (submission) {
+          facts.set(SOURCE, source);
+          facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
         }
         const least = limits.costs.get(request.method) ?? 1;
         const cost = heavy && limits.gasPerToken !== undefined ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst) : least;

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
-import { CLOSED, EXTRA_COST, Facts, ON_CLOSE, OPERATOR, type Fact } from '../../src/facts.js';
+import { CHARGE, CLOSED, EXTRA_COST, Facts, ON_CLOSE, OPERATOR, SOURCE, type Fact } from '../../src/facts.js';
 
 describe('facts: what one plugin records for later ones', () => {
   it("names the core's facts distinctly", () => {
-    expect([OPERATOR, EXTRA_COST, ON_CLOSE, CLOSED].map((fact) => fact.name)).to.deep.equal([
+    expect([OPERATOR, EXTRA_COST, CHARGE, SOURCE, ON_CLOSE, CLOSED].map((fact) => fact.name)).to.deep.equal([
       'operator',
       'extra-cost',
+      'charge',
+      'source',
       'on-close',
       'closed',
     ]);
@@ -13,7 +15,8 @@ describe('facts: what one plugin records for later ones', () => {
 
   it('reads nothing before a fact is set', () => {
     const facts = new Facts();
-    for (const fact of [OPERATOR, EXTRA_COST, ON_CLOSE, CLOSED]) expect(facts.get<unknown>(fact), fact.name).to.equal(undefined);
+    for (const fact of [OPERATOR, EXTRA_COST, CHARGE, SOURCE, ON_CLOSE, CLOSED])
+      expect(facts.get<unknown>(fact), fact.name).to.equal(undefined);
   });
 
   it('returns exactly the value set, functions included', () => {

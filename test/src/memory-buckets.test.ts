@@ -29,6 +29,24 @@ describe('rate-limit memory buckets', () => {
     expect(buckets.take('a', 1).ok).to.equal(true);
   });
 
+  it('charges work already done below zero, refusing until the debt is earned back', () => {
+    const buckets = new MemoryBuckets({ ratePerSecond: 10, burst: 5 });
+    buckets.charge('a', 8);
+    // 5 - 8 = -3: one token needs 4 more, 400 ms at 10 per second.
+    const refused = buckets.take('a', 1);
+    expect(!refused.ok && refused.retryAfterMs).to.be.within(350, 401);
+    expect(buckets.peek('a')).to.be.within(-3, -2.5);
+    expect(buckets.take('b', 5).ok).to.equal(true);
+  });
+
+  it('bounds a debt at what the rate earns back in a minute', () => {
+    const buckets = new MemoryBuckets({ ratePerSecond: 2, burst: 4 });
+    buckets.charge('a', 1_000_000);
+    expect(buckets.peek('a')).to.be.within(-120, -119.9);
+    const refused = buckets.take('a', 1);
+    expect(!refused.ok && refused.retryAfterMs).to.be.within(60_000, 60_501);
+  });
+
   it('forgets keys whose bucket has refilled, a few at each new key, and keeps those still refilling', async () => {
     const buckets = new MemoryBuckets({ ratePerSecond: 100, burst: 2 });
     buckets.take('a', 2);

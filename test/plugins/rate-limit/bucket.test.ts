@@ -72,6 +72,14 @@ describe('rate-limit bucket', () => {
       expect(oks(outcomes)).to.deep.equal([true, true, false, true, false]);
     });
 
+    it('charges work already done into debt, synchronously, and refuses the source until it is earned back', () => {
+      const bucket = new Bucket('submissions:source', { ratePerSecond: 10, burst: 2 }, memory());
+      expect(bucket.charge('10.0.0.1', 7)).to.equal(undefined);
+      // 2 - 7 = -5: the next token in 600 ms at 10 a second.
+      expect(waitOf(takeNow(bucket, '10.0.0.1', 1))).to.be.within(550, 601);
+      expect(takeNow(bucket, '10.0.0.2', 1).ok).to.equal(true);
+    });
+
     it('keeps one bucket per key', () => {
       const bucket = new Bucket('reads:source', { ratePerSecond: 1, burst: 1 }, memory());
       expect(bucket.consume('10.0.0.1', 1, (c) => c.ok)).to.equal(true);
@@ -143,6 +151,14 @@ describe('rate-limit bucket', () => {
       const inMemory = await takeAll(new Bucket('reads:source', spec, memory()), '10.0.0.1', [3, 1, 1]);
       expect(oks(inRedis)).to.deep.equal([true, true, false]);
       expect(oks(inMemory)).to.deep.equal([true, true, false]);
+    });
+
+    it('charges work already done in the shared window: every instance then refuses the source', async () => {
+      const name = fresh();
+      await new Bucket(name, { ratePerSecond: 1, burst: 3 }, fleet).charge('10.0.0.1', 5);
+      const refused = await new Bucket(name, { ratePerSecond: 1, burst: 3 }, other).consume('10.0.0.1', 1, (c) => c);
+      expect(waitOf(refused)).to.be.within(1, 3_001);
+      expect(fleet.fallbacks + other.fallbacks).to.equal(0);
     });
 
     it('serves a refused source again once the wait it was told has passed', async () => {
@@ -284,6 +300,17 @@ describe('rate-limit bucket', () => {
       const reloaded = new Bucket('reads:source', { ratePerSecond: 1, burst: 2 }, home.state);
       expect(await reloaded.consume('10.0.0.1', 1, (c) => c.ok)).to.equal(true);
       expect(home.calls.map((c) => c.key)).to.deep.equal(['reads:source:1:1', 'reads:source:1:1', 'reads:source:1:2']);
+    });
+
+    it('asks the primary to charge key and cost on the same hosted bucket', async () => {
+      const home = primaryHome();
+      const bucket = new Bucket('submissions:source', { ratePerSecond: 10, burst: 2 }, home.state);
+      await bucket.charge('10.0.0.1', 4);
+      expect(waitOf(await bucket.consume('10.0.0.1', 1, (c) => c))).to.be.within(250, 301);
+      expect(home.calls.map((c) => [c.key, c.method, c.args])).to.deep.equal([
+        ['submissions:source:10:2', 'charge', ['10.0.0.1', 4]],
+        ['submissions:source:10:2', 'consume', ['10.0.0.1', 1]],
+      ]);
     });
 
     it('answers from its local twin when the primary does not answer', async () => {

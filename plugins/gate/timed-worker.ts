@@ -1,0 +1,21 @@
+/**
+ * The entry of the gate pool's threads (work-pool.ts): runs pool-worker.ts's tasks and reports,
+ * with each answer, the milliseconds it held the thread, measured in the thread. Measured in
+ * the main thread, the first task of a lane would also pay for starting the thread.
+ */
+import { simulate as simulateTask, verify as verifyTask, type SimulateTask } from './pool-worker.js';
+import type { SignedFrames } from './signatures.js';
+
+export interface Timed<T> {
+  readonly answer: T;
+  readonly ms: number;
+}
+
+async function timed<T>(task: () => T | Promise<T>): Promise<Timed<T>> {
+  const started = performance.now();
+  const answer = await task();
+  return { answer, ms: performance.now() - started };
+}
+
+export const verify = (tx: SignedFrames) => timed(() => verifyTask(tx));
+export const simulate = (task: SimulateTask) => timed(() => simulateTask(task));
