@@ -25,7 +25,8 @@
  * Gas-heavy reads (eth_call, eth_estimateGas, eth_createAccessList, eth_simulateV1) are priced
  * by the gas they ask for (`reads.gas_per_token`, heavy.ts), and a source may hold at most
  * `max_heavy_in_flight_per_source` of them open: the EL's time they take is bounded by slots,
- * as the connections a source holds are.
+ * as the connections a source holds are. Once answered, the EL time one took beyond what it paid
+ * (`reads.el_ms_per_token`) is charged to the source as debt (EL_TIME, reported by the core).
  *
  * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
  * Order: after allowlist (quota is spent only on allowed calls), before gate.
@@ -33,6 +34,7 @@
 import {
   CHARGE,
   CLOSED,
+  EL_TIME,
   errors,
   EXTRA_COST,
   GAS_HEAVY_METHODS,
@@ -46,7 +48,7 @@ import {
   type Verdict,
 } from '../../src/plugin.js';
 import { Bucket, hostedBucket } from './bucket.js';
-import { heavyCost } from './heavy.js';
+import { elTimeCharge, heavyCost } from './heavy.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
 import { Slots } from './slots.js';
 import { createSourceResolver } from './source.js';
@@ -61,6 +63,7 @@ interface Buckets {
   readonly host: Bucket | undefined;
   readonly costs: ReadonlyMap<string, number>;
   readonly gasPerToken: bigint | undefined;
+  readonly elMsPerToken: number | undefined;
   /** The smallest burst of the class's buckets: the most one charge may take. */
   readonly burst: number;
 }
@@ -83,6 +86,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         host: limits.host && new Bucket(`${name}:host`, limits.host, shared),
         costs: limits.methodCosts,
         gasPerToken: limits.gasPerToken,
+        elMsPerToken: limits.elMsPerToken,
         burst: Math.min(limits.perSource.burst, limits.host?.burst ?? Infinity),
       };
     const submissions = buckets('submissions', options.submissions);
@@ -156,6 +160,12 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         }
         const least = limits.costs.get(request.method) ?? 1;
         const cost = heavy && limits.gasPerToken !== undefined ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst) : least;
+        if (heavy && limits.elMsPerToken !== undefined) {
+          facts.set(
+            EL_TIME,
+            elTimeCharge(limits.elMsPerToken, cost, (tokens) => void limits.perSource.charge(source, tokens)),
+          );
+        }
         const verdict = limit(limits, source, cost);
         if (!(verdict instanceof Promise)) return settle(verdict, release, facts);
         return verdict.then(

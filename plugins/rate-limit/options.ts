@@ -9,6 +9,8 @@ export interface TrafficLimits {
   readonly methodCosts: ReadonlyMap<string, number>;
   /** Reads only: gas-heavy reads cost one token per this much gas they ask for (heavy.ts). */
   readonly gasPerToken: bigint | undefined;
+  /** Reads only: gas-heavy reads are charged one token per this much EL time beyond what they paid (heavy.ts). */
+  readonly elMsPerToken: number | undefined;
 }
 
 export interface RateLimitOptions {
@@ -33,6 +35,8 @@ function readBucket(options: OptionsReader): BucketSpec {
 
 /** A call at the EL's default gas cap (50,000,000) costs 5 tokens, what eth_call cost before it was priced by gas. */
 const GAS_PER_TOKEN = 10_000_000;
+/** 300 tokens a second (the shipped read quota) buy 1.5 seconds of EL time a second. */
+const EL_MS_PER_TOKEN = 5;
 
 function readTraffic(parent: OptionsReader, key: string, gasPriced = false): TrafficLimits | undefined {
   if (!parent.has(key)) return void parent.child(key);
@@ -41,6 +45,7 @@ function readTraffic(parent: OptionsReader, key: string, gasPriced = false): Tra
   const perSource = readBucket(options.child('per_source'));
   const host = options.optional('host', () => readBucket(options.child('host')));
   const gasPerToken = gasPriced ? BigInt(options.integer('gas_per_token', GAS_PER_TOKEN, { min: 1 })) : undefined;
+  const elMsPerToken = gasPriced ? options.integer('el_ms_per_token', EL_MS_PER_TOKEN) : undefined;
   const costs = options.child('method_costs');
   const methodCosts = new Map<string, number>();
   for (const method of costs.keys()) {
@@ -56,7 +61,7 @@ function readTraffic(parent: OptionsReader, key: string, gasPriced = false): Tra
   }
   costs.done();
   options.done();
-  return { perSource, host, methodCosts, gasPerToken };
+  return { perSource, host, methodCosts, gasPerToken, elMsPerToken };
 }
 
 export function parseRateLimitOptions(options: OptionsReader): RateLimitOptions {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { heavyCost } from '../../../plugins/rate-limit/heavy.js';
+import { elTimeCharge, heavyCost } from '../../../plugins/rate-limit/heavy.js';
 import { CALL_GAS, Facts } from '../../../src/facts.js';
 import type { RpcRequest } from '../../../src/jsonrpc.js';
 
@@ -24,6 +24,16 @@ describe('rate-limit: heavy reads', () => {
   it('sums the calls of an eth_simulateV1', () => {
     const calls = Array.from({ length: 16 }, () => ({ gas: '0x2faf08' }));
     expect(heavyCost(request('eth_simulateV1', [{ blockStateCalls: [{ calls }] }]), new Facts(), 1_000_000n, 1, 600)).to.equal(50);
+  });
+
+  it('charges the EL time an answer took beyond what the read paid, one token per el_ms_per_token started', () => {
+    const charged: number[] = [];
+    const report = elTimeCharge(5, 3, (tokens) => charged.push(tokens));
+    report(15);
+    report(15.1);
+    report(340);
+    report(0.4);
+    expect(charged).to.deep.equal([1, 65]);
   });
 
   it('costs at least the method cost, and never more than the burst (a larger charge could never pass)', () => {

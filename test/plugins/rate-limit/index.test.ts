@@ -160,15 +160,19 @@ describe('rate-limit', () => {
     const DEAD = '0x000000000000000000000000000000000000dEaD';
 
     it("prices eth_call by the gas it asks for, a call naming no gas at the EL's cap (5 tokens at 50,000,000)", async () => {
-      await withLimitedIngress('      reads:\n        per_source: {rate_per_second: 1, burst: 10}', async (ingress) => {
-        for (let i = 0; i < 2; i++) expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).status).to.equal(200);
-        expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).body.error).to.include(limited('source'));
-        for (let i = 0; i < 10; i++)
-          expect((await b.send(ingress.url, 'eth_call', {}, [{ to: DEAD, gas: '0x5208' }, 'latest'])).status).to.equal(200);
-        expect((await b.send(ingress.url, 'eth_call', {}, [{ to: DEAD, gas: '0x5208' }, 'latest'])).body.error).to.include(
-          limited('source'),
-        );
-      });
+      // EL time priced so that it never matters here: the test below prices it.
+      await withLimitedIngress(
+        '      reads:\n        per_source: {rate_per_second: 1, burst: 10}\n        el_ms_per_token: 100000',
+        async (ingress) => {
+          for (let i = 0; i < 2; i++) expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).status).to.equal(200);
+          expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).body.error).to.include(limited('source'));
+          for (let i = 0; i < 10; i++)
+            expect((await b.send(ingress.url, 'eth_call', {}, [{ to: DEAD, gas: '0x5208' }, 'latest'])).status).to.equal(200);
+          expect((await b.send(ingress.url, 'eth_call', {}, [{ to: DEAD, gas: '0x5208' }, 'latest'])).body.error).to.include(
+            limited('source'),
+          );
+        },
+      );
     });
 
     it("prices a call naming no gas at size-limit's rpc_gas_cap when it runs first, and an eth_simulateV1 by the sum of its calls", async () => {
@@ -182,7 +186,8 @@ describe('rate-limit', () => {
   - allowlist
   - rate-limit:
       reads:
-        per_source: {rate_per_second: 1, burst: 10}`,
+        per_source: {rate_per_second: 1, burst: 10}
+        el_ms_per_token: 100000`,
         ),
       );
       try {
@@ -194,6 +199,45 @@ describe('rate-limit', () => {
         expect((await b.send(ingress.url, 'eth_simulateV1', {}, simulation)).body.error).to.include(limited('source'));
       } finally {
         await ingress.shutdown();
+      }
+    });
+
+    it('charges the EL time an answer took beyond what the read paid, as debt; the wait for a connection is not EL time', async () => {
+      let arrived = () => {};
+      const slowArrived = new Promise<void>((resolve) => (arrived = resolve));
+      const el = await startStubEl({
+        eth_call: async (id) => {
+          arrived();
+          await sleep(300);
+          return JSON.stringify({ jsonrpc: '2.0', id, result: '0x' });
+        },
+        eth_estimateGas: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x5208' }),
+        eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }),
+      });
+      // 50 ms a token: 300 ms of EL time is 6 tokens or more, 1 paid up front.
+      const ingress = await startTestIngress(
+        testConfig(
+          el.url,
+          '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 8}\n        el_ms_per_token: 50',
+        ).replace('  headers_timeout_ms: 2000', '  headers_timeout_ms: 2000\n  heavy_connections: 1'),
+      );
+      try {
+        const call = [{ to: DEAD, gas: '0x5208' }, 'latest'];
+        const slow = a.send(ingress.url, 'eth_call', {}, call);
+        await within(2_000, 'the EL receives the slow call', slowArrived);
+        // b's estimate waits ~300 ms in the ingress for the one heavy connection, then is answered at once.
+        const quick = b.send(ingress.url, 'eth_estimateGas', {}, call);
+        expect((await slow).body.result).to.equal('0x');
+        expect((await quick).body.result).to.equal('0x5208');
+        const answers: number[] = [];
+        for (let i = 0; i < 3; i++) answers.push((await a.send(ingress.url, 'eth_chainId')).status);
+        // At most 8 - 1 - 5 = 2 tokens left: the third read at the latest is refused.
+        expect(answers).to.include(429);
+        // A quick answer owes nothing, however long it waited: b's 8 tokens pay 1 estimate and 7 reads.
+        for (let i = 0; i < 7; i++) expect((await b.send(ingress.url, 'eth_chainId')).status).to.equal(200);
+      } finally {
+        await ingress.shutdown();
+        await el.close();
       }
     });
 

@@ -64,10 +64,13 @@ describe('rate-limit: options', () => {
         host: { ratePerSecond: 3000, burst: 6000 },
         methodCosts: new Map(),
         gasPerToken: undefined,
+        elMsPerToken: undefined,
       });
       expect(options.reads?.perSource).to.deep.equal({ ratePerSecond: 300, burst: 600 });
       expect(options.reads?.gasPerToken).to.equal(parse({ reads: { per_source: { rate_per_second: 1 } } }).reads?.gasPerToken);
       expect(options.reads?.gasPerToken).to.equal(10_000_000n);
+      expect(options.reads?.elMsPerToken).to.equal(parse({ reads: { per_source: { rate_per_second: 1 } } }).reads?.elMsPerToken);
+      expect(options.reads?.elMsPerToken).to.equal(5);
       expect(options.reads?.host).to.equal(undefined);
       expect(Object.fromEntries(options.reads!.methodCosts)).to.deep.equal((shipped.reads as { method_costs: unknown }).method_costs);
     });
@@ -112,16 +115,24 @@ describe('rate-limit: options', () => {
         host: undefined,
         methodCosts: new Map(),
         gasPerToken: undefined,
+        elMsPerToken: undefined,
       });
     });
 
-    it('prices gas-heavy reads by gas_per_token, under reads only', () => {
+    it('prices gas-heavy reads by gas_per_token and el_ms_per_token, under reads only', () => {
       expect(parse({ reads: { per_source: { rate_per_second: 1 }, gas_per_token: 1_000_000 } }).reads?.gasPerToken).to.equal(1_000_000n);
       expect(complaint({ submissions: { per_source: { rate_per_second: 1 }, gas_per_token: 1_000_000 } })).to.equal(
         `${PATH}.submissions.gas_per_token: unknown key`,
       );
       expect(complaint({ reads: { per_source: { rate_per_second: 1 }, gas_per_token: 0 } })).to.equal(
         `${PATH}.reads.gas_per_token: must be a positive integer`,
+      );
+      expect(parse({ reads: { per_source: { rate_per_second: 1 }, el_ms_per_token: 20 } }).reads?.elMsPerToken).to.equal(20);
+      expect(complaint({ submissions: { per_source: { rate_per_second: 1 }, el_ms_per_token: 20 } })).to.equal(
+        `${PATH}.submissions.el_ms_per_token: unknown key`,
+      );
+      expect(complaint({ reads: { per_source: { rate_per_second: 1 }, el_ms_per_token: 0 } })).to.equal(
+        `${PATH}.reads.el_ms_per_token: must be a positive integer`,
       );
     });
 
