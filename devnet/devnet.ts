@@ -62,6 +62,7 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
       upstreams: {
         execution: { ...upstreams.execution, url: el.url },
         submit: { ...upstreams.submit, url: node.url },
+        heavy: { ...upstreams.heavy, url: el.url },
         node: upstreams.node && { ...upstreams.node, url: node.url },
       },
     };

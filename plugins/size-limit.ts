@@ -9,47 +9,33 @@
  *   (`eth_call`, `eth_estimateGas`, `eth_createAccessList`, each call of `eth_simulateV1`) gets
  *   -32602; an EL keeps computing long after the ingress gave up on an answer. A call that names
  *   no gas gets the EL's own cap, which must be no higher.
+ * - `max_simulate_gas` (default: `rpc_gas_cap`): the most gas the calls of one `eth_simulateV1`
+ *   may ask for in all, a call naming no gas counted at `rpc_gas_cap`; -32602 above it. Without
+ *   it, 16 calls at the cap are 16 eth_calls' work for one request. (geth bounds the sum by its
+ *   gas cap too; anvil and reth per call.)
+ *
+ * Every call-type read that passes records CALL_GAS (its calls' gas, summed) for rate-limit.
  *
  * Order: first (with batch-refuse), so nothing upstream of it handles a big payload.
  */
-import { errors, SUBMISSION_ONLY, type PluginModule, type RequestContext, type Verdict } from '../src/plugin.js';
+import {
+  CALL_GAS,
+  callsOf,
+  errors,
+  GAS_HEAVY_METHODS,
+  gasOf,
+  requestGas,
+  SUBMISSION_ONLY,
+  type PluginModule,
+  type RequestContext,
+  type Verdict,
+} from '../src/plugin.js';
 
 interface SizeLimitOptions {
   readonly maxRawTransactionBytes: number;
   readonly maxBodyBytes: number;
   readonly rpcGasCap: bigint;
-}
-
-/** The methods that run EVM code with a caller-chosen gas, and where their gas sits. */
-const CALL_METHODS = ['eth_call', 'eth_estimateGas', 'eth_createAccessList'] as const;
-const SIMULATE = 'eth_simulateV1';
-const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
-
-/**
- * The most gas a call object asks for, under any spelling of the key: geth matches JSON keys
- * case-insensitively, so `Gas` is gas there.
- */
-function gasOf(call: unknown): bigint | undefined {
-  if (call === null || typeof call !== 'object' || Array.isArray(call)) return undefined;
-  let most: bigint | undefined;
-  for (const [key, gas] of Object.entries(call)) {
-    if (key.length !== 3 || key.toLowerCase() !== 'gas' || typeof gas !== 'string' || !QUANTITY.test(gas)) continue;
-    const asked = BigInt(gas);
-    if (most === undefined || asked > most) most = asked;
-  }
-  return most;
-}
-
-/** Every call object of a request: the first param, or each call of each eth_simulateV1 block. */
-function callsOf(method: string, params: unknown): unknown[] {
-  if (!Array.isArray(params)) return [];
-  if (method !== SIMULATE) return [params[0]];
-  const blocks = (params[0] as { blockStateCalls?: unknown } | null)?.blockStateCalls;
-  if (!Array.isArray(blocks)) return [];
-  return blocks.flatMap((block) => {
-    const calls = (block as { calls?: unknown } | null)?.calls;
-    return Array.isArray(calls) ? calls : [];
-  });
+  readonly maxSimulateGas: bigint;
 }
 
 /** Spec 4.3 and 8: maximum raw transaction size. */
@@ -66,19 +52,21 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
     if (maxBodyBytes < smallestBody) {
       options.fail('max_body_bytes', `must be at least ${smallestBody} to carry a maximum-size transaction as hex`);
     }
-    const rpcGasCap = BigInt(options.integer('rpc_gas_cap', 50_000_000, { min: 21_000 }));
+    const rpcGasCap = options.integer('rpc_gas_cap', 50_000_000, { min: 21_000 });
+    // A one-call simulation at the cap must pass, as the same eth_call does.
+    const maxSimulateGas = options.integer('max_simulate_gas', rpcGasCap, { min: rpcGasCap });
     options.done();
-    return { maxRawTransactionBytes, maxBodyBytes, rpcGasCap };
+    return { maxRawTransactionBytes, maxBodyBytes, rpcGasCap: BigInt(rpcGasCap), maxSimulateGas: BigInt(maxSimulateGas) };
   },
-  create({ maxRawTransactionBytes, maxBodyBytes, rpcGasCap }) {
+  create({ maxRawTransactionBytes, maxBodyBytes, rpcGasCap, maxSimulateGas }) {
     // A hex string of n bytes is "0x" plus 2n digits.
     const maxHexLength = 2 + 2 * maxRawTransactionBytes;
     const oversized = { error: errors.oversizedTransaction(maxRawTransactionBytes) };
     return {
       name: 'size-limit',
       maxBodyBytes,
-      methods: new Set([...SUBMISSION_ONLY, ...CALL_METHODS, SIMULATE]),
-      handle({ request }: RequestContext): Verdict {
+      methods: new Set([...SUBMISSION_ONLY, ...GAS_HEAVY_METHODS]),
+      handle({ request, facts }: RequestContext): Verdict {
         if (SUBMISSION_ONLY.has(request.method)) {
           const raw: unknown = Array.isArray(request.params) ? request.params[0] : undefined;
           return typeof raw === 'string' && raw.length > maxHexLength ? oversized : undefined;
@@ -89,6 +77,15 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
             return { error: errors.invalidParams(`gas ${gas} is above this endpoint's cap of ${rpcGasCap} for a call`) };
           }
         }
+        const { total } = requestGas(request.method, request.params, rpcGasCap);
+        if (total > maxSimulateGas) {
+          return {
+            error: errors.invalidParams(
+              `the calls of this eth_simulateV1 ask for ${total} gas in all, above this endpoint's cap of ${maxSimulateGas} for one simulation (a call naming no gas counts as ${rpcGasCap}: name the gas of each call)`,
+            ),
+          };
+        }
+        facts.set(CALL_GAS, total);
         return undefined;
       },
     };

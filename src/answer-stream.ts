@@ -22,6 +22,8 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   private declaredBytes = 0;
   /** The response's head, written with the first byte of the body: an empty body is no answer. */
   private head: string[] | undefined;
+  /** When the request was written on its connection (for `onElTime`). */
+  private sentAt = 0;
 
   constructor(
     private readonly res: ServerResponse,
@@ -32,6 +34,8 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
      * and a few hundred unread answers would hold every connection to the EL.
      */
     private readonly stallMs: number = Infinity,
+    /** Told once the EL's time to the answer's headers, from the request written on its connection. */
+    private readonly onElTime?: (ms: number) => void,
   ) {}
 
   /**
@@ -44,11 +48,13 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    this.sentAt = performance.now();
     if (this.res.destroyed) controller.abort(new undiciErrors.RequestAbortedError());
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     if (statusCode < 200) return;
+    this.onElTime?.(performance.now() - this.sentAt);
     if (this.res.destroyed) return controller.abort(new undiciErrors.RequestAbortedError());
     // An EL answers JSON-RPC errors with 200 and JSON; anything else is an HTML error page or a
     // broken proxy, which must not reach the client as if it were an answer. The body itself is

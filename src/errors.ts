@@ -42,6 +42,8 @@ const RATE_LIMITED_MESSAGES = {
   source: 'rate limited: too many requests from this source; retry later',
   host: 'rate limited: the endpoint is at capacity; retry later',
   'in-flight': 'rate limited: too many requests in flight from this source; retry later',
+  'heavy-in-flight':
+    'rate limited: too many eth_call, eth_estimateGas, eth_createAccessList or eth_simulateV1 requests in flight from this source; retry later',
 } as const;
 
 export const errors = {
@@ -101,9 +103,10 @@ export const errors = {
   /**
    * Spec 7 and 8: over quota. `scope` says what ran dry: this source's own bucket, the
    * host-wide one, or the source's in-flight slots (`max_in_flight_per_source`: the next
-   * request waits for one to close). HTTP 429 so that proxies and load balancers see it too.
+   * request waits for one to close), or its slots for gas-heavy reads
+   * (`max_heavy_in_flight_per_source`). HTTP 429 so that proxies and load balancers see it too.
    */
-  rateLimited: (scope: 'source' | 'host' | 'in-flight', retryAfterMs: number): RpcError =>
+  rateLimited: (scope: keyof typeof RATE_LIMITED_MESSAGES, retryAfterMs: number): RpcError =>
     Object.freeze({
       code: LIMIT_EXCEEDED,
       message: RATE_LIMITED_MESSAGES[scope],

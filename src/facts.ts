@@ -34,6 +34,21 @@ export const CHARGE: Fact<(tokens: number) => void> = { name: 'charge' };
 export const SOURCE: Fact<string> = { name: 'source' };
 
 /**
+ * Set by size-limit on a gas-heavy read (src/call-gas.ts): the gas its calls may burn, summed
+ * over eth_simulateV1's calls, a call naming no gas counted at the endpoint's cap. rate-limit
+ * prices the read by it.
+ */
+export const CALL_GAS: Fact<bigint> = { name: 'call-gas' };
+
+/**
+ * Set by rate-limit on a gas-heavy read: the core calls it once with the EL's time for the
+ * answer, in milliseconds, from the request written on its EL connection to the answer's headers
+ * (the wait for a free connection not counted), so that the source pays for time its tokens did
+ * not cover.
+ */
+export const EL_TIME: Fact<(ms: number) => void> = { name: 'el-time' };
+
+/**
  * Set by a plugin that holds something for the request's lifetime (rate-limit: the source's
  * in-flight slot): the core calls it once the response has closed, however it ended.
  */

@@ -26,6 +26,8 @@ export class Runtime {
     readonly chain: Chain,
     readonly execution: Upstream,
     readonly stateReads: Upstream,
+    /** Gas-heavy reads (src/call-gas.ts), on connections of their own. */
+    readonly heavy: Upstream,
     private readonly submit: Upstream,
     readonly node: Upstream | undefined,
     private readonly fleet: Fleet,
@@ -39,6 +41,7 @@ export class Runtime {
     const onError = (kind: 'unavailable' | 'invalid') => metrics.upstreamError(kind);
     const execution = new Upstream(config.upstreams.execution, onError);
     const stateReads = new Upstream({ ...config.upstreams.execution, connections: STATE_READ_CONNECTIONS }, onError);
+    const heavy = new Upstream(config.upstreams.heavy, onError);
     const submit =
       config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit, onError);
     const node = config.upstreams.node === undefined ? undefined : new Upstream(config.upstreams.node, onError);
@@ -56,10 +59,10 @@ export class Runtime {
     try {
       const env = { execution, stateReads, submit, node, relayTo, log, shared: fleet, metrics };
       const chain = await Chain.create(config.plugins, env, metrics);
-      return new Runtime(config, chain, execution, stateReads, submit, node, fleet, relays, createCors(config.corsOrigins));
+      return new Runtime(config, chain, execution, stateReads, heavy, submit, node, fleet, relays, createCors(config.corsOrigins));
     } catch (err) {
       await closeUpstreams(execution, submit);
-      await Promise.all([stateReads.close(), node?.close(), ...relays.map((relay) => relay.close())]);
+      await Promise.all([stateReads.close(), heavy.close(), node?.close(), ...relays.map((relay) => relay.close())]);
       await fleet.close();
       throw err;
     }
@@ -78,7 +81,7 @@ export class Runtime {
     if (this.inflight > 0) await new Promise<void>((resolve) => (this.onIdle = resolve));
     await this.chain.close();
     await closeUpstreams(this.execution, this.submit);
-    await Promise.all([this.stateReads.close(), this.node?.close(), ...this.relays.map((relay) => relay.close())]);
+    await Promise.all([this.stateReads.close(), this.heavy.close(), this.node?.close(), ...this.relays.map((relay) => relay.close())]);
     await this.fleet.close();
   }
 }

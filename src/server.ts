@@ -10,8 +10,9 @@
  * answer has started streaming, a cut connection).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GAS_HEAVY_METHODS } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
-import { CLOSED, Facts, ON_CLOSE } from './facts.js';
+import { CLOSED, EL_TIME, Facts, ON_CLOSE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
 import type { Metrics, Outcome } from './metrics.js';
@@ -164,7 +165,10 @@ function handleBody(
       return answer(res, request.id, verdict);
     }
     trace.outcome = 'proxied';
-    trace.cancelUpstream = runtime.execution.stream(
+    // Gas-heavy reads wait for the EL connections kept for them, never holding the others, and
+    // their EL time is reported to whoever charges for it.
+    const heavy = GAS_HEAVY_METHODS.has(request.method);
+    trace.cancelUpstream = (heavy ? runtime.heavy : runtime.execution).stream(
       canonicalBody(request),
       res,
       (err, declaredBytes) => {
@@ -172,6 +176,7 @@ function handleBody(
         metrics.streamedBytes(declaredBytes);
       },
       runtime.config.clientTimeouts.readStallMs,
+      heavy ? ctx.facts.get(EL_TIME) : undefined,
     );
   };
   const fail = (err: unknown) => {

@@ -68,9 +68,16 @@ export class Upstream {
    *
    * Returns `cancel`, for when the client goes away before the answer is complete: it releases
    * the upstream request and its pooled connection (`done` then gets the abort). A client that
-   * reads nothing of the answer for `stallMs` is cut the same way.
+   * reads nothing of the answer for `stallMs` is cut the same way. `onElTime` is told the EL's
+   * time to the answer's headers, from the request written on its connection.
    */
-  stream(body: string, res: ServerResponse, done: (err: unknown, declaredBytes: number) => void, stallMs?: number): () => void {
+  stream(
+    body: string,
+    res: ServerResponse,
+    done: (err: unknown, declaredBytes: number) => void,
+    stallMs?: number,
+    onElTime?: (ms: number) => void,
+  ): () => void {
     const answer = new AnswerStream(
       res,
       (err, declaredBytes) => {
@@ -78,6 +85,7 @@ export class Upstream {
         done(res.headersSent || res.destroyed ? err : this.failure(err), 0);
       },
       stallMs,
+      onElTime,
     );
     this.pool.dispatch({ path: this.path, method: 'POST', headers: JSON_HEADERS, body }, answer);
     return () => answer.cancel();

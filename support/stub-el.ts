@@ -129,3 +129,17 @@ async function forward(url: string, body: string, res: ServerResponse): Promise<
     res.destroy();
   }
 }
+
+/** An answer held until the test releases it: `arrived` settles when the first request reaches the stub. */
+export function heldAnswer(result: unknown): { readonly answer: StubAnswer; readonly arrived: Promise<void>; release(): void } {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let arrive = () => {};
+  const arrived = new Promise<void>((resolve) => (arrive = resolve));
+  const answer: StubAnswer = async (id) => {
+    arrive();
+    await held;
+    return JSON.stringify({ jsonrpc: '2.0', id, result });
+  };
+  return { answer, arrived, release };
+}

@@ -22,14 +22,22 @@
  * a source starts, this bounds what it holds, such as EL connections kept by answers it is slow
  * to read. Counted per process.
  *
+ * Gas-heavy reads (eth_call, eth_estimateGas, eth_createAccessList, eth_simulateV1) are priced
+ * by the gas they ask for (`reads.gas_per_token`, heavy.ts), and a source may hold at most
+ * `max_heavy_in_flight_per_source` of them open: the EL's time they take is bounded by slots,
+ * as the connections a source holds are. Once answered, the EL time one took beyond what it paid
+ * (`reads.el_ms_per_token`) is charged to the source as debt (EL_TIME, reported by the core).
+ *
  * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
  * Order: after allowlist (quota is spent only on allowed calls), before gate.
  */
 import {
   CHARGE,
   CLOSED,
+  EL_TIME,
   errors,
   EXTRA_COST,
+  GAS_HEAVY_METHODS,
   ON_CLOSE,
   PRICED_BY_SIZE,
   SOURCE,
@@ -40,7 +48,9 @@ import {
   type Verdict,
 } from '../../src/plugin.js';
 import { Bucket, hostedBucket } from './bucket.js';
+import { elTimeCharge, heavyCost } from './heavy.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
+import { Slots } from './slots.js';
 import { createSourceResolver } from './source.js';
 
 const BODY_BYTES_PER_TOKEN = 4 * 1024;
@@ -52,6 +62,8 @@ interface Buckets {
   readonly perSource: Bucket;
   readonly host: Bucket | undefined;
   readonly costs: ReadonlyMap<string, number>;
+  readonly gasPerToken: bigint | undefined;
+  readonly elMsPerToken: number | undefined;
   /** The smallest burst of the class's buckets: the most one charge may take. */
   readonly burst: number;
 }
@@ -73,27 +85,16 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         perSource: new Bucket(`${name}:source`, limits.perSource, shared),
         host: limits.host && new Bucket(`${name}:host`, limits.host, shared),
         costs: limits.methodCosts,
+        gasPerToken: limits.gasPerToken,
+        elMsPerToken: limits.elMsPerToken,
         burst: Math.min(limits.perSource.burst, limits.host?.burst ?? Infinity),
       };
     const submissions = buckets('submissions', options.submissions);
     const reads = buckets('reads', options.reads);
-    const inFlight = new Map<string, number>();
-    /**
-     * Takes one of the source's slots at once (before the buckets answer, which may take a round
-     * trip to Redis or the primary: concurrent requests must see each other's slots), and returns
-     * what gives it back.
-     */
-    const acquire = (source: string) => {
-      inFlight.set(source, (inFlight.get(source) ?? 0) + 1);
-      let held = true;
-      return () => {
-        if (!held) return;
-        held = false;
-        const left = inFlight.get(source)! - 1;
-        if (left === 0) inFlight.delete(source);
-        else inFlight.set(source, left);
-      };
-    };
+    // A slot is taken before the buckets answer (a round trip to Redis or the primary, maybe):
+    // concurrent requests must see each other's slots.
+    const inFlight = new Slots(options.maxInFlightPerSource);
+    const heavyInFlight = new Slots(options.maxHeavyInFlightPerSource);
     /** Keeps the slot until the response closes; gives it back now if refused or already closed. */
     const settle = (verdict: Verdict, release: () => void, facts: Facts): Verdict => {
       if (verdict !== undefined || facts.get(CLOSED)) release();
@@ -133,10 +134,22 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         const limits = submission ? submissions : reads;
         if (limits === undefined) return undefined;
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
-        if ((inFlight.get(source) ?? 0) >= options.maxInFlightPerSource) {
+        const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
+        const releaseSlot = inFlight.take(source);
+        if (releaseSlot === undefined) {
           limited.inc(limits.name, 'in-flight');
           return { error: errors.rateLimited('in-flight', IN_FLIGHT_RETRY_MS) };
         }
+        const releaseHeavy = heavy ? heavyInFlight.take(source) : undefined;
+        if (heavy && releaseHeavy === undefined) {
+          releaseSlot();
+          limited.inc(limits.name, 'heavy-in-flight');
+          return { error: errors.rateLimited('heavy-in-flight', IN_FLIGHT_RETRY_MS) };
+        }
+        const release = () => {
+          releaseSlot();
+          releaseHeavy?.();
+        };
         if (submission || PRICED_BY_SIZE.has(request.method)) {
           facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
         }
@@ -145,8 +158,15 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
           facts.set(SOURCE, source);
           facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
         }
-        const release = acquire(source);
-        const verdict = limit(limits, source, limits.costs.get(request.method) ?? 1);
+        const least = limits.costs.get(request.method) ?? 1;
+        const cost = heavy && limits.gasPerToken !== undefined ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst) : least;
+        if (heavy && limits.elMsPerToken !== undefined) {
+          facts.set(
+            EL_TIME,
+            elTimeCharge(limits.elMsPerToken, cost, (tokens) => void limits.perSource.charge(source, tokens)),
+          );
+        }
+        const verdict = limit(limits, source, cost);
         if (!(verdict instanceof Promise)) return settle(verdict, release, facts);
         return verdict.then(
           (answered) => settle(answered, release, facts),

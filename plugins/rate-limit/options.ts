@@ -7,6 +7,10 @@ export interface TrafficLimits {
   readonly perSource: BucketSpec;
   readonly host: BucketSpec | undefined;
   readonly methodCosts: ReadonlyMap<string, number>;
+  /** Reads only: gas-heavy reads cost one token per this much gas they ask for (heavy.ts). */
+  readonly gasPerToken: bigint | undefined;
+  /** Reads only: gas-heavy reads are charged one token per this much EL time beyond what they paid (heavy.ts). */
+  readonly elMsPerToken: number | undefined;
 }
 
 export interface RateLimitOptions {
@@ -15,6 +19,8 @@ export interface RateLimitOptions {
   readonly reads: TrafficLimits | undefined;
   /** Requests one source may have open at once (answered or streaming), whatever its tokens. */
   readonly maxInFlightPerSource: number;
+  /** Gas-heavy reads (src/call-gas.ts) one source may have open at once: what it holds of the EL's time. */
+  readonly maxHeavyInFlightPerSource: number;
   /** IPv6 sources are grouped by this prefix length. */
   readonly ipv6SourcePrefix: number;
 }
@@ -27,12 +33,19 @@ function readBucket(options: OptionsReader): BucketSpec {
   return { ratePerSecond, burst };
 }
 
-function readTraffic(parent: OptionsReader, key: string): TrafficLimits | undefined {
+/** A call at the EL's default gas cap (50,000,000) costs 5 tokens, what eth_call cost before it was priced by gas. */
+const GAS_PER_TOKEN = 10_000_000;
+/** 300 tokens a second (the shipped read quota) buy 1.5 seconds of EL time a second. */
+const EL_MS_PER_TOKEN = 5;
+
+function readTraffic(parent: OptionsReader, key: string, gasPriced = false): TrafficLimits | undefined {
   if (!parent.has(key)) return void parent.child(key);
   const options = parent.child(key);
   if (!options.has('per_source')) options.fail('per_source', 'is required: the bucket each source gets');
   const perSource = readBucket(options.child('per_source'));
   const host = options.optional('host', () => readBucket(options.child('host')));
+  const gasPerToken = gasPriced ? BigInt(options.integer('gas_per_token', GAS_PER_TOKEN, { min: 1 })) : undefined;
+  const elMsPerToken = gasPriced ? options.integer('el_ms_per_token', EL_MS_PER_TOKEN) : undefined;
   const costs = options.child('method_costs');
   const methodCosts = new Map<string, number>();
   for (const method of costs.keys()) {
@@ -48,7 +61,7 @@ function readTraffic(parent: OptionsReader, key: string): TrafficLimits | undefi
   }
   costs.done();
   options.done();
-  return { perSource, host, methodCosts };
+  return { perSource, host, methodCosts, gasPerToken, elMsPerToken };
 }
 
 export function parseRateLimitOptions(options: OptionsReader): RateLimitOptions {
@@ -68,9 +81,12 @@ export function parseRateLimitOptions(options: OptionsReader): RateLimitOptions 
     options.fail(`trusted_proxies[${bad}]`, 'must be an IP address or CIDR range');
   }
   const submissions = readTraffic(options, 'submissions');
-  const reads = readTraffic(options, 'reads');
+  const reads = readTraffic(options, 'reads', true);
   const maxInFlightPerSource = options.integer('max_in_flight_per_source', 32);
+  const maxHeavyInFlightPerSource = options.integer('max_heavy_in_flight_per_source', Math.min(2, maxInFlightPerSource), {
+    max: maxInFlightPerSource,
+  });
   const ipv6SourcePrefix = options.integer('ipv6_source_prefix', 48, { min: 32, max: 64 });
   options.done();
-  return { trustedProxies, submissions, reads, maxInFlightPerSource, ipv6SourcePrefix };
+  return { trustedProxies, submissions, reads, maxInFlightPerSource, maxHeavyInFlightPerSource, ipv6SourcePrefix };
 }

@@ -3,6 +3,7 @@
  * Every complaint names its YAML path; unknown keys are refused everywhere.
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import type { ChainEntry } from '../chain.js';
 import { LOG_LEVELS, type LogLevel } from '../log.js';
@@ -26,6 +27,12 @@ export interface IngressConfig {
   readonly upstreams: {
     readonly execution: UpstreamOptions;
     readonly submit: UpstreamOptions;
+    /**
+     * The same EL on connections of their own for the gas-heavy reads (src/call-gas.ts): at most
+     * `heavy_connections` of them run at once, whoever sent them, and other reads never wait
+     * behind them.
+     */
+    readonly heavy: UpstreamOptions;
     /** The consensus node's local API, for node-local methods and gauges. */
     readonly node: UpstreamOptions | undefined;
   };
@@ -157,14 +164,22 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
     headersTimeoutMs: options.integer('headers_timeout_ms', 10_000),
     bodyTimeoutMs: options.integer('body_timeout_ms', 30_000),
   };
+  // Half the host's cores, at least one: the EL runs beside the ingress, and its calls run on
+  // the cores the EL needs for everything else (README "EL time").
+  const heavyConnections = options.integer('heavy_connections', defaultHeavyConnections(), { max: common.connections });
   // node-api.md: short timeouts; an unreachable node is "unavailable", never empty data.
   const nodeTimeoutMs = options.integer('node_timeout_ms', 2_000);
   options.done();
   return {
     execution: { url: execution, ...common },
     submit: { url: submit, ...common },
+    heavy: { url: execution, ...common, connections: heavyConnections },
     node: node === undefined ? undefined : { url: node, connections: 8, headersTimeoutMs: nodeTimeoutMs, bodyTimeoutMs: nodeTimeoutMs },
   };
+}
+
+export function defaultHeavyConnections(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 2));
 }
 
 function readPlugins(root: OptionsReader, key: string): readonly ChainEntry[] {

@@ -87,4 +87,43 @@ describe('size-limit', () => {
       expect(suite.tap.methods()).to.deep.equal(['eth_call', 'eth_estimateGas']);
     });
   });
+
+  describe('max_simulate_gas (rpc_gas_cap by default)', () => {
+    const DEAD = '0x000000000000000000000000000000000000dEaD';
+    const simulation = (calls: unknown[]) => [{ blockStateCalls: [{ calls }] }, 'latest'];
+
+    it('refuses an eth_simulateV1 whose calls ask for more in all, a call naming no gas counted at the cap, without reaching the EL', async () => {
+      const reply = await rpc(suite.ingress.url, 'eth_simulateV1', simulation([{ to: DEAD }, { to: DEAD, gas: '0x1' }]), 6);
+      expect(reply.text).to.equal(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 6,
+          error: {
+            code: -32602,
+            message:
+              "invalid params: the calls of this eth_simulateV1 ask for 50000001 gas in all, above this endpoint's cap of 50000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)",
+          },
+        }),
+      );
+      expect(suite.tap.bodies).to.deep.equal([]);
+    });
+
+    it('passes an eth_simulateV1 of 16 calls sharing the cap to the EL', async () => {
+      await rpc(suite.ingress.url, 'eth_simulateV1', simulation(Array.from({ length: 16 }, () => ({ to: DEAD, gas: '0x2faf08' }))));
+      expect(suite.tap.methods()).to.deep.equal(['eth_simulateV1']);
+    });
+
+    it('takes a larger sum when configured, and refuses at start one below rpc_gas_cap', async () => {
+      const wide = await startTestIngress(testConfig(suite.tap.url, '\n  - size-limit:\n      max_simulate_gas: 100000000'));
+      try {
+        await rpc(wide.url, 'eth_simulateV1', simulation([{ to: DEAD }, { to: DEAD }]));
+        expect(suite.tap.methods()).to.deep.equal(['eth_simulateV1']);
+      } finally {
+        await wide.shutdown();
+      }
+      expect(() => parseConfig(testConfig(suite.tap.url, '\n  - size-limit:\n      max_simulate_gas: 49999999'))).to.throw(
+        'plugins[0].size-limit.max_simulate_gas: must be an integer >= 50000000',
+      );
+    });
+  });
 });

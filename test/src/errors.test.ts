@@ -132,6 +132,18 @@ describe('errors: the wire error catalogue', () => {
     ],
     [
       'rateLimited',
+      () => errors.rateLimited('heavy-in-flight', 1_000),
+      {
+        code: -32005,
+        message:
+          'rate limited: too many eth_call, eth_estimateGas, eth_createAccessList or eth_simulateV1 requests in flight from this source; retry later',
+        data: { retry_after_ms: 1_000 },
+        httpStatus: 429,
+        retryAfterMs: 1_000,
+      },
+    ],
+    [
+      'rateLimited',
       () => errors.rateLimited('in-flight', 1_000),
       {
         code: -32005,

@@ -4,7 +4,10 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { request, WebSocket } from 'undici';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { post, rpc } from '../../support/http.js';
+import { heldAnswer, startStubEl } from '../../support/stub-el.js';
+import { within } from '../../support/within.js';
 import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
 
@@ -366,5 +369,38 @@ describe('server: slow clients', () => {
     const started = Date.now();
     await once(socket, 'close');
     expect(Date.now() - started).to.be.within(300, 2_500);
+  });
+});
+
+describe('server: gas-heavy reads on EL connections of their own', () => {
+  it('streams eth_call and its kin on upstreams.heavy_connections, one after another, while other reads pass beside them', async () => {
+    const held = heldAnswer('0x');
+    const el = await startStubEl({
+      eth_call: held.answer,
+      eth_estimateGas: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x5208' }),
+      eth_getBalance: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }),
+    });
+    const ingress = await startTestIngress(
+      testConfig(el.url, '\n  - allowlist').replace('  headers_timeout_ms: 2000', '  headers_timeout_ms: 2000\n  heavy_connections: 1'),
+    );
+    try {
+      const call = rpc(ingress.url, 'eth_call', [{ to: '0x000000000000000000000000000000000000dEaD' }, 'latest'], 1);
+      await within(2_000, 'the EL receives the eth_call', held.arrived);
+      // The one heavy connection is held: the estimate waits in the ingress, the balance does not.
+      const estimate = rpc(ingress.url, 'eth_estimateGas', [{ to: '0x000000000000000000000000000000000000dEaD' }], 2);
+      const balance = await rpc(ingress.url, 'eth_getBalance', ['0x000000000000000000000000000000000000dEaD', 'latest'], 3);
+      expect(balance.text).to.equal('{"jsonrpc":"2.0","id":3,"result":"0x1"}');
+      // Time for the estimate to reach the EL, were it not waiting for the heavy connection.
+      await sleep(50);
+      expect(el.received.map((r) => r.method)).to.deep.equal(['eth_call', 'eth_getBalance']);
+      held.release();
+      expect((await call).text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x"}');
+      expect((await estimate).text).to.equal('{"jsonrpc":"2.0","id":2,"result":"0x5208"}');
+      expect(el.received.map((r) => r.method)).to.deep.equal(['eth_call', 'eth_getBalance', 'eth_estimateGas']);
+    } finally {
+      held.release();
+      await ingress.shutdown();
+      await el.close();
+    }
   });
 });

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { useAnvil } from '../../helpers/el.js';
+import { heldAnswer, startStubEl } from '../../../support/stub-el.js';
+import { within } from '../../../support/within.js';
 import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 
 /** A client on its own loopback address, for the suite: a distinct TCP peer, as distinct as a real one. */
@@ -11,12 +13,12 @@ function useClientAt(localAddress: string) {
     agent = new Agent({ localAddress });
   });
   after(() => agent.close());
-  const send = async (url: string, method: string, headers: Record<string, string> = {}) => {
+  const send = async (url: string, method: string, headers: Record<string, string> = {}, params: unknown[] = []) => {
     const reply = await request(url, {
       dispatcher: agent,
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
     });
     return { status: reply.statusCode, retryAfter: reply.headers['retry-after'], body: JSON.parse(await reply.body.text()) };
   };
@@ -151,6 +153,137 @@ describe('rate-limit', () => {
         const again = await a.send(ingress.url, 'eth_chainId', { 'x-forwarded-for': '203.0.113.5, 198.51.100.1' });
         expect(again.body.error).to.include(limited('source'));
       });
+    });
+  });
+
+  describe('gas-heavy reads', () => {
+    const DEAD = '0x000000000000000000000000000000000000dEaD';
+
+    it("prices eth_call by the gas it asks for, a call naming no gas at the EL's cap (5 tokens at 50,000,000)", async () => {
+      // EL time priced so that it never matters here: the test below prices it.
+      await withLimitedIngress(
+        '      reads:\n        per_source: {rate_per_second: 1, burst: 10}\n        el_ms_per_token: 100000',
+        async (ingress) => {
+          for (let i = 0; i < 2; i++) expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).status).to.equal(200);
+          expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).body.error).to.include(limited('source'));
+          for (let i = 0; i < 10; i++)
+            expect((await b.send(ingress.url, 'eth_call', {}, [{ to: DEAD, gas: '0x5208' }, 'latest'])).status).to.equal(200);
+          expect((await b.send(ingress.url, 'eth_call', {}, [{ to: DEAD, gas: '0x5208' }, 'latest'])).body.error).to.include(
+            limited('source'),
+          );
+        },
+      );
+    });
+
+    it("prices a call naming no gas at size-limit's rpc_gas_cap when it runs first, and an eth_simulateV1 by the sum of its calls", async () => {
+      const ingress = await startTestIngress(
+        testConfig(
+          anvil.current.url,
+          `
+  - size-limit:
+      rpc_gas_cap: 20000000
+      max_simulate_gas: 60000000
+  - allowlist
+  - rate-limit:
+      reads:
+        per_source: {rate_per_second: 1, burst: 10}
+        el_ms_per_token: 100000`,
+        ),
+      );
+      try {
+        for (let i = 0; i < 5; i++) expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).status).to.equal(200);
+        expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).body.error).to.include(limited('source'));
+        const simulation = [{ blockStateCalls: [{ calls: [{ to: DEAD }, { to: DEAD }, { to: DEAD, gas: '0x989680' }] }] }, 'latest'];
+        // 20,000,000 + 20,000,000 + 10,000,000: 5 tokens of b's 10.
+        for (let i = 0; i < 2; i++) expect((await b.send(ingress.url, 'eth_simulateV1', {}, simulation)).status).to.equal(200);
+        expect((await b.send(ingress.url, 'eth_simulateV1', {}, simulation)).body.error).to.include(limited('source'));
+      } finally {
+        await ingress.shutdown();
+      }
+    });
+
+    it('charges the EL time an answer took beyond what the read paid, as debt; the wait for a connection is not EL time', async () => {
+      let arrived = () => {};
+      const slowArrived = new Promise<void>((resolve) => (arrived = resolve));
+      const el = await startStubEl({
+        eth_call: async (id) => {
+          arrived();
+          await sleep(300);
+          return JSON.stringify({ jsonrpc: '2.0', id, result: '0x' });
+        },
+        eth_estimateGas: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x5208' }),
+        eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }),
+      });
+      // 50 ms a token: 300 ms of EL time is 6 tokens or more, 1 paid up front.
+      const ingress = await startTestIngress(
+        testConfig(
+          el.url,
+          '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 8}\n        el_ms_per_token: 50',
+        ).replace('  headers_timeout_ms: 2000', '  headers_timeout_ms: 2000\n  heavy_connections: 1'),
+      );
+      try {
+        const call = [{ to: DEAD, gas: '0x5208' }, 'latest'];
+        const slow = a.send(ingress.url, 'eth_call', {}, call);
+        await within(2_000, 'the EL receives the slow call', slowArrived);
+        // b's estimate waits ~300 ms in the ingress for the one heavy connection, then is answered at once.
+        const quick = b.send(ingress.url, 'eth_estimateGas', {}, call);
+        expect((await slow).body.result).to.equal('0x');
+        expect((await quick).body.result).to.equal('0x5208');
+        const answers: number[] = [];
+        for (let i = 0; i < 3; i++) answers.push((await a.send(ingress.url, 'eth_chainId')).status);
+        // At most 8 - 1 - 5 = 2 tokens left: the third read at the latest is refused.
+        expect(answers).to.include(429);
+        // A quick answer owes nothing, however long it waited: b's 8 tokens pay 1 estimate and 7 reads.
+        for (let i = 0; i < 7; i++) expect((await b.send(ingress.url, 'eth_chainId')).status).to.equal(200);
+      } finally {
+        await ingress.shutdown();
+        await el.close();
+      }
+    });
+
+    it('holds max_heavy_in_flight_per_source of them open per source: past it -32005, HTTP 429 and Retry-After', async () => {
+      const held = heldAnswer('0x');
+      const el = await startStubEl({
+        eth_call: held.answer,
+        eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }),
+      });
+      const ingress = await startTestIngress(
+        testConfig(
+          el.url,
+          '\n  - allowlist\n  - rate-limit:\n      max_heavy_in_flight_per_source: 1\n      reads: {per_source: {rate_per_second: 100}}',
+        ),
+      );
+      try {
+        const pending = a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest']);
+        await within(2_000, 'the EL receives the first eth_call', held.arrived);
+        for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList', 'eth_simulateV1']) {
+          expect(await a.send(ingress.url, method, {}, [{ to: DEAD }, 'latest']), method).to.deep.equal({
+            status: 429,
+            retryAfter: '1',
+            body: {
+              jsonrpc: '2.0',
+              id: 1,
+              error: {
+                code: -32005,
+                message:
+                  'rate limited: too many eth_call, eth_estimateGas, eth_createAccessList or eth_simulateV1 requests in flight from this source; retry later',
+                data: { retry_after_ms: 1000 },
+              },
+            },
+          });
+        }
+        // Other reads of the same source, and another source's calls, pass.
+        expect((await a.send(ingress.url, 'eth_chainId')).body.result).to.equal('0x1fcd');
+        const other = b.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest']);
+        held.release();
+        expect((await pending).body.result).to.equal('0x');
+        expect((await other).body.result).to.equal('0x');
+        expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).body.result).to.equal('0x');
+      } finally {
+        held.release();
+        await ingress.shutdown();
+        await el.close();
+      }
     });
   });
 });

@@ -36,28 +36,41 @@ function shippedRateLimitOptions(): Record<string, unknown> {
 
 describe('rate-limit: options', () => {
   describe('defaults', () => {
-    it('a bare `- rate-limit` holds 32 in flight per source, groups IPv6 by /48, trusts no proxy and has no token buckets', () => {
+    it('a bare `- rate-limit` holds 32 in flight per source (2 gas-heavy), groups IPv6 by /48, trusts no proxy and has no token buckets', () => {
       for (const raw of [undefined, null]) {
         const options = parse(raw);
         expect(cidrs(options)).to.deep.equal([]);
-        expect(limits(options)).to.deep.equal({ submissions: undefined, reads: undefined, maxInFlightPerSource: 32, ipv6SourcePrefix: 48 });
+        expect(limits(options)).to.deep.equal({
+          submissions: undefined,
+          reads: undefined,
+          maxInFlightPerSource: 32,
+          maxHeavyInFlightPerSource: 2,
+          ipv6SourcePrefix: 48,
+        });
       }
     });
 
-    it('the shipped entry states the documented defaults (32, 48, no proxies) and reads its buckets as written', () => {
+    it('the shipped entry states the documented defaults (32, 2, 48, no proxies, 10,000,000 gas a token) and reads its buckets as written', () => {
       const shipped = shippedRateLimitOptions();
       const options = parse(shipped);
       expect(cidrs(options)).to.deep.equal([]);
-      expect([options.maxInFlightPerSource, options.ipv6SourcePrefix]).to.deep.equal([
+      expect([options.maxInFlightPerSource, options.maxHeavyInFlightPerSource, options.ipv6SourcePrefix]).to.deep.equal([
         parse().maxInFlightPerSource,
+        parse().maxHeavyInFlightPerSource,
         parse().ipv6SourcePrefix,
       ]);
       expect(options.submissions).to.deep.equal({
         perSource: { ratePerSecond: 10, burst: 50 },
         host: { ratePerSecond: 3000, burst: 6000 },
         methodCosts: new Map(),
+        gasPerToken: undefined,
+        elMsPerToken: undefined,
       });
       expect(options.reads?.perSource).to.deep.equal({ ratePerSecond: 300, burst: 600 });
+      expect(options.reads?.gasPerToken).to.equal(parse({ reads: { per_source: { rate_per_second: 1 } } }).reads?.gasPerToken);
+      expect(options.reads?.gasPerToken).to.equal(10_000_000n);
+      expect(options.reads?.elMsPerToken).to.equal(parse({ reads: { per_source: { rate_per_second: 1 } } }).reads?.elMsPerToken);
+      expect(options.reads?.elMsPerToken).to.equal(5);
       expect(options.reads?.host).to.equal(undefined);
       expect(Object.fromEntries(options.reads!.methodCosts)).to.deep.equal((shipped.reads as { method_costs: unknown }).method_costs);
     });
@@ -101,7 +114,26 @@ describe('rate-limit: options', () => {
         perSource: { ratePerSecond: 7, burst: 7 },
         host: undefined,
         methodCosts: new Map(),
+        gasPerToken: undefined,
+        elMsPerToken: undefined,
       });
+    });
+
+    it('prices gas-heavy reads by gas_per_token and el_ms_per_token, under reads only', () => {
+      expect(parse({ reads: { per_source: { rate_per_second: 1 }, gas_per_token: 1_000_000 } }).reads?.gasPerToken).to.equal(1_000_000n);
+      expect(complaint({ submissions: { per_source: { rate_per_second: 1 }, gas_per_token: 1_000_000 } })).to.equal(
+        `${PATH}.submissions.gas_per_token: unknown key`,
+      );
+      expect(complaint({ reads: { per_source: { rate_per_second: 1 }, gas_per_token: 0 } })).to.equal(
+        `${PATH}.reads.gas_per_token: must be a positive integer`,
+      );
+      expect(parse({ reads: { per_source: { rate_per_second: 1 }, el_ms_per_token: 20 } }).reads?.elMsPerToken).to.equal(20);
+      expect(complaint({ submissions: { per_source: { rate_per_second: 1 }, el_ms_per_token: 20 } })).to.equal(
+        `${PATH}.submissions.el_ms_per_token: unknown key`,
+      );
+      expect(complaint({ reads: { per_source: { rate_per_second: 1 }, el_ms_per_token: 0 } })).to.equal(
+        `${PATH}.reads.el_ms_per_token: must be a positive integer`,
+      );
     });
 
     it('takes a method cost equal to the smaller burst, and reads a null cost as 1', () => {
@@ -177,7 +209,16 @@ describe('rate-limit: options', () => {
     for (const [label, raw, value] of [
       ['ipv6_source_prefix: 32, the least', { ipv6_source_prefix: 32 }, { ipv6SourcePrefix: 32 }],
       ['ipv6_source_prefix: 64, the most', { ipv6_source_prefix: 64 }, { ipv6SourcePrefix: 64 }],
-      ['max_in_flight_per_source: 1', { max_in_flight_per_source: 1 }, { maxInFlightPerSource: 1 }],
+      [
+        'max_in_flight_per_source: 1, and with it 1 gas-heavy',
+        { max_in_flight_per_source: 1 },
+        { maxInFlightPerSource: 1, maxHeavyInFlightPerSource: 1 },
+      ],
+      [
+        'max_heavy_in_flight_per_source up to max_in_flight_per_source',
+        { max_in_flight_per_source: 4, max_heavy_in_flight_per_source: 4 },
+        { maxHeavyInFlightPerSource: 4 },
+      ],
     ] as const) {
       it(`takes ${label}`, () => {
         expect(limits(parse(raw))).to.deep.include(value);
@@ -189,6 +230,16 @@ describe('rate-limit: options', () => {
       ['ipv6_source_prefix past 64', { ipv6_source_prefix: 65 }, `${PATH}.ipv6_source_prefix: must be at most 64`],
       ['ipv6_source_prefix: 128 (single addresses)', { ipv6_source_prefix: 128 }, `${PATH}.ipv6_source_prefix: must be at most 64`],
       ['a zero max_in_flight_per_source', { max_in_flight_per_source: 0 }, `${PATH}.max_in_flight_per_source: must be a positive integer`],
+      [
+        'a zero max_heavy_in_flight_per_source',
+        { max_heavy_in_flight_per_source: 0 },
+        `${PATH}.max_heavy_in_flight_per_source: must be a positive integer`,
+      ],
+      [
+        'more gas-heavy reads in flight than requests',
+        { max_in_flight_per_source: 4, max_heavy_in_flight_per_source: 5 },
+        `${PATH}.max_heavy_in_flight_per_source: must be at most 4`,
+      ],
       [
         'a fractional max_in_flight_per_source',
         { max_in_flight_per_source: 2.5 },

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig } from '../../../src/config/load.js';
+import { defaultHeavyConnections, parseConfig } from '../../../src/config/load.js';
 
 const base = (plugins: string, extra = '') => `listen: 127.0.0.1:8545
 upstreams:
@@ -43,6 +43,7 @@ describe('config', () => {
     expect(config.listen).to.deep.equal({ host: '127.0.0.1', port: 8545 });
     expect(config.upstreams.submit.url).to.equal('http://127.0.0.1:9651');
     expect(config.upstreams.node?.url).to.equal('http://127.0.0.1:9651');
+    expect(config.upstreams.heavy).to.deep.equal({ ...config.upstreams.execution, connections: defaultHeavyConnections() });
     expect(config.metricsListen).to.deep.equal({ host: '127.0.0.1', port: 9100 });
   });
 
@@ -61,6 +62,12 @@ describe('config', () => {
     for (const method of ['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter'])
       expect(cost(method), method).to.equal(cost('eth_getLogs'));
     expect(cost('eth_getFilterChanges')).to.be.greaterThan(1);
+  });
+
+  it('keeps heavy_connections of the execution upstream for gas-heavy reads: half the cores, at least one, by default', () => {
+    expect(defaultHeavyConnections()).to.equal(Math.max(1, Math.floor(availableParallelism() / 2)));
+    const config = parseConfig(base('\n  - gate', '  heavy_connections: 3'));
+    expect(config.upstreams.heavy).to.deep.equal({ ...config.upstreams.execution, connections: 3 });
   });
 
   it('loads the devnet configuration', () => {
@@ -203,6 +210,12 @@ describe('config', () => {
       'plugins[0].rate-limit.reads.method_costs.eth_getLogs: costs more than host.burst (3): it could never pass',
     ],
     ['a zero connection cap', base('\n  - gate', 'max_connections: 0'), 'max_connections: must be a positive integer'],
+    ['no heavy connection', base('\n  - gate', '  heavy_connections: 0'), 'upstreams.heavy_connections: must be a positive integer'],
+    [
+      'more heavy connections than connections',
+      base('\n  - gate', '  connections: 4\n  heavy_connections: 5'),
+      'upstreams.heavy_connections: must be at most 4',
+    ],
     ['store: redis without a URL', base('\n  - gate', 'store: redis'), 'redis_url: is required with store: redis'],
     [
       'a Redis URL with inline credentials',

@@ -1,0 +1,70 @@
+/**
+ * What one source's gas-heavy reads cost another source (issue 25, row N2), through the
+ * svc-ingress process (shipped production chain, real anvil): the victim's eth_getBalance and
+ * ECDSA-transfer medians quiet and under each attack (support/el-fairness.ts), for the shipped
+ * limits and for the settings they replace.
+ *
+ *   npm run bench:el-fairness [seconds per phase]
+ *
+ * Rows: the shipped limits with anvil closing a block a second (the chain's cadence, what
+ * test/e2e/el-fairness.test.ts asserts), the attacker retrying 100 ms after a 429 or at once;
+ * heavy_connections 2; the limits lifted (32 heavy reads per source, 128 heavy connections: as
+ * before issue 25, pricing aside); and anvil mining on every transaction.
+ */
+import { startAnvil } from '../devnet/anvil.js';
+import { ATTACKS, attack, p50, placeLoop, signTransfers, victim, type Transfers, type VictimLatencies } from '../support/el-fairness.js';
+import { benchIngress, productionChain, runBench, stopIngress, type StopLater } from './production.js';
+
+const PHASE_MS = Number(process.argv[2] ?? 4) * 1000;
+
+const HEAVY_CONNECTIONS_2 = [['  # heavy_connections: 1', '  heavy_connections: 2']] as const;
+const LIMITS_LIFTED = [
+  ['  # heavy_connections: 1', '  heavy_connections: 128'],
+  ['max_heavy_in_flight_per_source: 2', 'max_heavy_in_flight_per_source: 32'],
+] as const;
+
+const ROWS: ReadonlyArray<{
+  label: string;
+  blockTimeSeconds?: number;
+  backoffMs: number;
+  edits: ReadonlyArray<readonly [string, string]>;
+}> = [
+  { label: 'shipped limits, 1 s blocks, attacker retries 100 ms after a 429', blockTimeSeconds: 1, backoffMs: 100, edits: [] },
+  { label: 'shipped limits, 1 s blocks, attacker retries at once', blockTimeSeconds: 1, backoffMs: 0, edits: [] },
+  { label: 'heavy_connections: 2, 1 s blocks, retries after 100 ms', blockTimeSeconds: 1, backoffMs: 100, edits: HEAVY_CONNECTIONS_2 },
+  { label: 'limits lifted (as before), 1 s blocks, retries after 100 ms', blockTimeSeconds: 1, backoffMs: 100, edits: LIMITS_LIFTED },
+  { label: 'shipped limits, anvil mining every transaction, retries after 100 ms', backoffMs: 100, edits: [] },
+];
+
+const ratio = (attacked: readonly number[], quiet: readonly number[]) => `x${(p50(attacked) / p50(quiet)).toFixed(1)}`;
+const line = (what: string, latencies: VictimLatencies, quiet?: VictimLatencies) =>
+  `  ${what.padEnd(12)} eth_getBalance p50 ${p50(latencies.reads).toFixed(2)} ms${quiet ? ` (${ratio(latencies.reads, quiet.reads)})` : ''}, transfers p50 ${p50(latencies.submissions).toFixed(2)} ms${quiet ? ` (${ratio(latencies.submissions, quiet.submissions)})` : ''}`;
+
+async function main(stopLater: StopLater): Promise<void> {
+  console.log(`el-fairness bench: 127.0.0.2 reads and transfers while 127.0.0.1 attacks (${PHASE_MS / 1000} s a phase)`);
+  for (const row of ROWS) {
+    const anvil = await startAnvil(row.blockTimeSeconds === undefined ? {} : { blockTimeSeconds: row.blockTimeSeconds });
+    stopLater(() => anvil.stop());
+    await placeLoop(anvil.url);
+    const ingress = await benchIngress(stopLater, productionChain(anvil.url, row.edits));
+    const transfers: Transfers = { raws: await signTransfers(1, 0, 400), next: 0 };
+    const quiet = await victim(ingress.url, transfers, Date.now() + PHASE_MS);
+    console.log(`\n${row.label}:`);
+    console.log(line('quiet', quiet));
+    for (const [name, { concurrency, body }] of Object.entries(ATTACKS)) {
+      const until = Date.now() + PHASE_MS;
+      const [attacked, outcomes] = await Promise.all([
+        victim(ingress.url, transfers, until),
+        attack(ingress.url, body, concurrency, until, row.backoffMs),
+      ]);
+      console.log(line(name, attacked, quiet));
+      if (attacked.failures.length > 0)
+        console.log(`  ${''.padEnd(12)} victim failed ${attacked.failures.length} times: ${attacked.failures[0]}`);
+      console.log(`  ${''.padEnd(12)} attacker: ${[...outcomes].map(([what, n]) => `${n} × ${what.slice(0, 40)}`).join('; ')}`);
+    }
+    await stopIngress(ingress);
+    await anvil.stop();
+  }
+}
+
+runBench(main);

@@ -1,0 +1,25 @@
+/**
+ * Slots per source, counted in this process: what a source holds open (its requests in flight,
+ * its gas-heavy reads in flight). A slot is taken at once, before any bucket answers, so that
+ * concurrent requests see each other's; the source's entry goes when its last slot is given back.
+ */
+export class Slots {
+  private readonly held = new Map<string, number>();
+
+  constructor(private readonly maxPerSource: number) {}
+
+  /** Takes one of `source`'s slots and returns what gives it back (once; later calls do nothing), or undefined when it holds them all. */
+  take(source: string): (() => void) | undefined {
+    const held = this.held.get(source) ?? 0;
+    if (held >= this.maxPerSource) return undefined;
+    this.held.set(source, held + 1);
+    let holding = true;
+    return () => {
+      if (!holding) return;
+      holding = false;
+      const left = this.held.get(source)! - 1;
+      if (left === 0) this.held.delete(source);
+      else this.held.set(source, left);
+    };
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The gas a call-type read asks the EL to burn (issue 25, item 3). `eth_call`,
+ * `eth_estimateGas` and `eth_createAccessList` run one call object (their first param);
+ * `eth_simulateV1` runs every call of every block of its first param. The EL gives a call that
+ * names no gas its own cap (geth and reth: `--rpc.gascap`, 50,000,000 by default), so such a call
+ * asks for the cap.
+ *
+ * size-limit refuses what is over the caps and records the request's gas (CALL_GAS) for
+ * rate-limit, which prices it; the server streams these methods on the EL connections kept for
+ * them (`upstreams.heavy_connections`), so that they never hold the ones other reads use.
+ */
+
+/** The methods that run EVM code with a caller-chosen gas, and where their gas sits. */
+export const CALL_METHODS = ['eth_call', 'eth_estimateGas', 'eth_createAccessList'] as const;
+export const SIMULATE_METHOD = 'eth_simulateV1';
+/** Every method whose work is EVM execution at the caller's gas: priced by gas, streamed apart. */
+export const GAS_HEAVY_METHODS: ReadonlySet<string> = new Set([...CALL_METHODS, SIMULATE_METHOD]);
+/** geth's and reth's default `--rpc.gascap`: what a call naming no gas gets when nothing else is configured. */
+export const DEFAULT_RPC_GAS_CAP = 50_000_000n;
+
+const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
+
+/**
+ * The most gas a call object asks for, under any spelling of the key: geth matches JSON keys
+ * case-insensitively, so `Gas` is gas there. Undefined when it names none (or none that parses).
+ */
+export function gasOf(call: unknown): bigint | undefined {
+  if (call === null || typeof call !== 'object' || Array.isArray(call)) return undefined;
+  let most: bigint | undefined;
+  for (const [key, gas] of Object.entries(call)) {
+    if (key.length !== 3 || key.toLowerCase() !== 'gas' || typeof gas !== 'string' || !QUANTITY.test(gas)) continue;
+    const asked = BigInt(gas);
+    if (most === undefined || asked > most) most = asked;
+  }
+  return most;
+}
+
+/** Every call object of a request: the first param, or each call of each eth_simulateV1 block. */
+export function callsOf(method: string, params: unknown): unknown[] {
+  if (!Array.isArray(params)) return [];
+  if (method !== SIMULATE_METHOD) return [params[0]];
+  const blocks = (params[0] as { blockStateCalls?: unknown } | null)?.blockStateCalls;
+  if (!Array.isArray(blocks)) return [];
+  return blocks.flatMap((block) => {
+    const calls = (block as { calls?: unknown } | null)?.calls;
+    return Array.isArray(calls) ? calls : [];
+  });
+}
+
+/** What a request's calls ask for: the largest one (`most`) and the sum (`total`), a call naming no gas counted at `cap`. */
+export function requestGas(method: string, params: unknown, cap: bigint): { readonly most: bigint; readonly total: bigint } {
+  let most = 0n;
+  let total = 0n;
+  for (const call of callsOf(method, params)) {
+    const gas = gasOf(call) ?? cap;
+    if (gas > most) most = gas;
+    total += gas;
+  }
+  return { most, total };
+}

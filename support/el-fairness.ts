@@ -1,0 +1,173 @@
+/**
+ * Issue 25, item 3 (row N2): one source floods the EL with gas-heavy reads while another reads
+ * balances and submits ECDSA transfers, through the ingress (its own process, the shipped
+ * production chain, a real anvil). Shared by test/e2e/el-fairness.test.ts and
+ * bench/el-fairness.ts.
+ *
+ * The attacker (127.0.0.1) runs `concurrency` clients, each sending its request again as soon as
+ * it is answered, or `backoffMs` after a refusal (not the Retry-After it checks is there).
+ * The victim (127.0.0.2) sends eth_getBalance one at a time, and beside it one signed transfer
+ * every SUBMISSION_GAP_MS (within its submission quota), alternately legacy and EIP-1559.
+ */
+import { Transaction, Wallet } from 'ethers';
+import { Pool } from 'undici';
+import { DEV_KEYS } from './keys.js';
+
+/**
+ * KECCAK256 of 32 bytes in a loop while more than 100,000 gas is left, then STOP: the most hashing
+ * a call's gas buys, and a clean empty result.
+ *   0: JUMPDEST PUSH1 32 PUSH1 0 KECCAK256 POP GAS PUSH3 100000 LT PUSH1 0 JUMPI STOP
+ */
+export const KECCAK_LOOP_CODE = '0x5b6020600020505a620186a01060005700';
+export const LOOP_ADDRESS = '0x00000000000000000000000000000000000c0de1';
+export const MAX_GAS = 50_000_000;
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+const ATTACKER = '127.0.0.1';
+const VICTIM = '127.0.0.2';
+const SUBMISSION_GAP_MS = 150;
+const READ_GAP_MS = 10;
+const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
+
+export const rpcBody = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+
+/** Places the loop's code on the EL (anvil_setCode, straight to anvil). */
+export async function placeLoop(anvilUrl: string): Promise<void> {
+  const pool = new Pool(anvilUrl, { connections: 1 });
+  try {
+    const reply = await pool.request({
+      path: '/',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: rpcBody('anvil_setCode', [LOOP_ADDRESS, KECCAK_LOOP_CODE]),
+    });
+    const answer = JSON.parse(await reply.body.text()) as { error?: unknown };
+    if (answer.error !== undefined) throw new Error(`anvil_setCode: ${JSON.stringify(answer.error)}`);
+  } finally {
+    await pool.close();
+  }
+}
+
+/** The attacks of row N2, as request bodies. */
+export const ATTACKS = {
+  /** 32 clients, each an eth_call of the loop at the 50,000,000 cap. */
+  calls: { concurrency: 32, body: rpcBody('eth_call', [{ to: LOOP_ADDRESS, gas: hex(MAX_GAS) }, 'latest']) },
+  /** 4 clients, each an eth_simulateV1 of 16 loop calls sharing the cap (what size-limit lets through). */
+  simulations: {
+    concurrency: 4,
+    body: rpcBody('eth_simulateV1', [
+      { blockStateCalls: [{ calls: Array.from({ length: 16 }, () => ({ to: LOOP_ADDRESS, gas: hex(MAX_GAS / 16) })) }] },
+      'latest',
+    ]),
+  },
+} as const;
+
+/** 16 loop calls at the cap each: refused whole by size-limit. */
+export const OVER_CAP_SIMULATION = rpcBody('eth_simulateV1', [
+  { blockStateCalls: [{ calls: Array.from({ length: 16 }, () => ({ to: LOOP_ADDRESS, gas: hex(MAX_GAS) })) }] },
+  'latest',
+]);
+
+/**
+ * The attacker, until `until`: `concurrency` clients sending `body` back to back. Counts how they
+ * were answered: "result", "429 -32005 <message>" (with Retry-After and data.retry_after_ms), or
+ * "unexpected: ..." with the answer.
+ */
+export async function attack(url: string, body: string, concurrency: number, until: number, backoffMs = 0): Promise<Map<string, number>> {
+  const pool = new Pool(url, { connections: concurrency, localAddress: ATTACKER });
+  const counts = new Map<string, number>();
+  const count = (what: string) => counts.set(what, (counts.get(what) ?? 0) + 1);
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < until) {
+        const reply = await pool.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const text = await reply.body.text();
+        const answer = JSON.parse(text) as {
+          result?: unknown;
+          error?: { code: number; message: string; data?: { retry_after_ms?: number } };
+        };
+        if (answer.result !== undefined && reply.statusCode === 200) count('result');
+        else if (
+          reply.statusCode === 429 &&
+          answer.error?.code === -32005 &&
+          reply.headers['retry-after'] !== undefined &&
+          typeof answer.error.data?.retry_after_ms === 'number'
+        ) {
+          count(`429 -32005 ${answer.error.message}`);
+          if (backoffMs > 0) await new Promise((resolve) => setTimeout(resolve, backoffMs));
+        } else count(`unexpected: HTTP ${reply.statusCode} ${text.slice(0, 300)}`);
+      }
+    }),
+  );
+  await pool.close();
+  return counts;
+}
+
+export interface VictimLatencies {
+  readonly reads: number[];
+  readonly submissions: number[];
+  /** Answers other than the expected result (their latency counted too), as received. */
+  readonly failures: string[];
+}
+
+/**
+ * The victim's transfers, signed ahead (signing is not what is measured): `count` from dev key
+ * `keyIndex`, nonces from `nonce` on, alternately legacy and EIP-1559.
+ */
+export async function signTransfers(keyIndex: number, nonce: number, count: number): Promise<string[]> {
+  const wallet = new Wallet(DEV_KEYS[keyIndex]!);
+  const raws: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const common = { chainId: 8141, nonce: nonce + i, to: RECIPIENT, value: 1n, gasLimit: 21_000n };
+    const tx =
+      i % 2 === 0
+        ? Transaction.from({ ...common, type: 0, gasPrice: 100_000_000_000n })
+        : Transaction.from({ ...common, type: 2, maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 0n });
+    raws.push(await wallet.signTransaction(tx));
+  }
+  return raws;
+}
+
+/** Transfers signed ahead, taken in order across the runs of `victim`. */
+export interface Transfers {
+  readonly raws: readonly string[];
+  next: number;
+}
+
+/** The victim, until `until`: balances one at a time, and the next of `transfers` every SUBMISSION_GAP_MS. */
+export async function victim(url: string, transfers: Transfers, until: number): Promise<VictimLatencies> {
+  const pool = new Pool(url, { connections: 2, localAddress: VICTIM });
+  const reads: number[] = [];
+  const submissions: number[] = [];
+  const failures: string[] = [];
+  const send = async (body: string, check: (text: string) => boolean): Promise<number> => {
+    const started = performance.now();
+    const reply = await pool.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const text = await reply.body.text();
+    if (reply.statusCode !== 200 || !check(text)) failures.push(`HTTP ${reply.statusCode} ${text.slice(0, 200)}`);
+    return performance.now() - started;
+  };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const balance = rpcBody('eth_getBalance', [RECIPIENT, 'latest']);
+  await Promise.all([
+    (async () => {
+      while (Date.now() < until) {
+        reads.push(await send(balance, (text) => /"result":"0x[0-9a-f]+"/.test(text)));
+        await pause(READ_GAP_MS);
+      }
+    })(),
+    (async () => {
+      while (Date.now() < until) {
+        const raw = transfers.raws[transfers.next++];
+        if (raw === undefined) throw new Error('victim: more transfers needed');
+        submissions.push(await send(rpcBody('eth_sendRawTransaction', [raw]), (text) => /"result":"0x[0-9a-f]{64}"/.test(text)));
+        await pause(SUBMISSION_GAP_MS);
+      }
+    })(),
+  ]);
+  await pool.close();
+  return { reads, submissions, failures };
+}
+
+/** The middle value (the upper one of an even count). */
+export const p50 = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

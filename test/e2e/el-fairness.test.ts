@@ -1,0 +1,88 @@
+/**
+ * Issue 25, row N2: one source's gas-heavy reads no longer take the EL from everyone else. The
+ * ingress runs as its own process (the shipped production chain, a real anvil behind it); the
+ * attacker is 127.0.0.1, the victim 127.0.0.2 (support/el-fairness.ts). For each attack, the
+ * victim's eth_getBalance and ECDSA-transfer medians stay within 10x of its own quiet medians,
+ * measured in the same run; the attacker is answered by the EL or refused with 429/-32005 and
+ * Retry-After, nothing else (it tries again 100 ms after a refusal). Before: eth_getBalance 2.9 ms -> 9,040 ms, transfers 9.4 -> 8,617 ms.
+ */
+import { expect } from 'chai';
+import { productionChain } from '../../bench/production.js';
+import { startIngressProcess, type IngressProcess } from '../../support/child.js';
+import {
+  ATTACKS,
+  attack,
+  OVER_CAP_SIMULATION,
+  p50,
+  placeLoop,
+  signTransfers,
+  victim,
+  type Transfers,
+  type VictimLatencies,
+} from '../../support/el-fairness.js';
+import { post } from '../../support/http.js';
+import { useAnvil } from '../helpers/el.js';
+
+const PHASE_MS = 4_000;
+/** The attacker tries again this soon after a 429, ten times sooner than Retry-After tells it. */
+const BACKOFF_MS = 100;
+const RATIO_CEILING = 10;
+
+describe('el-fairness: another source is served while one floods the EL with gas-heavy reads', function () {
+  this.timeout(90_000);
+  // Blocks once a second while transactions wait, as the chain's consensus closes them (README):
+  // anvil mining on every transaction would wait for the call running at that moment each time,
+  // its state reads behind it (measured in BENCHMARKS.md).
+  const anvil = useAnvil({ blockTimeSeconds: 1 });
+  let ingress: IngressProcess;
+  let transfers: Transfers;
+  let quiet: VictimLatencies;
+
+  before(async () => {
+    ingress = await startIngressProcess(productionChain(anvil.current.url));
+    await placeLoop(anvil.current.url);
+    transfers = { raws: await signTransfers(1, 0, 200), next: 0 };
+    quiet = await victim(ingress.url, transfers, Date.now() + PHASE_MS);
+    expect(quiet.failures).to.deep.equal([]);
+    console.log(
+      `      victim quiet: eth_getBalance p50 ${p50(quiet.reads).toFixed(2)} ms (${quiet.reads.length}), transfers p50 ${p50(quiet.submissions).toFixed(2)} ms (${quiet.submissions.length})`,
+    );
+  });
+  after(async () => {
+    ingress?.child.kill('SIGTERM');
+    await ingress?.exited;
+  });
+
+  it('refuses an eth_simulateV1 of 16 calls at the gas cap whole, with -32602', async () => {
+    const reply = await post(ingress.url, OVER_CAP_SIMULATION);
+    expect(reply.text).to.equal(
+      '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: the calls of this eth_simulateV1 ask for 800000000 gas in all, above this endpoint\'s cap of 50000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)"}}',
+    );
+  });
+
+  for (const [name, { concurrency, body }] of Object.entries(ATTACKS)) {
+    it(`${name}: ${concurrency} concurrent clients; the victim's medians stay within ${RATIO_CEILING}x of quiet`, async () => {
+      const until = Date.now() + PHASE_MS;
+      const [attacked, outcomes] = await Promise.all([
+        victim(ingress.url, transfers, until),
+        attack(ingress.url, body, concurrency, until, BACKOFF_MS),
+      ]);
+      const reads = p50(attacked.reads) / p50(quiet.reads);
+      const submissions = p50(attacked.submissions) / p50(quiet.submissions);
+      console.log(
+        `      under ${name}: eth_getBalance p50 ${p50(attacked.reads).toFixed(2)} ms (x${reads.toFixed(1)}, ${attacked.reads.length}), transfers p50 ${p50(attacked.submissions).toFixed(2)} ms (x${submissions.toFixed(1)}, ${attacked.submissions.length})`,
+      );
+      for (const [what, n] of outcomes) console.log(`      attacker: ${n} x ${what}`);
+      expect(attacked.failures).to.deep.equal([]);
+      expect([...outcomes.keys()].filter((what) => what.startsWith('unexpected'))).to.deep.equal([]);
+      expect(outcomes.get('result')).to.be.above(0);
+      expect(
+        outcomes.get(
+          '429 -32005 rate limited: too many eth_call, eth_estimateGas, eth_createAccessList or eth_simulateV1 requests in flight from this source; retry later',
+        ),
+      ).to.be.above(0);
+      expect(reads).to.be.at.most(RATIO_CEILING);
+      expect(submissions).to.be.at.most(RATIO_CEILING);
+    });
+  }
+});

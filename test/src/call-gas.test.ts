@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import { callsOf, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, requestGas } from '../../src/call-gas.js';
+
+const simulation = (...blocks: unknown[]) => [{ blockStateCalls: blocks }, 'latest'];
+
+describe('call-gas', () => {
+  it("names the four methods that run EVM code at the caller's gas", () => {
+    expect([...GAS_HEAVY_METHODS]).to.deep.equal(['eth_call', 'eth_estimateGas', 'eth_createAccessList', 'eth_simulateV1']);
+    expect(DEFAULT_RPC_GAS_CAP).to.equal(50_000_000n);
+  });
+
+  describe('gasOf', () => {
+    it('reads the gas of a call object under any spelling of the key, the largest if several', () => {
+      expect(gasOf({ gas: '0x5208' })).to.equal(21_000n);
+      expect(gasOf({ GAS: '0x10', Gas: '0x20' })).to.equal(32n);
+    });
+
+    it('is undefined for a call naming no gas, or none that is a quantity, and for what is not a call object', () => {
+      for (const call of [{}, { gas: 5 }, { gas: '0x' }, { gas: 'ten' }, { gasPrice: '0x1' }, null, [], '0x1', undefined]) {
+        expect(gasOf(call), JSON.stringify(call)).to.equal(undefined);
+      }
+    });
+  });
+
+  describe('callsOf', () => {
+    it('takes the first param of eth_call and its kin, and every call of every eth_simulateV1 block', () => {
+      expect(callsOf('eth_call', [{ to: '0x1' }, 'latest'])).to.deep.equal([{ to: '0x1' }]);
+      expect(
+        callsOf('eth_simulateV1', simulation({ calls: [{ gas: '0x1' }] }, {}, { calls: 'x' }, null, { calls: [{}, {}] })),
+      ).to.deep.equal([{ gas: '0x1' }, {}, {}]);
+    });
+
+    it('finds no call in params that are not a list, or a simulation without blockStateCalls', () => {
+      expect(callsOf('eth_call', { to: '0x1' })).to.deep.equal([]);
+      expect(callsOf('eth_simulateV1', [{}])).to.deep.equal([]);
+      expect(callsOf('eth_simulateV1', [null])).to.deep.equal([]);
+    });
+  });
+
+  describe('requestGas', () => {
+    it('counts a call naming no gas at the cap', () => {
+      expect(requestGas('eth_call', [{ to: '0x1' }], 50_000_000n)).to.deep.equal({ most: 50_000_000n, total: 50_000_000n });
+      expect(requestGas('eth_estimateGas', [], 7n)).to.deep.equal({ most: 7n, total: 7n });
+    });
+
+    it('sums the calls of a simulation, and keeps the largest', () => {
+      const params = simulation({ calls: [{ gas: '0x64' }, {}] }, { calls: [{ gas: '0x3e8' }] });
+      expect(requestGas('eth_simulateV1', params, 10_000n)).to.deep.equal({ most: 10_000n, total: 11_100n });
+    });
+
+    it('counts a simulation of no calls as no gas', () => {
+      expect(requestGas('eth_simulateV1', simulation(), 10_000n)).to.deep.equal({ most: 0n, total: 0n });
+    });
+  });
+});
