@@ -9,7 +9,7 @@
  *   (`eth_call`, `eth_estimateGas`, `eth_createAccessList`, each call of `eth_simulateV1`) gets
  *   -32602; an EL keeps computing long after the ingress gave up on an answer. A call that names
  *   no gas gets the EL's own cap, which must be no higher.
- * - `max_simulate_gas` (default: `rpc_gas_cap`): the most gas the calls of one `eth_simulateV1`
+ * - `max_simulate_gas` (default: 4 × `rpc_gas_cap`): the most gas the calls of one `eth_simulateV1`
  *   may ask for in all, a call naming no gas counted at `rpc_gas_cap`; -32602 above it. Without
  *   it, 16 calls at the cap are 16 eth_calls' work for one request. (geth bounds the sum by its
  *   gas cap too; anvil and reth per call.)
@@ -38,6 +38,8 @@ interface SizeLimitOptions {
   readonly maxSimulateGas: bigint;
 }
 
+/** max_simulate_gas by default: this many calls at rpc_gas_cap. */
+const SIMULATE_CALLS_AT_CAP = 4;
 /** Spec 4.3 and 8: maximum raw transaction size. */
 const MAX_RAW_TRANSACTION_BYTES = 128 * 1024;
 /** Room for the JSON-RPC envelope around a transaction's hex (its "0x", quotes, id, spacing). */
@@ -53,8 +55,9 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
       options.fail('max_body_bytes', `must be at least ${smallestBody} to carry a maximum-size transaction as hex`);
     }
     const rpcGasCap = options.integer('rpc_gas_cap', 50_000_000, { min: 21_000 });
-    // A one-call simulation at the cap must pass, as the same eth_call does.
-    const maxSimulateGas = options.integer('max_simulate_gas', rpcGasCap, { min: rpcGasCap });
+    // A one-call simulation at the cap must pass, as the same eth_call does; by default four
+    // calls naming no gas do (wallets' previews of a few calls leave gas out).
+    const maxSimulateGas = options.integer('max_simulate_gas', SIMULATE_CALLS_AT_CAP * rpcGasCap, { min: rpcGasCap });
     options.done();
     return { maxRawTransactionBytes, maxBodyBytes, rpcGasCap: BigInt(rpcGasCap), maxSimulateGas: BigInt(maxSimulateGas) };
   },

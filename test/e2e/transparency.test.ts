@@ -128,7 +128,7 @@ function seedTransaction(nonce: number): TransactionLike {
 
 describe('e2e: transparency over the execution-apis request corpus', function () {
   this.timeout(30_000);
-  // 42 of the corpus's 91 eth_simulateV1 requests name no gas in two calls or more: counted at
+  // Some of the corpus's 91 eth_simulateV1 requests name no gas in five calls or more: counted at
   // rpc_gas_cap each, they ask for more than size-limit's max_simulate_gas lets through by
   // default (-32602, test/plugins/size-limit.test.ts). This suite is about the passthrough: it
   // raises the cap past the corpus's largest (34 calls, 1,000,294,000 gas).

@@ -88,12 +88,17 @@ describe('size-limit', () => {
     });
   });
 
-  describe('max_simulate_gas (rpc_gas_cap by default)', () => {
+  describe('max_simulate_gas (four calls at rpc_gas_cap by default)', () => {
     const DEAD = '0x000000000000000000000000000000000000dEaD';
     const simulation = (calls: unknown[]) => [{ blockStateCalls: [{ calls }] }, 'latest'];
 
     it('refuses an eth_simulateV1 whose calls ask for more in all, a call naming no gas counted at the cap, without reaching the EL', async () => {
-      const reply = await rpc(suite.ingress.url, 'eth_simulateV1', simulation([{ to: DEAD }, { to: DEAD, gas: '0x1' }]), 6);
+      const reply = await rpc(
+        suite.ingress.url,
+        'eth_simulateV1',
+        simulation([{ to: DEAD }, { to: DEAD }, { to: DEAD }, { to: DEAD }, { to: DEAD, gas: '0x1' }]),
+        6,
+      );
       expect(reply.text).to.equal(
         JSON.stringify({
           jsonrpc: '2.0',
@@ -101,11 +106,16 @@ describe('size-limit', () => {
           error: {
             code: -32602,
             message:
-              "invalid params: the calls of this eth_simulateV1 ask for 50000001 gas in all, above this endpoint's cap of 50000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)",
+              "invalid params: the calls of this eth_simulateV1 ask for 200000001 gas in all, above this endpoint's cap of 200000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)",
           },
         }),
       );
       expect(suite.tap.bodies).to.deep.equal([]);
+    });
+
+    it('passes an eth_simulateV1 of four calls naming no gas to the EL', async () => {
+      await rpc(suite.ingress.url, 'eth_simulateV1', simulation([{ to: DEAD }, { to: DEAD }, { to: DEAD }, { to: DEAD }]));
+      expect(suite.tap.methods()).to.deep.equal(['eth_simulateV1']);
     });
 
     it('passes an eth_simulateV1 of 16 calls sharing the cap to the EL', async () => {
@@ -114,9 +124,9 @@ describe('size-limit', () => {
     });
 
     it('takes a larger sum when configured, and refuses at start one below rpc_gas_cap', async () => {
-      const wide = await startTestIngress(testConfig(suite.tap.url, '\n  - size-limit:\n      max_simulate_gas: 100000000'));
+      const wide = await startTestIngress(testConfig(suite.tap.url, '\n  - size-limit:\n      max_simulate_gas: 300000000'));
       try {
-        await rpc(wide.url, 'eth_simulateV1', simulation([{ to: DEAD }, { to: DEAD }]));
+        await rpc(wide.url, 'eth_simulateV1', simulation(Array.from({ length: 6 }, () => ({ to: DEAD }))));
         expect(suite.tap.methods()).to.deep.equal(['eth_simulateV1']);
       } finally {
         await wide.shutdown();
