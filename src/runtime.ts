@@ -4,15 +4,13 @@
  * started on it have finished, so a reload never cuts a request short.
  */
 import { Chain } from './chain.js';
-import type { IngressConfig } from './config/load.js';
+import { MAX_BODY_CAP_BYTES, type IngressConfig } from './config/load.js';
 import { createCors, type Cors } from './cors.js';
 import { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { Upstream } from './upstream.js';
 
-/** Body cap when no plugin asks for one (size-limit switched off). */
-const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** Connections of the pool for the ingress's own state reads (PluginEnv.stateReads). */
 const STATE_READ_CONNECTIONS = 16;
 
@@ -32,7 +30,7 @@ export class Runtime {
     private readonly relays: readonly Upstream[],
     readonly cors: Cors,
   ) {
-    this.maxBodyBytes = chain.maxBodyBytes(DEFAULT_MAX_BODY_BYTES);
+    this.maxBodyBytes = chain.maxBodyBytes(MAX_BODY_CAP_BYTES);
   }
 
   static async create(config: IngressConfig, log: Logger, metrics: Metrics): Promise<Runtime> {

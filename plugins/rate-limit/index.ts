@@ -112,6 +112,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
 
     return {
       name: 'rate-limit',
+      connectionSource: sourceOf.ofPeer,
       // Parsing is the work a large body costs, whatever it turns out to be (a batch of 170,000
       // empty arrays, 510 KB, took ~40 ms): one read token per 4 KiB past the first, before the
       // parser runs. An ordinary request is far below; a maximum-size raw transaction (256 KiB

@@ -285,7 +285,9 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
 
 describe('server: connection cap', () => {
   it('closes connections beyond max_connections on accept, and keeps serving those within it', async () => {
-    const ingress = await startTestIngress(testConfig('http://127.0.0.1:1', undefined, 'max_connections: 2'));
+    const ingress = await startTestIngress(
+      testConfig('http://127.0.0.1:1', undefined, 'max_connections: 2\nmax_connections_per_source: 2'),
+    );
     const sockets: Socket[] = [];
     try {
       const open = async () => {
