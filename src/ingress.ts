@@ -138,9 +138,10 @@ export async function startIngress(
       if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
         log.warn('listen address changes take effect only after a restart', { listen: `${host}:${port}` });
       }
-      const fresh = await Runtime.create(next, log, metrics);
+      const fresh = await Runtime.create(next, log, metrics, runtime);
       const old = runtime;
       runtime = fresh;
+      fresh.adopt();
       log.info('configuration reloaded', { plugins: fresh.chain.names });
       await old.retire();
     },

@@ -31,6 +31,8 @@
  * - `connectionSource(address)` names the source a new TCP connection from `address` counts
  *   against (`max_connections_per_source`), or null for a peer that speaks for others (a trusted
  *   proxy: not capped); the first plugin that has it decides. rate-limit names its own source.
+ * - `carried` in the env hands state from the runtime a reload replaces to the new one (see
+ *   `Carried`): what a source has spent and what the gate admitted survive a SIGHUP.
  * - `create()` opens what the plugin needs (pay at init, not per request); `close()` releases
  *   it, must be idempotent, and is called even when a later plugin's `create()` failed.
  * - `shared` names the state a plugin keeps for all workers of one host (`workers: N` without
@@ -124,6 +126,20 @@ export interface PluginEnv {
   readonly shared: SharedState;
   /** The process's metrics: plugins declare the series they count. */
   readonly metrics: PluginMetrics;
+  /** State kept across reloads (see `Carried`). */
+  readonly carried: Carried;
+}
+
+/**
+ * The door through which state outlives a reload. `keep(key, make, adopt)` returns the object
+ * kept under `key` by the runtime being replaced (or `make()`'s, the first time); `adopt` runs on
+ * it once the new runtime is built and swapped in (never if building fails: the running runtime
+ * keeps it as it was), e.g. to resize buckets to new numbers. Both runtimes share the object while
+ * the old one drains. An object the new runtime does not keep is dropped. Keys start with the
+ * plugin's name.
+ */
+export interface Carried {
+  keep<T extends object>(key: string, make: () => T, adopt?: (kept: T) => void): T;
 }
 
 /**

@@ -23,8 +23,10 @@ export class Bucket {
     private readonly name: string,
     spec: BucketSpec,
     private readonly state: SharedState,
+    /** This process's buckets, when carried over from before a reload. */
+    local = new MemoryBuckets(spec),
   ) {
-    this.local = new MemoryBuckets(spec);
+    this.local = local;
     this.shared = state.home({
       redis: (client) => {
         const limiter = redisLimiter(name, spec, client);

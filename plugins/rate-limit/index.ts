@@ -24,6 +24,7 @@ import {
   CLOSED,
   errors,
   EXTRA_COST,
+  MemoryBuckets,
   ON_CLOSE,
   PRICED_BY_SIZE,
   SUBMISSION_ONLY,
@@ -32,7 +33,7 @@ import {
   type RequestContext,
   type Verdict,
 } from '../../src/plugin.js';
-import { Bucket, hostedBucket } from './bucket.js';
+import { Bucket, hostedBucket, type BucketSpec } from './bucket.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
 import { createSourceResolver } from './source.js';
 
@@ -53,24 +54,36 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
   name: 'rate-limit',
   parseOptions: parseRateLimitOptions,
   shared: { 'rate-limit': hostedBucket },
-  create(options, { shared, metrics }) {
+  create(options, { shared, metrics, carried }) {
     const limited = metrics.counter(
       'svc_ingress_rate_limited_total',
       'Requests refused by rate limits, by traffic class and the bucket that ran dry.',
       ['class', 'scope'],
     );
     const sourceOf = createSourceResolver(options.trustedProxies, options.ipv6SourcePrefix);
+    // A reload keeps this process's bucket levels (resized to new numbers) and in-flight counts.
+    const bucket = (name: string, spec: BucketSpec) =>
+      new Bucket(
+        name,
+        spec,
+        shared,
+        carried.keep(
+          `rate-limit:${name}`,
+          () => new MemoryBuckets(spec),
+          (kept) => kept.resize(spec),
+        ),
+      );
     const buckets = (name: string, limits: TrafficLimits | undefined): Buckets | undefined =>
       limits && {
         name,
-        perSource: new Bucket(`${name}:source`, limits.perSource, shared),
-        host: limits.host && new Bucket(`${name}:host`, limits.host, shared),
+        perSource: bucket(`${name}:source`, limits.perSource),
+        host: limits.host && bucket(`${name}:host`, limits.host),
         costs: limits.methodCosts,
         burst: Math.min(limits.perSource.burst, limits.host?.burst ?? Infinity),
       };
     const submissions = buckets('submissions', options.submissions);
     const reads = buckets('reads', options.reads);
-    const inFlight = new Map<string, number>();
+    const inFlight = carried.keep('rate-limit:in-flight', () => new Map<string, number>());
     /**
      * Takes one of the source's slots at once (before the buckets answer, which may take a round
      * trip to Redis or the primary: concurrent requests must see each other's slots), and returns
