@@ -20,7 +20,7 @@ import { useAnvil } from '../helpers/el.js';
 const CHAIN_ID = '{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}';
 const call = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
-/** The shipped file in front of `elUrl`, on a free port, with `extra` top-level lines in place of max_connections. */
+/** The shipped file in front of `elUrl`, on a free port, with `topLevel` lines in place of its connection and body limits. */
 function productionYaml(elUrl: string, topLevel: string): string {
   process.env.SVC_CONNECTIONS_TOKEN = 'connections-test-operator-token-01';
   return readFileSync('config/ingress.yaml', 'utf8')
@@ -30,6 +30,7 @@ function productionYaml(elUrl: string, topLevel: string): string {
     .replace('submit: http://127.0.0.1:9651', `submit: ${elUrl}`)
     .replace('node: http://127.0.0.1:9651', `node: ${elUrl}`)
     .replace('token_file: /etc/svc-ingress/operator-token', 'token_env: SVC_CONNECTIONS_TOKEN')
+    .replace(/^max_body_bytes_in_flight: .*$/m, '')
     .replace('max_connections: 10000', topLevel);
 }
 
@@ -199,7 +200,7 @@ describe('connections and bodies: one source cannot take what others need', func
               stdio: ['ignore', 'pipe', 'inherit'],
             });
       let out = '';
-      flood?.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      flood?.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
       const exited = flood === undefined ? Promise.resolve() : once(flood, 'exit');
       if (flood !== undefined) while (!out.includes('flooding\n')) await once(flood.stdout!, 'data');
       const p50 = await chainIdMedianUntil(ingress.url, '127.0.0.42', Date.now() + 2_000);
@@ -220,7 +221,9 @@ describe('connections and bodies: one source cannot take what others need', func
             `x${(attacked.p50 / reference.p50).toFixed(1)} reference); the flood's answers: ${attacked.flood}`,
         );
         expect(attacked.flood).to.match(/"429":/);
-        expect(attacked.p50).to.be.at.most(3 * Math.max(baseline, reference.p50));
+        // 5 ms of slack: other work on the shared 2-core machine moves a 2-3 ms p50 by that much
+        // from one 2 s window to the next. Before the body was charged unread: 4.2 -> 102 ms.
+        expect(attacked.p50).to.be.at.most(3 * Math.max(baseline, reference.p50) + 5);
       });
     });
   });
