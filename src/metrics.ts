@@ -74,6 +74,8 @@ export class Metrics implements PluginMetrics {
 
   /** Reads the requests in flight at scrape time (set by the ingress that owns the listener). */
   inFlight: () => number = () => 0;
+  /** Reads the declared body bytes being received at scrape time (set by the request listener). */
+  bodyBytesInFlight: () => number = () => 0;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_ingress_' });
@@ -84,6 +86,14 @@ export class Metrics implements PluginMetrics {
       registers: [this.registry],
       collect() {
         this.set(metrics.inFlight());
+      },
+    });
+    new Gauge({
+      name: 'svc_ingress_body_bytes_in_flight',
+      help: 'Declared request-body bytes being received, charged against max_body_bytes_in_flight.',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.bodyBytesInFlight());
       },
     });
   }

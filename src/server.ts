@@ -44,6 +44,7 @@ interface Trace {
 export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void) {
   // Declared body bytes being received, across reloads.
   const budget = new BodyBudget();
+  metrics.bodyBytesInFlight = () => budget.inFlight;
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();
     // Until an answer is decided, a request whose client leaves counts as abandoned.

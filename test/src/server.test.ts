@@ -317,9 +317,15 @@ describe('server: a body is charged before it is read', () => {
   before(async () => {
     // No size-limit: bodies up to 1 MiB; the budget at its floor, 1 MiB.
     const plugins = '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 130}\n';
-    ingress = await startTestIngress(testConfig('http://127.0.0.1:1', plugins, 'max_body_bytes_in_flight: 1048576'));
+    ingress = await startTestIngress(
+      testConfig('http://127.0.0.1:1', plugins, 'max_body_bytes_in_flight: 1048576\nmetrics_listen: 127.0.0.1:0'),
+    );
   });
   after(() => ingress.shutdown());
+
+  /** The gauge on /metrics: declared body bytes being received. */
+  const bodyBytesInFlight = async () =>
+    Number(/^svc_ingress_body_bytes_in_flight (\d+)$/m.exec(await (await request(`${ingress.metricsUrl}/metrics`)).body.text())?.[1]);
 
   /** Sends headers declaring `length` bytes and `Expect: 100-continue` from `from`; resolves with the first bytes answered. */
   async function declare(
@@ -341,6 +347,7 @@ describe('server: a body is charged before it is read', () => {
   it('refuses a body the budget cannot take with 503 and Retry-After, unread, until the bytes held are given back', async () => {
     const holder = await declare('127.0.0.51', 700_000);
     expect(holder.first).to.equal('HTTP/1.1 100 Continue\r\n\r\n');
+    expect(await bodyBytesInFlight()).to.equal(700_000);
     const refused = await declare('127.0.0.52', 400_000);
     await refused.ended;
     expect(refused.text()).to.match(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
@@ -359,6 +366,7 @@ describe('server: a body is charged before it is read', () => {
     while (!holder.text().includes('"code":-32700')) await once(holder.socket, 'data');
     const after = await declare('127.0.0.53', 400_000);
     expect(after.first).to.equal('HTTP/1.1 100 Continue\r\n\r\n');
+    expect(await bodyBytesInFlight()).to.equal(400_000);
     for (const client of [holder, after]) client.socket.destroy();
   });
 
