@@ -2,7 +2,8 @@
  * The HTTP face of the ingress: transport checks, one JSON-RPC request per POST, the plugin
  * chain, then either the chain's answer or the EL's answer streamed through.
  *
- *   POST ─► transport (405/415/413) ─► JSON (-32700) ─► array? batch refusal
+ *   POST ─► transport (405/415/413) ─► Content-Length charged, unread (503 budget, 429 tokens)
+ *        ─► body read ─► JSON (-32700) ─► array? batch refusal
  *        ─► envelope (-32600) ─► plugin chain ─► Answer ──────────► JSON-RPC response
  *                                              └► pass ─► stream to EL ─► piped response
  *

@@ -126,10 +126,10 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
     return {
       name: 'rate-limit',
       connectionSource: sourceOf.ofPeer,
-      // Parsing is the work a large body costs, whatever it turns out to be (a batch of 170,000
-      // empty arrays, 510 KB, took ~40 ms): one read token per 4 KiB past the first, before the
-      // parser runs. An ordinary request is far below; a maximum-size raw transaction (256 KiB
-      // of hex) pays 63.
+      // Receiving and parsing are the work a large body costs, whatever it turns out to be (a
+      // batch of 170,000 empty arrays, 510 KB, took ~40 ms): one read token per 4 KiB past the
+      // first, of its declared length, before a byte of it is read. An ordinary request is far
+      // below; a maximum-size raw transaction (256 KiB of hex) pays 63.
       admitBody(peer, bytes): Verdict | Promise<Verdict> {
         const extra = Math.ceil(bytes / BODY_BYTES_PER_TOKEN) - 1;
         if (extra <= 0 || reads === undefined) return undefined;
