@@ -18,6 +18,8 @@ const OK: Consumed = { ok: true };
 export class Bucket {
   private readonly local: MemoryBuckets;
   private readonly shared: ((key: string, cost: number) => Promise<Consumed>) | undefined;
+  /** Sends new numbers to the primary's bucket (workers: N), when that is the shared home. */
+  private resizeHosted: ((spec: BucketSpec) => void) | undefined;
 
   constructor(
     private readonly name: string,
@@ -33,11 +35,20 @@ export class Bucket {
         return (key: string, cost: number) => take(limiter, key, cost);
       },
       primary: (call) => {
-        // The spec is part of the key: after a reload with other numbers, a fresh bucket.
-        const hosted = `${name}:${spec.ratePerSecond}:${spec.burst}`;
-        return (key: string, cost: number) => call('rate-limit', hosted, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>;
+        // Keyed by name: a reload with other numbers resizes the primary's bucket (see adopt).
+        this.resizeHosted = (next) => void call('rate-limit', name, { name, spec }, 'resize', [next]).catch(() => {});
+        return (key: string, cost: number) => call('rate-limit', name, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>;
       },
     });
+  }
+
+  /**
+   * A reload's numbers, once its chain is in place: this process's buckets and the primary's keep
+   * their levels, clamped to the new burst (MemoryBuckets.resize). Redis keeps its own windows.
+   */
+  adopt(spec: BucketSpec): void {
+    this.local.resize(spec);
+    this.resizeHosted?.(spec);
   }
 
   /**
@@ -58,9 +69,9 @@ export class Bucket {
 }
 
 /** In the primary process: the memory bucket every worker consumes from. */
-export function hostedBucket(init: unknown): { consume(key: string, cost: number): Consumed } {
+export function hostedBucket(init: unknown): { consume(key: string, cost: number): Consumed; resize(spec: BucketSpec): void } {
   const buckets = new MemoryBuckets((init as { spec: BucketSpec }).spec);
-  return { consume: (key, cost) => buckets.take(key, cost) };
+  return { consume: (key, cost) => buckets.take(key, cost), resize: (spec) => buckets.resize(spec) };
 }
 
 function redisLimiter(name: string, spec: BucketSpec, storeClient: Redis): Limiter {

@@ -61,18 +61,20 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
       ['class', 'scope'],
     );
     const sourceOf = createSourceResolver(options.trustedProxies, options.ipv6SourcePrefix);
-    // A reload keeps this process's bucket levels (resized to new numbers) and in-flight counts.
-    const bucket = (name: string, spec: BucketSpec) =>
-      new Bucket(
+    // A reload keeps bucket levels (resized to new numbers, here and in the primary) and in-flight counts.
+    const bucket = (name: string, spec: BucketSpec) => {
+      const made: Bucket = new Bucket(
         name,
         spec,
         shared,
         carried.keep(
           `rate-limit:${name}`,
           () => new MemoryBuckets(spec),
-          (kept) => kept.resize(spec),
+          () => made.adopt(spec),
         ),
       );
+      return made;
+    };
     const buckets = (name: string, limits: TrafficLimits | undefined): Buckets | undefined =>
       limits && {
         name,
