@@ -35,6 +35,7 @@ export class Chain {
   private readonly plans: ReadonlyMap<string, readonly Step[]>;
   private readonly anyMethod: readonly Step[];
   private readonly admitters: readonly Plugin[];
+  private readonly sourcer: Plugin | undefined;
   /** Method -> the plugin that leaves it unserved. */
   private readonly hidden: ReadonlyMap<string, string>;
   private closing: Promise<void> | undefined;
@@ -53,6 +54,7 @@ export class Chain {
     const named = new Set(active.flatMap((p) => [...(p.methods ?? [])]));
     this.plans = new Map([...named].map((method) => [method, planFor(method)]));
     this.admitters = plugins.filter((p) => p.admitBody !== undefined);
+    this.sourcer = plugins.find((p) => p.connectionSource !== undefined);
     this.hidden = new Map(plugins.flatMap((p) => [...(p.hiddenMethods ?? [])].map((method) => [method, p.name] as const)));
   }
 
@@ -90,6 +92,11 @@ export class Chain {
       if (verdict !== undefined) return verdict;
     }
     return undefined;
+  }
+
+  /** The first plugin's name for a connection's source (see `Plugin.connectionSource`); undefined: none has one. */
+  connectionSource(address: string): string | null | undefined {
+    return this.sourcer?.connectionSource?.(address);
   }
 
   handleBatch(elements: readonly unknown[]): readonly BatchAnswer[] | undefined {

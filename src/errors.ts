@@ -176,6 +176,12 @@ export const transport = {
   /** Node keeps only the first headers it is told to: past them a proxy's X-Forwarded-For would be lost. */
   tooManyHeaders: { status: 431, reason: 'too_many_headers', message: 'too many request headers (at most 100)' },
   requestTimeout: { status: 408, reason: 'request_timeout', message: 'the request was not received in time' },
+  /** The body budget (`max_body_bytes_in_flight`) cannot take the declared length: refused unread, Retry-After 1. */
+  bodyBudget: {
+    status: 503,
+    reason: 'body_budget',
+    message: 'the endpoint is receiving too many request bodies; retry later',
+  },
   /** An `Expect` header other than 100-continue. */
   expectationFailed: { status: 417, reason: 'expectation_failed', message: 'only "Expect: 100-continue" is understood' },
 } as const satisfies Record<string, TransportRefusal>;

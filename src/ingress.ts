@@ -8,12 +8,13 @@
  *    is left, retire the runtime.
  */
 import { createServer, STATUS_CODES, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { isLoopback, type IngressConfig } from './config/load.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { headOf, startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
+import { SourceConnections } from './source-connections.js';
 import { transport } from './errors.js';
 import { createContinueListener, createExpectationListener, createRequestListener, MAX_HEADERS, transportBody } from './server.js';
 
@@ -70,14 +71,12 @@ export async function startIngress(
   server.maxHeadersCount = MAX_HEADERS + 1;
   server.on(
     'checkContinue',
-    createContinueListener(
-      () => runtime,
-      (req, res) => server.emit('request', req, res),
-    ),
+    createContinueListener((req, res) => server.emit('request', req, res)),
   );
   server.on('checkExpectation', createExpectationListener(metrics));
   // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
   server.maxConnections = config.maxConnections;
+  capConnectionsPerSource(server, () => runtime, metrics);
   // Malformed HTTP, oversized headers and slow clients: a status with a JSON body, then the
   // socket is destroyed once that is written. end() alone only half-closes it: a client that
   // never closes its side kept the socket, and its max_connections slot, for ever.
@@ -139,9 +138,10 @@ export async function startIngress(
       if (next.listen.host !== config.listen.host || next.listen.port !== config.listen.port) {
         log.warn('listen address changes take effect only after a restart', { listen: `${host}:${port}` });
       }
-      const fresh = await Runtime.create(next, log, metrics);
+      const fresh = await Runtime.create(next, log, metrics, runtime);
       const old = runtime;
       runtime = fresh;
+      fresh.adopt();
       log.info('configuration reloaded', { plugins: fresh.chain.names });
       await old.retire();
     },
@@ -172,6 +172,24 @@ export function announceOperatorListener(url: string, host: string, log: Logger)
   log.info('operator listener: /metrics, /livez, /readyz', { url });
   if (!isLoopback(host)) log.warn('metrics_listen is not a loopback address (metrics_public: true): scrape it from a trusted network only');
 }
+
+/**
+ * `max_connections_per_source`: a source holding that many connections has its next one closed
+ * on accept, before a byte is read, so one address cannot take `max_connections` from everyone.
+ * The source is rate-limit's (trusted proxies exempt), else the address (IPv6 by /64).
+ */
+function capConnectionsPerSource(server: Server, current: () => Runtime, metrics: Metrics): void {
+  const connections = new SourceConnections();
+  server.on('connection', (socket: Socket) => {
+    const runtime = current();
+    if (connections.admit(socket, runtime.config.maxConnectionsPerSource, (address) => runtime.chain.connectionSource(address))) return;
+    metrics.transportRefused(CONNECTIONS_PER_SOURCE);
+    socket.destroy();
+  });
+}
+
+/** The /metrics reason of a connection closed on accept for its source's cap. */
+const CONNECTIONS_PER_SOURCE = 'connections_per_source';
 
 function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -21,7 +21,23 @@ export class MemoryBuckets {
   /** Where the sweep goes on from: it walks the map a few keys at a time, in insertion order. */
   private sweep: Iterator<[string, TokenBucket]> | undefined;
 
-  constructor(private readonly spec: BucketSpec) {}
+  constructor(private spec: BucketSpec) {}
+
+  /**
+   * Takes new numbers (a reload that changed them): every held bucket keeps its level, refilled
+   * up to now at the old rate, then clamped to the new burst, and refills at the new rate from
+   * here. A drained source stays drained; a bucket is never topped up by a reload.
+   */
+  resize(spec: BucketSpec): void {
+    if (spec.burst === this.spec.burst && spec.ratePerSecond === this.spec.ratePerSecond) return;
+    this.spec = spec;
+    for (const bucket of this.buckets.values()) {
+      bucket.drip();
+      bucket.bucketSize = spec.burst;
+      bucket.tokensPerInterval = spec.ratePerSecond;
+      bucket.content = Math.min(bucket.content, spec.burst);
+    }
+  }
 
   take(key: string, cost: number): Consumed {
     const bucket = this.bucketOf(key);

@@ -74,16 +74,27 @@ export class Metrics implements PluginMetrics {
 
   /** Reads the requests in flight at scrape time (set by the ingress that owns the listener). */
   inFlight: () => number = () => 0;
+  /** Reads the declared body bytes being received at scrape time (set by the request listener). */
+  bodyBytesInFlight: () => number = () => 0;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_ingress_' });
-    const metrics = this;
+    this.gauge('svc_ingress_requests_in_flight', 'Requests received and not yet answered (or cut).', () => this.inFlight());
+    this.gauge(
+      'svc_ingress_body_bytes_in_flight',
+      'Declared request-body bytes being received, charged against max_body_bytes_in_flight.',
+      () => this.bodyBytesInFlight(),
+    );
+  }
+
+  /** A gauge read at scrape time. */
+  private gauge(name: string, help: string, read: () => number): void {
     new Gauge({
-      name: 'svc_ingress_requests_in_flight',
-      help: 'Requests received and not yet answered (or cut).',
+      name,
+      help,
       registers: [this.registry],
       collect() {
-        this.set(metrics.inFlight());
+        this.set(read());
       },
     });
   }

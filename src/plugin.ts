@@ -24,9 +24,15 @@
  *   ingress answers one request per HTTP call; the hook only shapes the refusal). `undefined`
  *   leaves it to the next plugin, or to the core's single id-less refusal.
  * - `maxBodyBytes` asks the transport to cap request bodies; the smallest cap wins.
- * - `admitBody(peer, bytes)` is called with each body's size before it is parsed (parsing a
- *   large body is the work): an `Answer` refuses it there, unparsed, with id null; `undefined`
- *   lets it on to the parser and the chain. rate-limit charges large bodies here.
+ * - `admitBody(peer, bytes)` is called with each body's declared length (`Content-Length`) before
+ *   a byte of it is read (receiving and parsing a large body is the work): an `Answer` refuses
+ *   it there, unread, with id null and the connection closed; `undefined` lets the body be read,
+ *   then parsed and walked through the chain. rate-limit charges large bodies here.
+ * - `connectionSource(address)` names the source a new TCP connection from `address` counts
+ *   against (`max_connections_per_source`), or null for a peer that speaks for others (a trusted
+ *   proxy: not capped); the first plugin that has it decides. rate-limit names its own source.
+ * - `carried` in the env hands state from the runtime a reload replaces to the new one (see
+ *   `Carried`): what a source has spent and what the gate admitted survive a SIGHUP.
  * - `create()` opens what the plugin needs (pay at init, not per request); `close()` releases
  *   it, must be idempotent, and is called even when a later plugin's `create()` failed.
  * - `shared` names the state a plugin keeps for all workers of one host (`workers: N` without
@@ -84,6 +90,7 @@ export interface Plugin {
   readonly name: string;
   readonly maxBodyBytes?: number;
   admitBody?(peer: RequestContext['peer'], bytes: number): Verdict | Promise<Verdict>;
+  connectionSource?(address: string): string | null;
   handleBatch?(elements: readonly unknown[]): readonly BatchAnswer[] | undefined;
   handle?(ctx: RequestContext): Verdict | Promise<Verdict>;
   /** The only methods `handle` acts on; absent: every method. */
@@ -120,6 +127,20 @@ export interface PluginEnv {
   readonly shared: SharedState;
   /** The process's metrics: plugins declare the series they count. */
   readonly metrics: PluginMetrics;
+  /** State kept across reloads (see `Carried`). */
+  readonly carried: Carried;
+}
+
+/**
+ * The door through which state outlives a reload. `keep(key, make, adopt)` returns the object
+ * kept under `key` by the runtime being replaced (or `make()`'s, the first time); `adopt` runs on
+ * it once the new runtime is built and swapped in (never if building fails: the running runtime
+ * keeps it as it was), e.g. to resize buckets to new numbers. Both runtimes share the object while
+ * the old one drains. An object the new runtime does not keep is dropped. Keys start with the
+ * plugin's name.
+ */
+export interface Carried {
+  keep<T extends object>(key: string, make: () => T, adopt?: (kept: T) => void): T;
 }
 
 /**

@@ -3,16 +3,15 @@
  * runtime beside the running one and swaps it in; the old one is retired once the requests that
  * started on it have finished, so a reload never cuts a request short.
  */
+import { CarryOver } from './carry-over.js';
 import { Chain } from './chain.js';
-import type { IngressConfig } from './config/load.js';
+import { MAX_BODY_CAP_BYTES, type IngressConfig } from './config/load.js';
 import { createCors, type Cors } from './cors.js';
 import { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { Upstream } from './upstream.js';
 
-/** Body cap when no plugin asks for one (size-limit switched off). */
-const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** Connections of the pool for the ingress's own state reads (PluginEnv.stateReads). */
 const STATE_READ_CONNECTIONS = 16;
 
@@ -33,11 +32,14 @@ export class Runtime {
     private readonly fleet: Fleet,
     private readonly relays: readonly Upstream[],
     readonly cors: Cors,
+    private readonly carried: CarryOver,
   ) {
-    this.maxBodyBytes = chain.maxBodyBytes(DEFAULT_MAX_BODY_BYTES);
+    this.maxBodyBytes = chain.maxBodyBytes(MAX_BODY_CAP_BYTES);
   }
 
-  static async create(config: IngressConfig, log: Logger, metrics: Metrics): Promise<Runtime> {
+  /** `previous`: the runtime this one replaces on a reload, whose carried state it keeps (see `Carried`). */
+  static async create(config: IngressConfig, log: Logger, metrics: Metrics, previous?: Runtime): Promise<Runtime> {
+    const carried = new CarryOver(previous?.carried.kept);
     const onError = (kind: 'unavailable' | 'invalid') => metrics.upstreamError(kind);
     const execution = new Upstream(config.upstreams.execution, onError);
     const stateReads = new Upstream({ ...config.upstreams.execution, connections: STATE_READ_CONNECTIONS }, onError);
@@ -57,15 +59,20 @@ export class Runtime {
       return relay;
     };
     try {
-      const env = { execution, stateReads, submit, node, relayTo, log, shared: fleet, metrics };
+      const env = { execution, stateReads, submit, node, relayTo, log, shared: fleet, metrics, carried };
       const chain = await Chain.create(config.plugins, env, metrics);
-      return new Runtime(config, chain, execution, stateReads, heavy, submit, node, fleet, relays, createCors(config.corsOrigins));
+      return new Runtime(config, chain, execution, stateReads, heavy, submit, node, fleet, relays, createCors(config.corsOrigins), carried);
     } catch (err) {
       await closeUpstreams(execution, submit);
       await Promise.all([stateReads.close(), heavy.close(), node?.close(), ...relays.map((relay) => relay.close())]);
       await fleet.close();
       throw err;
     }
+  }
+
+  /** Called once this runtime serves in place of `previous`: carried state takes the new numbers. */
+  adopt(): void {
+    this.carried.commit();
   }
 
   enter(): void {

@@ -2,7 +2,8 @@
  * The HTTP face of the ingress: transport checks, one JSON-RPC request per POST, the plugin
  * chain, then either the chain's answer or the EL's answer streamed through.
  *
- *   POST ─► transport (405/415/413) ─► JSON (-32700) ─► array? batch refusal
+ *   POST ─► transport (405/415/413) ─► Content-Length charged, unread (503 budget, 429 tokens)
+ *        ─► body read ─► JSON (-32700) ─► array? batch refusal
  *        ─► envelope (-32600) ─► plugin chain ─► Answer ──────────► JSON-RPC response
  *                                              └► pass ─► stream to EL ─► piped response
  *
@@ -12,6 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GAS_HEAVY_METHODS } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
+import { BodyBudget } from './body-budget.js';
 import { CLOSED, EL_TIME, Facts, ON_CLOSE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
@@ -33,6 +35,8 @@ interface Trace {
   cancelUpstream: (() => void) | undefined;
   /** The request's facts, once it has been read: what plugins hold for it is released on close. */
   facts: Facts | undefined;
+  /** Gives the body budget back the declared length of a body not read yet. */
+  releaseBody: (() => void) | undefined;
 }
 
 /**
@@ -40,16 +44,27 @@ interface Trace {
  * whichever path it took: the ingress counts in-flight requests with it for the drain.
  */
 export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void) {
+  // Declared body bytes being received, across reloads.
+  const budget = new BodyBudget();
+  metrics.bodyBytesInFlight = () => budget.inFlight;
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();
     // Until an answer is decided, a request whose client leaves counts as abandoned.
-    const trace: Trace = { method: undefined, outcome: 'abandoned', started: 0, cancelUpstream: undefined, facts: undefined };
+    const trace: Trace = {
+      method: undefined,
+      outcome: 'abandoned',
+      started: 0,
+      cancelUpstream: undefined,
+      facts: undefined,
+      releaseBody: undefined,
+    };
     runtime.enter();
     // One listener per request does all the bookkeeping (listeners are measurable at this rate;
     // a response closes once, so no once() wrapper either).
     res.on('close', () => {
       // An answer still streaming from the EL is abandoned.
       if (!res.writableFinished) trace.cancelUpstream?.();
+      trace.releaseBody?.();
       if (trace.facts !== undefined) {
         trace.facts.get(ON_CLOSE)?.();
         if (!trace.facts.get(CLOSED)) trace.facts.set(CLOSED, true);
@@ -80,38 +95,79 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
     }
     if (req.headers['transfer-encoding'] !== undefined) return refuseTransport(res, metrics, transport.lengthRequired);
     const cap = runtime.maxBodyBytes;
-    if (Number(req.headers['content-length']) > cap) return refuseTransport(res, metrics, bodyTooLarge(cap));
-
-    readBody(req, cap, (body) => {
-      if (body === undefined) return refuseTransport(res, metrics, bodyTooLarge(cap));
-      const peer = peerOf(req);
-      const admitted = runtime.chain.admitBody(peer, body.length);
-      if (admitted === undefined) return handleBody(runtime, peer, res, body, log, metrics, trace);
-      const settle = (verdict: Verdict) =>
-        verdict === undefined ? handleBody(runtime, peer, res, body, log, metrics, trace) : answer(res, null, verdict);
-      if (admitted instanceof Promise) admitted.then(settle, (err: unknown) => answer(res, null, { error: toRpcError(err, log, 'body') }));
-      else settle(admitted);
-    });
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > cap) return refuseTransport(res, metrics, bodyTooLarge(cap));
+    admitUnread(runtime, budget, req, res, declared, trace, log, metrics, (peer, body) =>
+      handleBody(runtime, peer, res, body, log, metrics, trace),
+    );
   };
 }
 
 /**
- * `Expect: 100-continue`: Node would send "100 Continue" before any check, inviting a body the
- * ingress is about to refuse. It is sent only for a request whose body would be read (POST, JSON,
- * uncompressed, a declared length within the cap); any other gets its refusal straight away.
+ * What a body costs is settled before a byte of it is read: its declared length is charged to
+ * the process's body budget (503 when it does not fit) and to the chain's `admitBody` (rate-limit's
+ * tokens per 4 KiB: 429), either refusal answered with the body unread and the connection closed.
+ * Only then is "100 Continue" sent (to a client that asked) and the body read; the budget gets
+ * its bytes back once the body has been read and parsed, or the request ended first.
  */
-export function createContinueListener(current: () => Runtime, onRequest: (req: IncomingMessage, res: ServerResponse) => void) {
+function admitUnread(
+  runtime: Runtime,
+  budget: BodyBudget,
+  req: IncomingMessage,
+  res: ServerResponse,
+  declared: number,
+  trace: Trace,
+  log: Logger,
+  metrics: Metrics,
+  then: (peer: RequestContext['peer'], body: Buffer) => void,
+): void {
+  const release = budget.take(declared, runtime.config.maxBodyBytesInFlight);
+  if (release === undefined) return refuseTransport(res, metrics, transport.bodyBudget, { 'retry-after': BODY_BUDGET_RETRY_SECONDS });
+  trace.releaseBody = release;
+  const peer = peerOf(req);
+  const read = () => {
+    if (res.destroyed) return release();
+    if (awaitingContinue.has(req)) res.writeContinue();
+    readBody(req, runtime.maxBodyBytes, (body) => {
+      if (body === undefined) {
+        release();
+        return refuseTransport(res, metrics, bodyTooLarge(runtime.maxBodyBytes));
+      }
+      then(peer, body);
+      // Parsed (synchronously) by now: the buffer is garbage, whatever the chain does next.
+      release();
+    });
+  };
+  const refuse = (verdict: Answer) => {
+    release();
+    closeUnread(res);
+    answer(res, null, verdict);
+  };
+  const admitted = runtime.chain.admitBody(peer, declared);
+  if (admitted === undefined) return read();
+  if (admitted instanceof Promise) {
+    admitted.then(
+      (verdict) => (verdict === undefined ? read() : refuse(verdict)),
+      (err: unknown) => refuse({ error: toRpcError(err, log, 'body') }),
+    );
+  } else refuse(admitted);
+}
+
+/** What a client refused for the body budget is told to wait: bodies being received finish within a request timeout. */
+const BODY_BUDGET_RETRY_SECONDS = '1';
+
+/** Requests that sent `Expect: 100-continue` and have not been told to go on yet. */
+const awaitingContinue = new WeakSet<IncomingMessage>();
+
+/**
+ * `Expect: 100-continue`: Node would send "100 Continue" before any check, inviting a body the
+ * ingress is about to refuse. It is sent only once the body is about to be read: every transport
+ * check passed, and the body budget and the chain's `admitBody` took its declared length; any
+ * other request gets its refusal straight away.
+ */
+export function createContinueListener(onRequest: (req: IncomingMessage, res: ServerResponse) => void) {
   return function onCheckContinue(req: IncomingMessage, res: ServerResponse): void {
-    const length = req.headers['content-length'];
-    const encoding = req.headers['content-encoding'];
-    const readable =
-      req.method === 'POST' &&
-      isJsonContentType(req.headers['content-type']) &&
-      (encoding === undefined || encoding.toLowerCase() === 'identity') &&
-      req.headers['transfer-encoding'] === undefined &&
-      length !== undefined &&
-      Number(length) <= current().maxBodyBytes;
-    if (readable) res.writeContinue();
+    awaitingContinue.add(req);
     onRequest(req, res);
   };
 }
@@ -246,10 +302,20 @@ export function transportBody(refusal: TransportRefusal): string {
 function refuseTransport(res: ServerResponse, metrics: Metrics, refusal: TransportRefusal, headers: Record<string, string> = {}): void {
   metrics.transportRefused(refusal.reason);
   const body = transportBody(refusal);
-  // The rest of the body (if any) is not read: the connection cannot be reused.
-  res.shouldKeepAlive = false;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  closeUnread(res);
   send(res, body, refusal.status);
+}
+
+/**
+ * The rest of the body (if any) is not read: the connection cannot be reused, and it is closed
+ * as soon as the answer is written, not after Node has read (to discard) whatever of the body
+ * arrived meanwhile (a source refused ~600 times in 2 s with 510 KB bodies had it read most of
+ * each; test/e2e/connections.test.ts, F6).
+ */
+function closeUnread(res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+  res.once('finish', () => res.req.socket.destroy());
 }
 
 /** Collects the body up to `cap` bytes; calls back with undefined once the cap is passed. */

@@ -1,4 +1,5 @@
 /** Raw HTTP for tests: exact bytes in, exact bytes out, on 127.0.0.1 only. */
+import { request as httpRequest } from 'node:http';
 import { request } from 'undici';
 
 export interface RawReply {
@@ -14,6 +15,24 @@ export async function post(
 ): Promise<RawReply> {
   const reply = await request(url, { method: 'POST', headers, body });
   return { status: reply.statusCode, headers: reply.headers, text: await reply.body.text() };
+}
+
+/**
+ * One JSON POST on a connection of its own from `localAddress` (any 127.x.y.z: each a source of
+ * its own; with node:cluster, each connection goes to the next worker), its answer parsed.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the answers read are of several shapes; each test reads the members it expects.
+export function postFresh(url: string, body: string, localAddress = '127.0.0.1'): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', agent: false, localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** POSTs one JSON-RPC call and returns the raw reply. */

@@ -27,3 +27,17 @@ export const DEV_KEYS = [
 ] as const;
 export const DEV_KEY = DEV_KEYS[0];
 export const DEV_ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+
+/** A signed EIP-1559 transfer of 1 wei to 0x…dEaD on chain 8141, as anvil's funded keys send them. */
+export function devTransfer(key: string, nonce: number): Promise<string> {
+  return new Wallet(key).signTransaction({
+    type: 2,
+    chainId: 8141,
+    nonce,
+    to: '0x000000000000000000000000000000000000dEaD',
+    value: 1n,
+    gasLimit: 21_000,
+    maxFeePerGas: 3_000_000_000n,
+    maxPriorityFeePerGas: 0n,
+  });
+}

@@ -30,7 +30,7 @@ import {
 import { createElValidation } from './el-validation.js';
 import { createFollower } from './follower.js';
 import { createJudge } from './judge.js';
-import { createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
+import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { readRawTransaction } from './raw-transaction.js';
 import { HeadState } from './state.js';
@@ -41,7 +41,7 @@ export const gate: PluginModule<GateOptions> = {
   name: 'gate',
   parseOptions: parseGateOptions,
   shared: { 'gate-ledger': (init) => new MemoryLedger(init as LedgerOptions) },
-  create(options, { stateReads, submit, relayTo, log, shared, metrics }) {
+  create(options, { stateReads, submit, relayTo, log, shared, metrics, carried }) {
     if (options.role === 'follower') {
       // The validator holds a sync submission's answer for up to its wait: the relay must outwait it.
       return createFollower(options.relayUrl === undefined ? undefined : relayTo(options.relayUrl, options.syncTimeoutMaxMs));
@@ -54,7 +54,7 @@ export const gate: PluginModule<GateOptions> = {
     const verdictFor = createJudge({
       options,
       state,
-      ledger: createLedger(shared, options),
+      ledger: createLedger(shared, options, carriedLedger(carried, options)),
       pool,
       validate: createElValidation(stateReads, options.validationMethod),
       submit,

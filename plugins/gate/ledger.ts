@@ -7,7 +7,7 @@
  * ledger answers.
  */
 import type { Redis } from 'ioredis';
-import type { PrimaryCall, SharedState } from '../../src/plugin.js';
+import type { Carried, PrimaryCall, SharedState } from '../../src/plugin.js';
 import { InFlight, type InFlightEntry } from './in-flight.js';
 import { VerdictCache, type CachedRefusal } from './verdict-cache.js';
 
@@ -257,9 +257,19 @@ export class PrimaryLedger implements Ledger {
   }
 }
 
+/**
+ * This process's ledger as a reload finds it: the duplicate window, verdicts and in-flight slots
+ * of the runtime being replaced, so that a SIGHUP never forwards an admitted transaction again.
+ * Kept while the ledger's numbers are unchanged; new numbers start a fresh ledger.
+ */
+export function carriedLedger(carried: Carried, options: LedgerOptions): MemoryLedger {
+  const { duplicateWindowMs, verdictTtlMs, maxEntries, skipAfterBlocks } = options;
+  const key = `gate:ledger:${duplicateWindowMs}:${verdictTtlMs}:${maxEntries}:${skipAfterBlocks}`;
+  return carried.keep(key, () => new MemoryLedger(options));
+}
+
 /** The shared ledger (Redis, or the primary process), with the local one answering while it fails. */
-export function createLedger(state: SharedState, options: LedgerOptions): Ledger {
-  const local = new MemoryLedger(options);
+export function createLedger(state: SharedState, options: LedgerOptions, local = new MemoryLedger(options)): Ledger {
   const shared = state.home<Ledger>({
     redis: (client) => new RedisLedger(client, options),
     primary: (call) => new PrimaryLedger(call, options),

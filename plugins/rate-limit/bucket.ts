@@ -23,13 +23,17 @@ const OK: Consumed = { ok: true };
 export class Bucket {
   private readonly local: MemoryBuckets;
   private readonly shared: SharedBucket | undefined;
+  /** Sends new numbers to the primary's bucket (workers: N), when that is the shared home. */
+  private resizeHosted: ((spec: BucketSpec) => void) | undefined;
 
   constructor(
     private readonly name: string,
     spec: BucketSpec,
     private readonly state: SharedState,
+    /** This process's buckets, when carried over from before a reload. */
+    local = new MemoryBuckets(spec),
   ) {
-    this.local = new MemoryBuckets(spec);
+    this.local = local;
     this.shared = state.home({
       redis: (client) => {
         const limiter = redisLimiter(name, spec, client);
@@ -40,14 +44,23 @@ export class Bucket {
         };
       },
       primary: (call) => {
-        // The spec is part of the key: after a reload with other numbers, a fresh bucket.
-        const hosted = `${name}:${spec.ratePerSecond}:${spec.burst}`;
+        // Keyed by name: a reload with other numbers resizes the primary's bucket (see adopt).
+        this.resizeHosted = (next) => void call('rate-limit', name, { name, spec }, 'resize', [next]).catch(() => {});
         return {
-          consume: (key, cost) => call('rate-limit', hosted, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>,
-          charge: async (key, cost) => void (await call('rate-limit', hosted, { name, spec }, 'charge', [key, cost])),
+          consume: (key, cost) => call('rate-limit', name, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>,
+          charge: async (key, cost) => void (await call('rate-limit', name, { name, spec }, 'charge', [key, cost])),
         };
       },
     });
+  }
+
+  /**
+   * A reload's numbers, once its chain is in place: this process's buckets and the primary's keep
+   * their levels, clamped to the new burst (MemoryBuckets.resize). Redis keeps its own windows.
+   */
+  adopt(spec: BucketSpec): void {
+    this.local.resize(spec);
+    this.resizeHosted?.(spec);
   }
 
   /**
@@ -79,9 +92,17 @@ export class Bucket {
 }
 
 /** In the primary process: the memory bucket every worker consumes from. */
-export function hostedBucket(init: unknown): { consume(key: string, cost: number): Consumed; charge(key: string, cost: number): void } {
+export function hostedBucket(init: unknown): {
+  consume(key: string, cost: number): Consumed;
+  charge(key: string, cost: number): void;
+  resize(spec: BucketSpec): void;
+} {
   const buckets = new MemoryBuckets((init as { spec: BucketSpec }).spec);
-  return { consume: (key, cost) => buckets.take(key, cost), charge: (key, cost) => buckets.charge(key, cost) };
+  return {
+    consume: (key, cost) => buckets.take(key, cost),
+    charge: (key, cost) => buckets.charge(key, cost),
+    resize: (spec) => buckets.resize(spec),
+  };
 }
 
 function redisLimiter(name: string, spec: BucketSpec, storeClient: Redis): Limiter {

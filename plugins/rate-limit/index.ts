@@ -38,6 +38,7 @@ import {
   errors,
   EXTRA_COST,
   GAS_HEAVY_METHODS,
+  MemoryBuckets,
   ON_CLOSE,
   PRICED_BY_SIZE,
   SOURCE,
@@ -47,7 +48,7 @@ import {
   type RequestContext,
   type Verdict,
 } from '../../src/plugin.js';
-import { Bucket, hostedBucket } from './bucket.js';
+import { Bucket, hostedBucket, type BucketSpec } from './bucket.js';
 import { elTimeCharge, heavyCost } from './heavy.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
 import { Slots } from './slots.js';
@@ -72,18 +73,32 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
   name: 'rate-limit',
   parseOptions: parseRateLimitOptions,
   shared: { 'rate-limit': hostedBucket },
-  create(options, { shared, metrics }) {
+  create(options, { shared, metrics, carried }) {
     const limited = metrics.counter(
       'svc_ingress_rate_limited_total',
       'Requests refused by rate limits, by traffic class and the bucket that ran dry.',
       ['class', 'scope'],
     );
     const sourceOf = createSourceResolver(options.trustedProxies, options.ipv6SourcePrefix);
+    // A reload keeps bucket levels (resized to new numbers, here and in the primary) and in-flight counts.
+    const bucket = (name: string, spec: BucketSpec) => {
+      const made: Bucket = new Bucket(
+        name,
+        spec,
+        shared,
+        carried.keep(
+          `rate-limit:${name}`,
+          () => new MemoryBuckets(spec),
+          () => made.adopt(spec),
+        ),
+      );
+      return made;
+    };
     const buckets = (name: string, limits: TrafficLimits | undefined): Buckets | undefined =>
       limits && {
         name,
-        perSource: new Bucket(`${name}:source`, limits.perSource, shared),
-        host: limits.host && new Bucket(`${name}:host`, limits.host, shared),
+        perSource: bucket(`${name}:source`, limits.perSource),
+        host: limits.host && bucket(`${name}:host`, limits.host),
         costs: limits.methodCosts,
         gasPerToken: limits.gasPerToken,
         elMsPerToken: limits.elMsPerToken,
@@ -92,9 +107,15 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
     const submissions = buckets('submissions', options.submissions);
     const reads = buckets('reads', options.reads);
     // A slot is taken before the buckets answer (a round trip to Redis or the primary, maybe):
-    // concurrent requests must see each other's slots.
-    const inFlight = new Slots(options.maxInFlightPerSource);
-    const heavyInFlight = new Slots(options.maxHeavyInFlightPerSource);
+    // concurrent requests must see each other's slots. The counts outlive a reload.
+    const inFlight = new Slots(
+      options.maxInFlightPerSource,
+      carried.keep('rate-limit:in-flight', () => new Map<string, number>()),
+    );
+    const heavyInFlight = new Slots(
+      options.maxHeavyInFlightPerSource,
+      carried.keep('rate-limit:heavy-in-flight', () => new Map<string, number>()),
+    );
     /** Keeps the slot until the response closes; gives it back now if refused or already closed. */
     const settle = (verdict: Verdict, release: () => void, facts: Facts): Verdict => {
       if (verdict !== undefined || facts.get(CLOSED)) release();
@@ -120,10 +141,11 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
 
     return {
       name: 'rate-limit',
-      // Parsing is the work a large body costs, whatever it turns out to be (a batch of 170,000
-      // empty arrays, 510 KB, took ~40 ms): one read token per 4 KiB past the first, before the
-      // parser runs. An ordinary request is far below; a maximum-size raw transaction (256 KiB
-      // of hex) pays 63.
+      connectionSource: sourceOf.ofPeer,
+      // Receiving and parsing are the work a large body costs, whatever it turns out to be (a
+      // batch of 170,000 empty arrays, 510 KB, took ~40 ms): one read token per 4 KiB past the
+      // first, of its declared length, before a byte of it is read. An ordinary request is far
+      // below; a maximum-size raw transaction (256 KiB of hex) pays 63.
       admitBody(peer, bytes): Verdict | Promise<Verdict> {
         const extra = Math.ceil(bytes / BODY_BYTES_PER_TOKEN) - 1;
         if (extra <= 0 || reads === undefined) return undefined;

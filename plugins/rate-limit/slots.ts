@@ -4,9 +4,11 @@
  * concurrent requests see each other's; the source's entry goes when its last slot is given back.
  */
 export class Slots {
-  private readonly held = new Map<string, number>();
-
-  constructor(private readonly maxPerSource: number) {}
+  /** `held`: the counts to count in, by source (a reload hands the running chain's over). */
+  constructor(
+    private readonly maxPerSource: number,
+    private readonly held = new Map<string, number>(),
+  ) {}
 
   /** Takes one of `source`'s slots and returns what gives it back (once; later calls do nothing), or undefined when it holds them all. */
   take(source: string): (() => void) | undefined {

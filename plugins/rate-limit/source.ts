@@ -62,7 +62,10 @@ export function createSourceResolver(trustedProxies: readonly Cidr[], ipv6Bits =
     peers.set(peer, key);
     return key;
   };
-  return function sourceOf(peer: string, forwardedFor: string | string[] | undefined): string {
+  /** The key of a TCP peer itself, or null for a trusted proxy (which speaks for others). */
+  const ofPeer = (peer: string): string | null => keyOfPeer(peer) ?? null;
+  return Object.assign(sourceOf, { ofPeer });
+  function sourceOf(peer: string, forwardedFor: string | string[] | undefined): string {
     const key = keyOfPeer(peer);
     if (key !== undefined) return key;
     const peerAddress = parse(peer)!;
@@ -76,5 +79,5 @@ export function createSourceResolver(trustedProxies: readonly Cidr[], ipv6Bits =
       if (!trusted(hop)) break;
     }
     return sourceKey(client, ipv6Bits);
-  };
+  }
 }

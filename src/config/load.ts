@@ -13,6 +13,9 @@ import type { FleetOptions } from '../fleet.js';
 import { ConfigError, OptionsReader } from './reader.js';
 import { readSecret } from './secret.js';
 
+/** The largest request body any configuration accepts (size-limit may lower it). */
+export const MAX_BODY_CAP_BYTES = 1024 * 1024;
+
 export interface ListenAddress {
   readonly host: string;
   readonly port: number;
@@ -42,6 +45,10 @@ export interface IngressConfig {
   readonly drainTimeoutMs: number;
   /** Open client connections at most; more are closed on accept. Per worker. */
   readonly maxConnections: number;
+  /** Open connections from one source at most (trusted proxies exempt); more are closed on accept. Per worker. */
+  readonly maxConnectionsPerSource: number;
+  /** Declared request-body bytes being received at once; a body that does not fit is refused unread. Per worker. */
+  readonly maxBodyBytesInFlight: number;
   /** Processes serving the one public port (node:cluster); 1 runs no cluster. */
   readonly workers: number;
   /** Slow clients: time to send headers, time for a whole request, keep-alive idle time. */
@@ -96,6 +103,12 @@ function readConfig(root: OptionsReader): IngressConfig {
   cors.done();
   const drainTimeoutMs = root.integer('drain_timeout_ms', 10_000);
   const maxConnections = root.integer('max_connections', 10_000);
+  // A quarter of the connections at most, and 256: one address never takes max_connections.
+  const maxConnectionsPerSource = root.integer('max_connections_per_source', Math.max(1, Math.min(256, Math.floor(maxConnections / 4))), {
+    max: maxConnections,
+  });
+  // At least the largest body cap (1 MiB): any body the cap allows fits an idle budget.
+  const maxBodyBytesInFlight = root.integer('max_body_bytes_in_flight', 64 * 1024 * 1024, { min: MAX_BODY_CAP_BYTES });
   const workers = root.integer('workers', 1, { max: 256 });
   const timeouts = root.child('client_timeouts');
   const clientTimeouts = {
@@ -119,6 +132,8 @@ function readConfig(root: OptionsReader): IngressConfig {
     corsOrigins,
     drainTimeoutMs,
     maxConnections,
+    maxConnectionsPerSource,
+    maxBodyBytesInFlight,
     workers,
     clientTimeouts,
     logLevel,

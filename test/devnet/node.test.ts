@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { keccak256, Wallet } from 'ethers';
+import { keccak256 } from 'ethers';
 import type { FrameChain } from '../../devnet/frames/frame-chain.js';
 import { startNodeStandIn } from '../../devnet/node.js';
 import { call, receiptOf } from '../../support/http.js';
-import { DEV_KEYS } from '../../support/keys.js';
+import { DEV_KEYS, devTransfer } from '../../support/keys.js';
 import { useAnvil } from '../helpers/el.js';
 
 describe('devnet: the node stand-in when closing a block fails', () => {
@@ -30,16 +30,7 @@ describe('devnet: the node stand-in when closing a block fails', () => {
     try {
       const frame = '0x06c0';
       expect(await call(node.url, 'eth_sendRawTransaction', [frame])).to.equal(keccak256(frame));
-      const transfer = await new Wallet(DEV_KEYS[1]!).signTransaction({
-        type: 2,
-        chainId: 8141,
-        nonce: 0,
-        to: '0x000000000000000000000000000000000000dEaD',
-        value: 1n,
-        gasLimit: 21_000,
-        maxFeePerGas: 3_000_000_000n,
-        maxPriorityFeePerGas: 0n,
-      });
+      const transfer = await devTransfer(DEV_KEYS[1]!, 0);
       // Ordered after the failed close, answered, and mined by the next block.
       expect(await call(node.url, 'eth_sendRawTransaction', [transfer])).to.equal(keccak256(transfer));
       expect((await receiptOf(anvil.current.url, keccak256(transfer))).status).to.equal('0x1');

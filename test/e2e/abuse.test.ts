@@ -48,7 +48,9 @@ describe('abuse: transport attacks on the running ingress', () => {
 
   before(async () => {
     el = await startStubEl({ eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }) });
-    ingress = await startTestIngress(testConfig(el.url, '\n  - batch-refuse\n  - size-limit\n  - allowlist\n', 'max_connections: 4'));
+    ingress = await startTestIngress(
+      testConfig(el.url, '\n  - batch-refuse\n  - size-limit\n  - allowlist\n', 'max_connections: 4\nmax_connections_per_source: 4'),
+    );
   });
   after(async () => {
     await ingress?.shutdown();

@@ -90,6 +90,8 @@ describe('soak: 100,000 requests, some abandoned', function () {
     expect(tally.abandoned).to.equal(TOTAL / ABORTED_EVERY);
 
     expect(await gauge('svc_ingress_requests_in_flight')).to.equal(0);
+    // Every body's share of max_body_bytes_in_flight came back, abandoned ones' included.
+    expect(await gauge('svc_ingress_body_bytes_in_flight')).to.equal(0);
     const after = { fds: fds(), heap: await liveHeap() };
     console.log(
       `      fds ${baseline.fds} -> ${after.fds}; heap used ${(baseline.heap / 2 ** 20).toFixed(1)} -> ${(after.heap / 2 ** 20).toFixed(1)} MiB`,

@@ -6,32 +6,17 @@
 import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
 import { once } from 'node:events';
-import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { runCli, startIngressProcess, writeConfig, type IngressProcess } from '../../support/child.js';
+import { postFresh } from '../../support/http.js';
 import { DEV_KEYS } from '../../support/keys.js';
 import { useAnvil } from '../helpers/el.js';
 import { testConfig } from '../helpers/ingress.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const BURST = 6;
-
-/** One POST on a connection of its own, so node:cluster hands each to the next worker. */
-// biome-ignore lint/suspicious/noExplicitAny: the answers read are of several shapes; each test reads the members it expects.
-function postFresh(url: string, body: string, localAddress = '127.0.0.1'): Promise<{ status: number; json: any }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', agent: false, localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 const call = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 

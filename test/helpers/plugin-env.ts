@@ -1,4 +1,5 @@
 /** The environment `create()` receives, built as the runtime builds it, around one upstream. */
+import { CarryOver } from '../../src/carry-over.js';
 import { Fleet } from '../../src/fleet.js';
 import type { Logger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -16,5 +17,6 @@ export function pluginEnv(upstream: Upstream, log: Logger, metrics = new Metrics
     log,
     shared: new Fleet({ store: 'memory', redisUrl: undefined }, log),
     metrics,
+    carried: new CarryOver(),
   };
 }

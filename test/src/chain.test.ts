@@ -54,6 +54,17 @@ describe('chain', () => {
   });
   after(() => upstream.close());
 
+  it("names a connection's source by the first plugin that has connectionSource, or not at all", async () => {
+    const sourcing = (name: string, source: string | null) => ({
+      module: { name, parseOptions: () => undefined, create: () => ({ name, connectionSource: () => source }) },
+      options: undefined,
+    });
+    const none = await Chain.create([recorder('a', [])], env);
+    expect(none.connectionSource('192.0.2.1')).to.equal(undefined);
+    const first = await Chain.create([recorder('a', []), sourcing('b', null), sourcing('c', 'site')], env);
+    expect(first.connectionSource('192.0.2.1')).to.equal(null);
+  });
+
   it('runs plugins in list order and stops at the first answer', async () => {
     const events: string[] = [];
     const chain = await Chain.create([recorder('a', events), recorder('b', events, { answers: 'm' }), recorder('c', events)], env);

@@ -71,4 +71,20 @@ describe('rate-limit memory buckets', () => {
     // Without forgetting, 10,000 keys; each new key looks at two held ones.
     expect(buckets.size).to.be.below(4_000);
   });
+
+  it('keeps levels when resized: clamped to a smaller burst, never refilled by a larger one, then refilling at the new rate', async () => {
+    const buckets = new MemoryBuckets({ ratePerSecond: 1, burst: 100 });
+    buckets.take('spent', 70);
+    buckets.take('drained', 100);
+    buckets.resize({ ratePerSecond: 1, burst: 20 });
+    expect(buckets.peek('spent')).to.be.within(20, 20);
+    expect(buckets.peek('new')).to.equal(20);
+    buckets.resize({ ratePerSecond: 1_000, burst: 500 });
+    expect(buckets.peek('spent')).to.be.within(20, 40);
+    expect(buckets.peek('drained')).to.be.below(20);
+    await sleep(30);
+    // 1,000 a second now: ~30 more in 30 ms.
+    expect(buckets.peek('drained')).to.be.within(20, 120);
+    expect(buckets.take('drained', 400).ok).to.equal(false);
+  });
 });

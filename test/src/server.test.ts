@@ -288,7 +288,9 @@ describe('server: one JSON-RPC request per HTTP POST', () => {
 
 describe('server: connection cap', () => {
   it('closes connections beyond max_connections on accept, and keeps serving those within it', async () => {
-    const ingress = await startTestIngress(testConfig('http://127.0.0.1:1', undefined, 'max_connections: 2'));
+    const ingress = await startTestIngress(
+      testConfig('http://127.0.0.1:1', undefined, 'max_connections: 2\nmax_connections_per_source: 2'),
+    );
     const sockets: Socket[] = [];
     try {
       const open = async () => {
@@ -306,6 +308,120 @@ describe('server: connection cap', () => {
       first.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n[]');
       const [reply] = (await once(first, 'data')) as [Buffer];
       expect(reply.toString()).to.match(/^HTTP\/1\.1 200 OK/);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await ingress.shutdown();
+    }
+  });
+});
+
+describe('server: a body is charged before it is read', () => {
+  let ingress: Awaited<ReturnType<typeof startTestIngress>>;
+  before(async () => {
+    // No size-limit: bodies up to 1 MiB; the budget at its floor, 1 MiB.
+    const plugins = '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 130}\n';
+    ingress = await startTestIngress(
+      testConfig('http://127.0.0.1:1', plugins, 'max_body_bytes_in_flight: 1048576\nmetrics_listen: 127.0.0.1:0'),
+    );
+  });
+  after(() => ingress.shutdown());
+
+  /** The gauge on /metrics: declared body bytes being received. */
+  const bodyBytesInFlight = async () =>
+    Number(/^svc_ingress_body_bytes_in_flight (\d+)$/m.exec(await (await request(`${ingress.metricsUrl}/metrics`)).body.text())?.[1]);
+
+  /** Sends headers declaring `length` bytes and `Expect: 100-continue` from `from`; resolves with the first bytes answered. */
+  async function declare(
+    from: string,
+    length: number,
+  ): Promise<{ socket: Socket; first: string; text: () => string; ended: Promise<unknown> }> {
+    const socket = connect({ port: ingress.port, host: '127.0.0.1', localAddress: from });
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    socket.on('error', () => {});
+    const ended = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(
+      `POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: ${length}\r\n\r\n`,
+    );
+    await once(socket, 'data');
+    return { socket, first: text, text: () => text, ended };
+  }
+
+  it('refuses a body the budget cannot take with 503 and Retry-After, unread, until the bytes held are given back', async () => {
+    const holder = await declare('127.0.0.51', 700_000);
+    expect(holder.first).to.equal('HTTP/1.1 100 Continue\r\n\r\n');
+    expect(await bodyBytesInFlight()).to.equal(700_000);
+    const refused = await declare('127.0.0.52', 400_000);
+    await refused.ended;
+    expect(refused.text()).to.match(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    expect(refused.text()).to.match(/\r\nretry-after: 1\r\n/i);
+    expect(refused.text()).to.match(/\r\nconnection: close\r\n/i);
+    expect(refused.text()).to.not.include('100 Continue');
+    expect(
+      refused
+        .text()
+        .endsWith(
+          '\r\n\r\n{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the endpoint is receiving too many request bodies; retry later"}}',
+        ),
+    ).to.equal(true);
+    // The holder's body, read and parsed (not JSON: -32700), gives its 700,000 bytes back.
+    holder.socket.write(Buffer.alloc(700_000, 0x20));
+    while (!holder.text().includes('"code":-32700')) await once(holder.socket, 'data');
+    const after = await declare('127.0.0.53', 400_000);
+    expect(after.first).to.equal('HTTP/1.1 100 Continue\r\n\r\n');
+    expect(await bodyBytesInFlight()).to.equal(400_000);
+    for (const client of [holder, after]) client.socket.destroy();
+  });
+
+  it("takes rate-limit's body tokens from the declared length: over quota, 429 before a byte is read, no 100 Continue", async () => {
+    // 700,000 bytes cost the whole burst of 130 read tokens.
+    const first = await declare('127.0.0.54', 700_000);
+    expect(first.first).to.equal('HTTP/1.1 100 Continue\r\n\r\n');
+    first.socket.destroy();
+    const second = await declare('127.0.0.54', 700_000);
+    await second.ended;
+    expect(second.text()).to.match(/^HTTP\/1\.1 429 Too Many Requests\r\n/);
+    expect(second.text()).to.match(/\r\nretry-after: \d+\r\n/i);
+    expect(second.text()).to.match(/\r\nconnection: close\r\n/i);
+    expect(second.text()).to.not.include('100 Continue');
+    expect(second.text()).to.match(
+      /\r\n\r\n\{"jsonrpc":"2\.0","id":null,"error":\{"code":-32005,"message":"rate limited: too many requests from this source; retry later","data":\{"retry_after_ms":\d+\}\}\}$/,
+    );
+  });
+});
+
+describe('server: connections per source', () => {
+  it("closes a source's connection past max_connections_per_source on accept, serving other sources and itself again once one closes", async () => {
+    const ingress = await startTestIngress(
+      testConfig('http://127.0.0.1:1', undefined, 'max_connections: 8\nmax_connections_per_source: 2'),
+    );
+    const sockets: Socket[] = [];
+    const open = async (from: string) => {
+      const socket = connect({ port: ingress.port, host: '127.0.0.1', localAddress: from });
+      sockets.push(socket);
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      return socket;
+    };
+    /** A call on `socket`: true when answered, false when the server closed it instead. */
+    const served = async (socket: Socket) => {
+      socket.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n[]');
+      const [reply] = (await Promise.race([once(socket, 'data'), once(socket, 'close').then(() => [undefined])])) as [Buffer | undefined];
+      return reply?.toString().startsWith('HTTP/1.1 200 OK') ?? false;
+    };
+    try {
+      const first = await open('127.0.0.61');
+      await open('127.0.0.61');
+      const third = await open('127.0.0.61');
+      const [outcome] = await Promise.race([once(third, 'close'), once(third, 'data').then(() => ['data'])]);
+      expect(outcome).to.not.equal('data');
+      expect(await served(await open('127.0.0.62'))).to.equal(true);
+      first.destroy();
+      await once(first, 'close');
+      // The server sees the close a moment later: the source's next connection is served once it has.
+      let again = false;
+      for (let i = 0; i < 50 && !again; i++) again = await served(await open('127.0.0.61'));
+      expect(again).to.equal(true);
     } finally {
       for (const socket of sockets) socket.destroy();
       await ingress.shutdown();

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import type { StateDependencies } from '../../../plugins/gate/dependencies.js';
 import {
+  carriedLedger,
   MemoryLedger,
   PrimaryLedger,
   RedisLedger,
@@ -10,6 +11,7 @@ import {
   type LedgerOptions,
   type Reservation,
 } from '../../../plugins/gate/ledger.js';
+import { CarryOver } from '../../../src/carry-over.js';
 import type { PrimaryCall } from '../../../src/plugin.js';
 import { startRedis, type RedisServer } from '../../helpers/redis.js';
 
@@ -492,5 +494,24 @@ describe('gate: ledger', () => {
       expect(await ledger.reserved(SPONSOR, HEAD)).to.equal(7n);
       expect(await redis.hgetall(KEY.reserved(SPONSOR))).to.deep.equal({ [hashOf(ALICE, 0n)]: '7|100' });
     });
+  });
+});
+
+describe('gate ledger across a reload', () => {
+  it('hands the new chain the duplicate window, verdicts and in-flight slots while its numbers are unchanged', async () => {
+    const first = new CarryOver();
+    const ledger = carriedLedger(first, OPTIONS);
+    expect(await ledger.claim('0xaa')).to.equal(true);
+    const next = new CarryOver(first.kept);
+    const kept = carriedLedger(next, { ...OPTIONS });
+    expect(kept).to.equal(ledger);
+    expect(await kept.claim('0xaa')).to.equal(false);
+  });
+
+  it('starts a fresh ledger when its numbers change', async () => {
+    const first = new CarryOver();
+    await carriedLedger(first, OPTIONS).claim('0xbb');
+    const fresh = carriedLedger(new CarryOver(first.kept), { ...OPTIONS, duplicateWindowMs: 30_000 });
+    expect(await fresh.isAdmitted('0xbb')).to.equal(false);
   });
 });

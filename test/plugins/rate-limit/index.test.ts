@@ -1,9 +1,16 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
+import { rateLimit } from '../../../plugins/rate-limit/index.js';
+import { CarryOver } from '../../../src/carry-over.js';
+import { OptionsReader } from '../../../src/config/reader.js';
+import { createLogger } from '../../../src/log.js';
+import { Facts, ON_CLOSE, type Plugin, type RequestContext } from '../../../src/plugin.js';
+import { Upstream } from '../../../src/upstream.js';
 import { useAnvil } from '../../helpers/el.js';
 import { heldAnswer, startStubEl } from '../../../support/stub-el.js';
 import { within } from '../../../support/within.js';
+import { pluginEnv } from '../../helpers/plugin-env.js';
 import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 
 /** A client on its own loopback address, for the suite: a distinct TCP peer, as distinct as a real one. */
@@ -285,5 +292,66 @@ describe('rate-limit', () => {
         await el.close();
       }
     });
+  });
+});
+
+describe('rate-limit across a reload (PluginEnv.carried)', () => {
+  const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+  after(() => upstream.close());
+
+  /** The plugin as a runtime after `previous` builds it from `options`, with its carry-over. */
+  const build = async (options: Record<string, unknown>, previous?: CarryOver) => {
+    const carried = new CarryOver(previous?.kept);
+    const env = { ...pluginEnv(upstream, createLogger('error')), carried };
+    const plugin = await rateLimit.create(rateLimit.parseOptions(OptionsReader.of('rate-limit', options)), env);
+    return { plugin, carried };
+  };
+  const ask = (plugin: Plugin, address: string, method = 'eth_chainId') => {
+    const ctx: RequestContext = {
+      request: { jsonrpc: '2.0', id: 1, method, params: [] },
+      peer: { address, headers: {} },
+      facts: new Facts(),
+    };
+    return { verdict: plugin.handle!(ctx), close: () => ctx.facts.get(ON_CLOSE)?.() };
+  };
+  const reads = (burst: number, inFlight = 32) => ({
+    max_in_flight_per_source: inFlight,
+    reads: { per_source: { rate_per_second: 1, burst }, method_costs: { eth_getBalance: 10 } },
+  });
+
+  it("keeps a source's in-flight requests counted by the new chain, and frees them as they close", async () => {
+    const first = await build(reads(100, 1));
+    const open = ask(first.plugin, '192.0.2.1');
+    expect(open.verdict).to.equal(undefined);
+    const next = await build(reads(100, 1), first.carried);
+    next.carried.commit();
+    expect((ask(next.plugin, '192.0.2.1').verdict as { error: { message: string } }).error.message).to.equal(
+      'rate limited: too many requests in flight from this source; retry later',
+    );
+    open.close();
+    expect(ask(next.plugin, '192.0.2.1').verdict).to.equal(undefined);
+  });
+
+  it('keeps bucket levels, clamped to a smaller burst once the new chain is adopted', async () => {
+    const first = await build(reads(100));
+    for (let i = 0; i < 7; i++) expect(ask(first.plugin, '192.0.2.2', 'eth_getBalance').verdict).to.equal(undefined);
+    const next = await build(reads(50), first.carried);
+    next.carried.commit();
+    // 30 tokens left (and under a second's drip): three calls of 10, where a new source gets five.
+    const passed = (address: string) => {
+      let n = 0;
+      while (n < 10 && ask(next.plugin, address, 'eth_getBalance').verdict === undefined) n++;
+      return n;
+    };
+    expect(passed('192.0.2.2')).to.equal(3);
+    expect(passed('192.0.2.3')).to.equal(5);
+  });
+
+  it('names the source of a connection by its peer: IPv6 by prefix, a trusted proxy none (not capped)', async () => {
+    const { plugin } = await build({ trusted_proxies: ['10.0.0.1'], ipv6_source_prefix: 56 });
+    expect(plugin.connectionSource!('192.0.2.9')).to.equal('192.0.2.9');
+    expect(plugin.connectionSource!('::ffff:192.0.2.9')).to.equal('192.0.2.9');
+    expect(plugin.connectionSource!('2001:db8:0:ab12::1')).to.equal('2001:db8:0:ab00::/56');
+    expect(plugin.connectionSource!('10.0.0.1')).to.equal(null);
   });
 });

@@ -45,6 +45,18 @@ describe('config', () => {
     expect(config.upstreams.node?.url).to.equal('http://127.0.0.1:9651');
     expect(config.upstreams.heavy).to.deep.equal({ ...config.upstreams.execution, connections: defaultHeavyConnections() });
     expect(config.metricsListen).to.deep.equal({ host: '127.0.0.1', port: 9100 });
+    expect(config.maxConnectionsPerSource).to.equal(256);
+    expect(config.maxBodyBytesInFlight).to.equal(64 * 1024 * 1024);
+  });
+
+  it('caps connections per source at a quarter of max_connections, at most 256, unless set', () => {
+    const read = (extra: string) => parseConfig(base('\n  - gate', extra));
+    expect(read('').maxConnectionsPerSource).to.equal(256);
+    expect(read('max_connections: 64').maxConnectionsPerSource).to.equal(16);
+    expect(read('max_connections: 2').maxConnectionsPerSource).to.equal(1);
+    expect(read('max_connections: 64\nmax_connections_per_source: 64').maxConnectionsPerSource).to.equal(64);
+    expect(read('').maxBodyBytesInFlight).to.equal(67_108_864);
+    expect(read('max_body_bytes_in_flight: 1048576').maxBodyBytesInFlight).to.equal(1_048_576);
   });
 
   it('prices in the shipped example what returns logs alike, and filter creation like a log query', () => {
@@ -215,6 +227,16 @@ describe('config', () => {
       'more heavy connections than connections',
       base('\n  - gate', '  connections: 4\n  heavy_connections: 5'),
       'upstreams.heavy_connections: must be at most 4',
+    ],
+    [
+      'more connections per source than in all',
+      base('\n  - gate', 'max_connections: 64\nmax_connections_per_source: 65'),
+      'max_connections_per_source: must be at most 64',
+    ],
+    [
+      'a body budget smaller than the largest body',
+      base('\n  - gate', 'max_body_bytes_in_flight: 1048575'),
+      'max_body_bytes_in_flight: must be an integer >= 1048576',
     ],
     ['store: redis without a URL', base('\n  - gate', 'store: redis'), 'redis_url: is required with store: redis'],
     [
