@@ -34,6 +34,22 @@ export interface SimulateTask {
 
 export interface PoolSettings {
   readonly execution: UpstreamOptions;
+  /** Compute milliseconds one simulation may take (`simulation_budget_ms`); the default when absent. */
+  readonly simulationBudgetMs?: number;
+}
+
+/**
+ * What `simulate` answers: the compute milliseconds it took (wall time less EL waits:
+ * simulation/budget.ts), whatever the outcome, beside at most one of a refusal or an
+ * unreadable EL (neither: admitted). `bug`, with a refusal, says it came from an unexpected
+ * error (its class, message and place): for a throttled log line; the refusal itself only
+ * names the class.
+ */
+export interface SimulateAnswer {
+  readonly computeMs: number;
+  readonly refusal?: PoolRefusal['refusal'];
+  readonly unavailable?: string;
+  readonly bug?: string;
 }
 
 const settings = workerData as PoolSettings | undefined;
@@ -59,14 +75,20 @@ export function verify(tx: SignedFrames): PoolRefusal | undefined {
 // fraction of the time (most frame transactions never need it).
 let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;
 
-export async function simulate({ tx, facts, head }: SimulateTask): Promise<PoolRefusal | PoolUnavailable | undefined> {
+export async function simulate({ tx, facts, head }: SimulateTask): Promise<SimulateAnswer> {
   simulator ??= import('./simulation/simulate.js');
-  const { simulatePrefix } = await simulator;
+  const [{ simulatePrefix, SimulationFault }, { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS }] = await Promise.all([
+    simulator,
+    import('./simulation/budget.js'),
+  ]);
+  const budget = new ComputeBudget(settings?.simulationBudgetMs ?? DEFAULT_SIMULATION_BUDGET_MS);
   try {
-    await simulatePrefix(tx, facts, head, state!);
-    return undefined;
+    await simulatePrefix(tx, facts, head, state!, budget);
+    return { computeMs: budget.computeMs() };
   } catch (err) {
-    if (err instanceof Unavailable) return { unavailable: err.message };
-    return refusalOf(err);
+    const computeMs = budget.computeMs();
+    if (err instanceof Unavailable) return { computeMs, unavailable: err.message };
+    const { refusal } = refusalOf(err);
+    return err instanceof SimulationFault ? { computeMs, refusal, bug: err.bug } : { computeMs, refusal };
   }
 }
