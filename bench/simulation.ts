@@ -30,6 +30,14 @@ import { HeadState } from '../plugins/gate/state.js';
 import { Upstream } from '../src/plugin.js';
 import { encodeFrameTx, RECIPIENT } from '../support/frames.js';
 import { pointEvaluationInput } from '../support/kzg.js';
+import {
+  bigContract,
+  extcodehashLoop,
+  loopOf as loop,
+  precompileLoop as precompileLoopCode,
+  push2,
+  staticCallOf as staticCallFlag,
+} from '../support/verify-code.js';
 import { call } from '../support/http.js';
 import { median } from './measure.js';
 import { runBench, type StopLater } from './production.js';
@@ -39,38 +47,18 @@ const COLD_RUNS = Number(process.argv[3] ?? 5);
 const BUDGET_MS = Number(process.argv[4] ?? 10_000);
 const FILTER = process.argv[5] ?? '';
 const PREFIX_GAS = 100_000n;
-const CODE_MAX = 24_576;
 
-// ---- a minimal assembler: hex strings, fixed-width pushes so that offsets are known ----
 const hex = (value: bigint | number, bytes: number) =>
   BigInt(value)
     .toString(16)
     .padStart(bytes * 2, '0');
 const push = (value: bigint | number, bytes: number) => `${(0x5f + bytes).toString(16)}${hex(value, bytes)}`;
-const push2 = (value: number) => push(value, 2);
 const PUSH0 = '5f';
 const POP = '50';
-const JUMPDEST = '5b';
-const JUMP = '56';
 const GAS = '5a';
-const len = (code: string) => code.length / 2;
-/** `prefix`, then `body` run until the gas is gone (the frame fails "out of gas"). */
-const loop = (body: string, prefix = '') => `${prefix}${JUMPDEST}${body}${push2(len(prefix))}${JUMP}`;
-/** STATICCALL(all gas, to, argsOffset, argsSize, retOffset, retSize), result dropped. */
-const staticCall = (to: string, argsOffset: number, argsSize: number, retOffset: number, retSize: number) =>
-  `${push2(retSize)}${push2(retOffset)}${push2(argsSize)}${push2(argsOffset)}${to}${GAS}fa${POP}`;
-/** Calls precompile `address` with `input` (copied from the code's tail into memory 0) in a loop. */
-const precompileLoop = (address: number, input: string, retSize = 64) => {
-  const size = len(input);
-  const body = staticCall(push2(address), 0, size, size, retSize);
-  const prefixOf = (dataStart: number) => `${push2(size)}${push2(dataStart)}${PUSH0}39`;
-  const codeLength = len(loop(body, prefixOf(0)));
-  return `${loop(body, prefixOf(codeLength))}${input}`;
-};
-/** A 24 KB contract that jumps first (`salt` makes each one's code distinct). */
-const bigContract = (salt: number) => `0x6003${JUMP}${JUMPDEST}00${JUMPDEST.repeat(CODE_MAX - 7)}${hex(salt, 2)}`;
-/** The same 24 KB, calling itself with all its gas: as deep as the 63/64 rule allows. */
-const RECURSIVE = `0x6003${JUMP}${JUMPDEST}${PUSH0.repeat(4)}30${GAS}fa${POP}00${JUMPDEST.repeat(CODE_MAX - 13)}`;
+const CODE_MAX = 24_576;
+/** The same 24 KB as bigContract, calling itself with all its gas: as deep as the 63/64 rule allows. */
+const RECURSIVE = `0x600356${'5b'}${PUSH0.repeat(4)}30${GAS}fa${POP}00${'5b'.repeat(CODE_MAX - 13)}`;
 
 const CONTRACT = '0x00000000000000000000000000000000000c0de0';
 const MANY_BASE = 0xc0de1000n;
@@ -78,6 +66,9 @@ const MANY = 48;
 const manyAddress = (i: number) => `0x${(MANY_BASE + BigInt(i)).toString(16).padStart(40, '0')}`;
 const word = (value: bigint) => hex(value, 32);
 const fp = (value: bigint) => hex(value, 64);
+const staticCall = (to: string, argsOffset: number, argsSize: number, retOffset: number, retSize: number) =>
+  `${staticCallFlag(to, argsOffset, argsSize, retOffset, retSize)}${POP}`;
+const precompileLoop = (address: number, input: string, retSize = 64) => precompileLoopCode(address, input, retSize).slice(2);
 
 function precompileInputs() {
   const digest = sha256('0x01');
@@ -125,7 +116,7 @@ function cases(pointEvaluation: string): Case[] {
   const counted = (body: string, start: bigint, bytes: number) => loop(`${body}${push(1, 1)}01`, push(start, bytes));
   const list: Case[] = [
     { name: 'APPROVE only (the floor)', code: `0x${push(3, 1)}${PUSH0}${PUSH0}aa` },
-    { name: 'EXTCODEHASH of one 24 KB contract', code: `0x${loop(`${at}3f${POP}`)}`, contracts: big },
+    { name: 'EXTCODEHASH of one 24 KB contract', code: extcodehashLoop(CONTRACT), contracts: big },
     { name: 'EXTCODESIZE of one 24 KB contract', code: `0x${loop(`${at}3b${POP}`)}`, contracts: big },
     { name: 'EXTCODECOPY 32 B of one 24 KB contract', code: `0x${loop(`${push2(32)}${PUSH0}${PUSH0}${at}3c`)}`, contracts: big },
     { name: 'EXTCODECOPY 24 KB of one 24 KB contract', code: `0x${loop(`${push2(CODE_MAX)}${PUSH0}${PUSH0}${at}3c`)}`, contracts: big },

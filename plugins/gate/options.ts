@@ -3,6 +3,7 @@ import type { OptionsReader } from '../../src/plugin.js';
 import type { AdmissionLimits } from './admission.js';
 import type { DecodeLimits } from './decode.js';
 import { PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from './frame-checks.js';
+import { DEFAULT_SIMULATION_BUDGET_MS } from './simulation/budget.js';
 import { defaultThreads } from './work-pool.js';
 
 export interface GateOptions extends DecodeLimits, AdmissionLimits {
@@ -21,6 +22,8 @@ export interface GateOptions extends DecodeLimits, AdmissionLimits {
   /** Worker threads for signature entries and prefix simulation, and how many tasks may wait for them. */
   readonly threads: number;
   readonly queueMax: number;
+  /** Compute milliseconds one validation-prefix simulation may take before it is aborted and refused. */
+  readonly simulationBudgetMs: number;
 }
 
 /** Spec section 1 network parameters. */
@@ -50,6 +53,7 @@ export function parseGateOptions(options: OptionsReader): GateOptions {
     syncTimeoutMaxMs: options.integer('sync_timeout_max_ms', 10_000, { min: 1 }),
     threads: options.integer('threads', defaultThreads(), { min: 1, max: 64 }),
     queueMax: options.integer('queue_max', 256),
+    simulationBudgetMs: options.integer('simulation_budget_ms', DEFAULT_SIMULATION_BUDGET_MS, { min: 1, max: 10_000 }),
     // frame-transactions.md section 6 item 8: configurable, never lower than the reference.
     prefixGasBudget: BigInt(options.integer('prefix_gas_budget', Number(PREFIX_GAS_BUDGET), { min: Number(PREFIX_GAS_BUDGET) })),
     prefixStateGasBudget: BigInt(

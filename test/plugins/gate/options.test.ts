@@ -47,6 +47,7 @@ const DOCUMENTED: GateOptions = {
   syncTimeoutMaxMs: 10_000,
   threads: Math.max(1, Math.min(4, availableParallelism() - 1)),
   queueMax: 256,
+  simulationBudgetMs: 200,
   prefixGasBudget: 100_000n,
   prefixStateGasBudget: 500_000n,
 };
@@ -84,6 +85,7 @@ describe('gate: options', () => {
       sync_timeout_max_ms: 600,
       threads: 3,
       queue_max: 7,
+      simulation_budget_ms: 250,
       prefix_gas_budget: 100_001,
       prefix_state_gas_budget: 500_001,
     });
@@ -105,6 +107,7 @@ describe('gate: options', () => {
       syncTimeoutMaxMs: 600,
       threads: 3,
       queueMax: 7,
+      simulationBudgetMs: 250,
       prefixGasBudget: 100_001n,
       prefixStateGasBudget: 500_001n,
     } satisfies GateOptions);
@@ -192,6 +195,8 @@ describe('gate: options', () => {
         `${PATH}.sync_timeout_ms: must not exceed sync_timeout_max_ms (10000)`,
       ],
       ['a zero queue_max', { queue_max: 0 }, `${PATH}.queue_max: must be a positive integer`],
+      ['a zero simulation_budget_ms', { simulation_budget_ms: 0 }, `${PATH}.simulation_budget_ms: must be a positive integer`],
+      ['simulation_budget_ms past 10000', { simulation_budget_ms: 10_001 }, `${PATH}.simulation_budget_ms: must be at most 10000`],
       ['a fractional duplicate_window_ms', { duplicate_window_ms: 1.5 }, `${PATH}.duplicate_window_ms: must be a positive integer`],
       ['an empty validation_method', { validation_method: '' }, `${PATH}.validation_method: must be a non-empty string`],
       ['max_entries (the key is cache_max_entries)', { max_entries: 10 }, `${PATH}.max_entries: unknown key`],

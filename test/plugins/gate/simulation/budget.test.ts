@@ -10,7 +10,7 @@ const spin = (ms: number) => {
 
 describe('gate: the compute budget of one simulation', () => {
   it(`is ${DEFAULT_SIMULATION_BUDGET_MS} ms by default`, () => {
-    expect(DEFAULT_SIMULATION_BUDGET_MS).to.equal(100);
+    expect(DEFAULT_SIMULATION_BUDGET_MS).to.equal(200);
   });
 
   it('counts compute, not the time spent waiting for EL reads', async () => {
