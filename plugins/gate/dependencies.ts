@@ -23,12 +23,17 @@ export interface StateDependencies {
   readonly slots: ReadonlyArray<readonly [address: string, slot: string, word: string]>;
 }
 
-/** What a cached refusal keeps: the keys, and the digest of the values they read (`valuesDigest`). */
+/**
+ * What a cached refusal keeps: the keys, and the digest of the values they read (`valuesDigest`).
+ * Each list is one comma-separated string: one heap object, where 47 slot strings took ~2.4 KB.
+ */
 export interface DependencyDigest {
-  readonly accounts: readonly string[];
-  readonly codes: readonly string[];
+  /** Addresses whose nonce and balance were read. */
+  readonly accounts: string;
+  /** Addresses whose code was read. */
+  readonly codes: string;
   /** Per owner, its slots as 0x hex without leading zeros. */
-  readonly slots: ReadonlyArray<readonly [address: string, slots: readonly string[]]>;
+  readonly slots: ReadonlyArray<readonly [address: string, slots: string]>;
   readonly digest: string;
 }
 
@@ -40,6 +45,7 @@ export const DEPENDENCY_KEYS_MAX_CHARS = 1_600;
 
 export { codeHashOf };
 
+const list = (joined: string) => (joined === '' ? [] : joined.split(','));
 const shortSlot = (slot: string) => `0x${slot.slice(2).replace(/^0+/, '') || '0'}`;
 const fullSlot = (slot: string) => `0x${slot.slice(2).padStart(64, '0')}`;
 
@@ -57,9 +63,9 @@ export function compactDependencies(deps: CachedDependencies): DependencyDigest 
     owners.set(address, read);
   }
   const keys = {
-    accounts: deps.accounts.map(([address]) => address),
-    codes: deps.codes.map(([address]) => address),
-    slots: [...owners].map(([address, read]) => [address, read.map(([slot]) => slot)] as const),
+    accounts: deps.accounts.map(([address]) => address).join(','),
+    codes: deps.codes.map(([address]) => address).join(','),
+    slots: [...owners].map(([address, read]) => [address, read.map(([slot]) => slot).join(',')] as const),
   };
   if (JSON.stringify(keys).length > DEPENDENCY_KEYS_MAX_CHARS) return undefined;
   const words = [...owners.values()].flatMap((read) => read.map(([, word]) => word));
@@ -77,9 +83,9 @@ export function compactDependencies(deps: CachedDependencies): DependencyDigest 
 export async function stillHolds(deps: CachedDependencies, state: HeadState, head: Head): Promise<boolean> {
   if ('digest' in deps) {
     const [accounts, codes, words] = await Promise.all([
-      Promise.all(deps.accounts.map(async (address) => state.account(address, head))),
-      Promise.all(deps.codes.map(async (address) => codeHashOf(await state.code(address, head)))),
-      Promise.all(deps.slots.flatMap(([address, slots]) => slots.map((slot) => state.storage(address, fullSlot(slot), head)))),
+      Promise.all(list(deps.accounts).map(async (address) => state.account(address, head))),
+      Promise.all(list(deps.codes).map(async (address) => codeHashOf(await state.code(address, head)))),
+      Promise.all(deps.slots.flatMap(([address, slots]) => list(slots).map((slot) => state.storage(address, fullSlot(slot), head)))),
     ]);
     const read = accounts.map(({ nonce, balance }) => [nonce.toString(), balance.toString()] as const);
     return valuesDigest(read, codes, words) === deps.digest;
