@@ -116,6 +116,8 @@ function cases(pointEvaluation: string): Case[] {
   const counted = (body: string, start: bigint, bytes: number) => loop(`${body}${push(1, 1)}01`, push(start, bytes));
   const list: Case[] = [
     { name: 'APPROVE only (the floor)', code: `0x${push(3, 1)}${PUSH0}${PUSH0}aa` },
+    { name: 'JUMP loop (pure compute: the budget checks)', code: `0x${loop('')}` },
+    { name: 'JUMPI loop (pure compute: the budget checks)', code: `0x${loop(`${push(1, 1)}${push2(0)}57`)}` },
     { name: 'EXTCODEHASH of one 24 KB contract', code: extcodehashLoop(CONTRACT), contracts: big },
     { name: 'EXTCODESIZE of one 24 KB contract', code: `0x${loop(`${at}3b${POP}`)}`, contracts: big },
     { name: 'EXTCODECOPY 32 B of one 24 KB contract', code: `0x${loop(`${push2(32)}${PUSH0}${PUSH0}${at}3c`)}`, contracts: big },
