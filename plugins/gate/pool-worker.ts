@@ -11,6 +11,7 @@ import type { FrameTransaction } from './frame-codec.js';
 import { Refusal, Unavailable } from './errors.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
 import type { StateDependencies } from './dependencies.js';
+import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, threadShares } from './simulation/budget.js';
 import { HeadState, type Head } from './state.js';
 
 export interface PoolRefusal {
@@ -63,11 +64,15 @@ function refusalOf(err: unknown): PoolRefusal {
 }
 
 export function verify(tx: SignedFrames): PoolRefusal | undefined {
+  // Its time is shared out like a simulation's: simulations waiting behind it are not charged for it.
+  threadShares.enter();
   try {
     verifyFrameSignatures(tx);
     return undefined;
   } catch (err) {
     return refusalOf(err);
+  } finally {
+    threadShares.leave();
   }
 }
 
@@ -77,10 +82,8 @@ let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;
 
 export async function simulate({ tx, facts, head }: SimulateTask): Promise<SimulateAnswer> {
   simulator ??= import('./simulation/simulate.js');
-  const [{ simulatePrefix, SimulationFault }, { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS }] = await Promise.all([
-    simulator,
-    import('./simulation/budget.js'),
-  ]);
+  const { simulatePrefix, SimulationFault } = await simulator;
+  // Charged from here: the EVM's first load in the thread is not the transaction's.
   const budget = new ComputeBudget(settings?.simulationBudgetMs ?? DEFAULT_SIMULATION_BUDGET_MS);
   try {
     await simulatePrefix(tx, facts, head, state!, budget);

@@ -87,6 +87,8 @@ export async function simulatePrefix(
           : faultOf(err, progress);
     refusal.dependencies = stateManager.dependencies();
     throw refusal;
+  } finally {
+    budget.end();
   }
 }
 
