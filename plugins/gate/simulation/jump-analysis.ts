@@ -7,15 +7,15 @@
  * the method is wrapped, on the class the EVM itself runs (loaded from the package's own module
  * file), by one that delegates to it and remembers the answer:
  *
- * - keyed by the code bytes object: code-cache.ts hands out one object per distinct code, so the
- *   key is the code's content (a written code, a deploy frame's, is its own object);
- * - the answer lists opcode handlers of the EVM that asked (custom opcodes are per simulation),
- *   so it is reused only by the same opcode table: within a simulation, every call frame of the
- *   same code after the first.
+ * - keyed by the opcode table of the EVM that asked (the answer lists its opcode handlers, and
+ *   custom opcodes are per simulation), then by the code bytes object (code-cache.ts hands out
+ *   one object per distinct code, so the key is the code's content; a written code, a deploy
+ *   frame's, is its own object): within a simulation, every call frame of the same code after
+ *   the first reuses the first one's analysis.
  *
- * A WeakMap: an entry lives as long as its code does (the code cache bounds that). If a new
- * version of the package drops the method, `installJumpAnalysisCache` says so (its test fails)
- * and the interpreter simply analyses as before.
+ * WeakMaps: the analyses live as long as the simulation's EVM (a 24 KB code's is ~250 KB), not
+ * as long as the code cache keeps the code. If a new version of the package drops the method,
+ * `installJumpAnalysisCache` says so (its test fails) and the interpreter analyses as before.
  */
 interface Analysis {
   readonly jumps: Uint8Array;
@@ -23,11 +23,11 @@ interface Analysis {
   readonly opcodesCached: unknown[];
 }
 interface InterpreterLike {
-  _evm: { _opcodeMap: unknown };
+  _evm: { _opcodeMap: object };
   _getValidJumpDestinations(code: Uint8Array): Analysis;
 }
 
-const analyses = new WeakMap<Uint8Array, { readonly opcodeMap: unknown; readonly analysis: Analysis }>();
+const analyses = new WeakMap<object, WeakMap<Uint8Array, Analysis>>();
 
 let installed: Promise<boolean> | undefined;
 
@@ -43,10 +43,16 @@ export function installJumpAnalysisCache(): Promise<boolean> {
     if (proto === undefined || typeof analyse !== 'function') return false;
     proto._getValidJumpDestinations = function (this: InterpreterLike, code: Uint8Array): Analysis {
       const opcodeMap = this._evm._opcodeMap;
-      const cached = analyses.get(code);
-      if (cached !== undefined && cached.opcodeMap === opcodeMap) return cached.analysis;
-      const analysis = analyse.call(this, code);
-      analyses.set(code, { opcodeMap, analysis });
+      let byCode = analyses.get(opcodeMap);
+      if (byCode === undefined) {
+        byCode = new WeakMap();
+        analyses.set(opcodeMap, byCode);
+      }
+      let analysis = byCode.get(code);
+      if (analysis === undefined) {
+        analysis = analyse.call(this, code);
+        byCode.set(code, analysis);
+      }
       return analysis;
     };
     return true;
