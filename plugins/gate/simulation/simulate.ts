@@ -24,6 +24,7 @@ import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
 import { frameRefusal, Refusal, refuseFrame, Unavailable } from '../errors.js';
 import type { Head, HeadState } from '../state.js';
+import { AdditionWithoutSubgroupCheck } from './bls.js';
 import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, OverBudget } from './budget.js';
 import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
 import { frameOpcodes, journalApprovals, type FrameContext } from './frame-opcodes.js';
@@ -33,6 +34,8 @@ import { pointEvaluationPrecompile } from './kzg.js';
 import { validationRules, type RuleContext } from './validation-rules.js';
 
 const ENTRY_POINT = createAddressFromString('0x00000000000000000000000000000000000000aa');
+/** One for the thread: it holds no state. */
+const BLS = new AdditionWithoutSubgroupCheck();
 
 /** An unexpected error, refused as a verdict; `bug` (its class, message and place) is for the operator's log. */
 export class SimulationFault extends Refusal {
@@ -132,6 +135,7 @@ async function run(
     stateManager,
     customOpcodes: [...frameOpcodes(frames), ...validationRules(rules)],
     customPrecompiles: [pointEvaluationPrecompile((load) => budget.waiting(load))],
+    bls: BLS,
   });
   for (const address of [tx.sender, head.coinbase, ...PRECOMPILES]) evm.journal.addAlwaysWarmAddress(address.slice(2));
   // 0xFE runs natively in the EVM, past the rules' opcode table: a nested call that executes it is caught here.

@@ -281,7 +281,9 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     });
   });
 
-  describe('costs what it costs (issue 25): cached code, a compute budget, KZG', () => {
+  // Over the budget: test/plugins/gate/work-pool.test.ts (PoolSettings.simulationBudgetMs); no
+  // 100,000-gas code found takes the default 200 ms on this machine any more.
+  describe('costs what it costs (issue 25): cached code, cheap BLS additions, KZG', () => {
     /** The BLS12-381 G2 generator as EIP-2537 encodes it (each coordinate's c0 then c1, 64 bytes each). */
     const G2 = [
       '024aa2b2f08f0a91260805272dc51051c6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bdb8',
@@ -298,17 +300,9 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
       expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'out of gas'));
     });
 
-    it('a loop of BLS12-381 G2ADD (each call ~100x its price) is aborted past 200 ms of compute, refused, and the refusal cached', async () => {
+    it('a loop of BLS12-381 G2ADD (~1.5 s before additions skipped the subgroup check): judged out of gas within the budget', async () => {
       const raw = encodeFrameTx(selfFrames(await account(precompileLoop(0x0d, `${G2}${G2}`, 256)), 100_000n));
-      const started = Date.now();
-      const refusal = rejected(0, 'over the simulation budget', 'more than 200 ms of compute');
-      expect(await refusalOf(raw)).to.deep.equal(refusal);
-      expect(Date.now() - started).to.be.below(1_000);
-      expect(await refusalOf(raw)).to.deep.equal({
-        ...refusal,
-        message: `${refusal.message} (cached verdict)`,
-        data: { ...refusal.data, cached: true },
-      });
+      expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'out of gas'));
     });
 
     it('KZG point evaluation (0x0a) with a valid proof is admitted', async () => {
