@@ -27,11 +27,8 @@ const notOnCurve = (): never => {
 };
 const fp = (input: Uint8Array, at: number) => BigInt(`0x${Buffer.from(input.subarray(at + 16, at + FP_BYTES)).toString('hex')}`);
 const isZero = (input: Uint8Array) => input.every((byte) => byte === 0);
-const encode = (values: readonly bigint[]) => {
-  const out = new Uint8Array(values.length * FP_BYTES);
-  values.forEach((value, i) => out.set(Buffer.from(value.toString(16).padStart(FP_BYTES * 2, '0'), 'hex'), i * FP_BYTES));
-  return out;
-};
+const encode = (values: readonly bigint[]) =>
+  new Uint8Array(Buffer.from(values.map((value) => value.toString(16).padStart(FP_BYTES * 2, '0')).join(''), 'hex'));
 
 function g1(input: Uint8Array): G1Point {
   const { Point } = bls12_381.G1;
