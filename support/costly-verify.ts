@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { type Dispatcher, Pool, request } from 'undici';
 import { encodeFrameTx, mldsaAccount, RECIPIENT, selfTransfer, signed, type FrameTxFields } from './frames.js';
 import { call } from './http.js';
-import { extcodehashLoop, MAX_SIZE_CODE } from './verify-code.js';
+import { bigContract, extcodehashLoop } from './verify-code.js';
 
 const ONE_ETH = '0xde0b6b3a7640000';
 const MLDSA65 = 0x65;
@@ -50,7 +50,7 @@ const senderOf = (source: number, n: number) =>
 
 /** Puts the 24 KB contract and every flooding sender (the loop as its code, funded) on the EL, for `sources` sources. */
 export async function placeCostlyAccounts(elUrl: string, sources: number): Promise<void> {
-  await call(elUrl, 'anvil_setCode', [BIG, MAX_SIZE_CODE]);
+  await call(elUrl, 'anvil_setCode', [BIG, bigContract(0)]);
   for (let source = 0; source < sources; source++) {
     for (let n = 0; n < SENDERS_EACH; n++) {
       await call(elUrl, 'anvil_setCode', [senderOf(source, n), extcodehashLoop(BIG)]);

@@ -36,7 +36,12 @@ export function refuse(reason: string, detail: string): never {
  * `data.cause`; `detail`, for humans, only into the message.
  */
 export function refuseFrame(frame: number, mode: 'VERIFY' | 'deploy', cause: string, detail?: string): never {
-  throw new Refusal('verify-rejected', `${mode} frame ${frame}: ${cause}${detail === undefined ? '' : ` (${detail})`}`, { frame, cause });
+  throw frameRefusal(frame, mode, cause, detail);
+}
+
+/** The Refusal `refuseFrame` throws. */
+export function frameRefusal(frame: number, mode: 'VERIFY' | 'deploy', cause: string, detail?: string): Refusal {
+  return new Refusal('verify-rejected', `${mode} frame ${frame}: ${cause}${detail === undefined ? '' : ` (${detail})`}`, { frame, cause });
 }
 
 /** An EL refusal (`validation_method`): the reason is the EL's own text. */

@@ -47,9 +47,14 @@ export const gate: PluginModule<GateOptions> = {
       return createFollower(options.relayUrl === undefined ? undefined : relayTo(options.relayUrl, options.syncTimeoutMaxMs));
     }
     const state = new HeadState(stateReads, options.headCacheMs);
+    const simulationBug = throttledWarning(
+      log,
+      'gate: a simulation failed unexpectedly, refused as "simulation error" (throttled: count since the last line)',
+    );
     const pool = createWorkPool(
       { threads: options.threads, queueMax: options.queueMax, queuePerSource: options.queuePerSource },
-      { execution: stateReads.options },
+      { execution: stateReads.options, simulationBudgetMs: options.simulationBudgetMs },
+      (bug) => simulationBug({ bug }),
     );
     const verdictFor = createJudge({
       options,

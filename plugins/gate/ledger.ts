@@ -9,7 +9,7 @@
 import type { Redis } from 'ioredis';
 import type { Carried, PrimaryCall, SharedState } from '../../src/plugin.js';
 import { InFlight, type InFlightEntry } from './in-flight.js';
-import { VerdictCache, type CachedRefusal } from './verdict-cache.js';
+import { storedRefusal, VerdictCache, type CachedRefusal } from './verdict-cache.js';
 
 export type Reservation = 'ok' | 'nonce-in-flight' | 'cap';
 
@@ -182,7 +182,8 @@ export class RedisLedger implements Ledger {
     return { ...stored, head: stored.head === null ? undefined : BigInt(stored.head) };
   }
   async remember(hash: string, refusal: CachedRefusal) {
-    const stored = { ...refusal, head: refusal.head === undefined ? null : refusal.head.toString() };
+    // Its dependencies as a digest (verdict-cache.ts): a refusal stays under 2 KB.
+    const stored = { ...storedRefusal(refusal), head: refusal.head === undefined ? null : refusal.head.toString() };
     await this.redis.set(`${PREFIX}:refused:${hash}`, JSON.stringify(stored), 'PX', this.options.verdictTtlMs);
   }
   async reserve({ sender, entry, stateNonce, cap }: ReserveRequest): Promise<Reservation> {
@@ -240,7 +241,7 @@ export class PrimaryLedger implements Ledger {
     return this.call<CachedRefusal | undefined>('refusal', hash);
   }
   remember(hash: string, refusal: CachedRefusal) {
-    return this.call<void>('remember', hash, refusal);
+    return this.call<void>('remember', hash, storedRefusal(refusal));
   }
   reserve(request: ReserveRequest) {
     return this.call<Reservation>('reserve', request);

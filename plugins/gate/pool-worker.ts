@@ -11,6 +11,7 @@ import type { FrameTransaction } from './frame-codec.js';
 import { Refusal, Unavailable } from './errors.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
 import type { StateDependencies } from './dependencies.js';
+import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, threadShares } from './simulation/budget.js';
 import { HeadState, type Head } from './state.js';
 
 export interface PoolRefusal {
@@ -34,6 +35,22 @@ export interface SimulateTask {
 
 export interface PoolSettings {
   readonly execution: UpstreamOptions;
+  /** Compute milliseconds one simulation may take (`simulation_budget_ms`); the default when absent. */
+  readonly simulationBudgetMs?: number;
+}
+
+/**
+ * What `simulate` answers: the compute milliseconds it took (wall time less EL waits:
+ * simulation/budget.ts), whatever the outcome, beside at most one of a refusal or an
+ * unreadable EL (neither: admitted). `bug`, with a refusal, says it came from an unexpected
+ * error (its class, message and place): for a throttled log line; the refusal itself only
+ * names the class.
+ */
+export interface SimulateAnswer {
+  readonly computeMs: number;
+  readonly refusal?: PoolRefusal['refusal'];
+  readonly unavailable?: string;
+  readonly bug?: string;
 }
 
 const settings = workerData as PoolSettings | undefined;
@@ -47,11 +64,15 @@ function refusalOf(err: unknown): PoolRefusal {
 }
 
 export function verify(tx: SignedFrames): PoolRefusal | undefined {
+  // Its time is shared out like a simulation's: simulations waiting behind it are not charged for it.
+  threadShares.enter();
   try {
     verifyFrameSignatures(tx);
     return undefined;
   } catch (err) {
     return refusalOf(err);
+  } finally {
+    threadShares.leave();
   }
 }
 
@@ -59,14 +80,18 @@ export function verify(tx: SignedFrames): PoolRefusal | undefined {
 // fraction of the time (most frame transactions never need it).
 let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;
 
-export async function simulate({ tx, facts, head }: SimulateTask): Promise<PoolRefusal | PoolUnavailable | undefined> {
+export async function simulate({ tx, facts, head }: SimulateTask): Promise<SimulateAnswer> {
   simulator ??= import('./simulation/simulate.js');
-  const { simulatePrefix } = await simulator;
+  const { simulatePrefix, SimulationFault } = await simulator;
+  // Charged from here: the EVM's first load in the thread is not the transaction's.
+  const budget = new ComputeBudget(settings?.simulationBudgetMs ?? DEFAULT_SIMULATION_BUDGET_MS);
   try {
-    await simulatePrefix(tx, facts, head, state!);
-    return undefined;
+    await simulatePrefix(tx, facts, head, state!, budget);
+    return { computeMs: budget.computeMs() };
   } catch (err) {
-    if (err instanceof Unavailable) return { unavailable: err.message };
-    return refusalOf(err);
+    const computeMs = budget.computeMs();
+    if (err instanceof Unavailable) return { computeMs, unavailable: err.message };
+    const { refusal } = refusalOf(err);
+    return err instanceof SimulationFault ? { computeMs, refusal, bug: err.bug } : { computeMs, refusal };
   }
 }

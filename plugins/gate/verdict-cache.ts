@@ -8,7 +8,7 @@
  *
  * Entries expire in insertion order (one TTL per map), so expiry is a sweep from the front.
  */
-import type { StateDependencies } from './dependencies.js';
+import { compactDependencies, type CachedDependencies } from './dependencies.js';
 
 export interface CachedRefusal {
   readonly reason: string;
@@ -19,8 +19,23 @@ export interface CachedRefusal {
   readonly byExecutionLayer: boolean;
   /** Head number it was judged at; undefined when the verdict does not depend on state. */
   readonly head: bigint | undefined;
-  /** What a validation-prefix refusal read: it holds at a later head while all of it reads the same. */
-  readonly dependencies?: StateDependencies;
+  /**
+   * What a validation-prefix refusal read: it holds at a later head while all of it reads the
+   * same. Stored as a digest (dependencies.ts), or not at all when too many keys were read.
+   */
+  readonly dependencies?: CachedDependencies;
+}
+
+/**
+ * The refusal as a cache keeps it (every ledger: memory, the primary process, Redis): its
+ * dependencies as a digest, bounded; without them when their keys alone pass the bound, so that
+ * it then holds only at its head.
+ */
+export function storedRefusal(refusal: CachedRefusal): CachedRefusal {
+  if (refusal.dependencies === undefined) return refusal;
+  const { dependencies, ...rest } = refusal;
+  const digest = compactDependencies(dependencies);
+  return digest === undefined ? rest : { ...rest, dependencies: digest };
 }
 
 class ExpiringMap<V> {
@@ -83,6 +98,6 @@ export class VerdictCache {
   }
 
   refuse(hash: string, refusal: CachedRefusal): void {
-    this.refused.set(hash, refusal);
+    this.refused.set(hash, storedRefusal(refusal));
   }
 }

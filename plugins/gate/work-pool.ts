@@ -21,7 +21,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import type { Frame, SignatureEntry } from './frame-codec.js';
-import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateTask } from './pool-worker.js';
+import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateAnswer, SimulateTask } from './pool-worker.js';
 import { Abandoned, PoolBusy, Refusal, Unavailable } from './errors.js';
 import { FairQueue } from './fair-queue.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
@@ -153,17 +153,23 @@ class Lane {
   }
 }
 
-export function createWorkPool(limits: PoolLimits, settings: PoolSettings): WorkPool {
+/**
+ * `onBug` hears of an unexpected error inside a simulation (its class, message and where), which
+ * the thread has already turned into a classified refusal: for the log, never for the client.
+ */
+export function createWorkPool(limits: PoolLimits, settings: PoolSettings, onBug: (bug: string) => void = () => {}): WorkPool {
   const lanes = { verify: new Lane('verify', limits, settings), simulate: new Lane('simulate', limits, settings) };
   const run = async (name: LaneName, job: PoolJob, task: unknown) => {
     const answer = (await lanes[name].run(job, task)) as object | undefined;
-    if (answer !== undefined && 'refusal' in answer) {
+    if (answer !== undefined && 'bug' in answer) onBug((answer as SimulateAnswer).bug!);
+    if (answer !== undefined && 'refusal' in answer && (answer as PoolRefusal).refusal !== undefined) {
       const { reason, detail, extra, dependencies } = (answer as PoolRefusal).refusal;
       const refusal = new Refusal(reason, detail, extra);
       refusal.dependencies = dependencies;
       throw refusal;
     }
-    if (answer !== undefined && 'unavailable' in answer) throw new Unavailable((answer as PoolUnavailable).unavailable);
+    if (answer !== undefined && 'unavailable' in answer && (answer as PoolUnavailable).unavailable !== undefined)
+      throw new Unavailable((answer as PoolUnavailable).unavailable);
   };
   return {
     async verify(tx, job) {

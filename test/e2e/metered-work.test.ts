@@ -139,16 +139,16 @@ describe('metered work: another source is served while sources flood costly VERI
     const transfers = (count: number) => fundedMldsaTransfers(anvil.current.url, count);
     // The first starts the pool's threads: not part of the baseline.
     await victimLatencies(victims, ingress.url, await transfers(1));
-    const baseline = await victimLatencies(victims, ingress.url, await transfers(8));
-    const attacked = await transfers(16);
+    const baseline = await victimLatencies(victims, ingress.url, await transfers(12));
+    const attacked = await transfers(24);
 
-    // Eight transfers over six seconds under each flood.
+    // Twelve transfers over six seconds under each flood.
     const one = floodCostlyVerify(ingress.url, 1);
-    const underOne = await victimLatencies(victims, ingress.url, attacked.slice(0, 8), 750);
+    const underOne = await victimLatencies(victims, ingress.url, attacked.slice(0, 12), 500);
     await one.stop();
 
     const twelve = floodCostlyVerify(ingress.url, ATTACKERS);
-    const underTwelve = await victimLatencies(victims, ingress.url, attacked.slice(8), 750);
+    const underTwelve = await victimLatencies(victims, ingress.url, attacked.slice(12), 500);
     await twelve.stop();
     const seconds = await cpuEachSecond(ingress.child.pid!, 3);
 

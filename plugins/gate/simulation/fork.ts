@@ -5,10 +5,15 @@
  */
 import { createCustomCommon, Hardfork, Mainnet, type Common } from '@ethereumjs/common';
 import { getActivePrecompiles } from '@ethereumjs/evm';
+import { nativeEcrecover } from './ecrecover.js';
 
 export const CHAIN_ID = 8141;
 
-export const COMMON: Common = createCustomCommon({ chainId: CHAIN_ID }, Mainnet, { hardfork: Hardfork.Osaka });
+export const COMMON: Common = createCustomCommon({ chainId: CHAIN_ID }, Mainnet, {
+  hardfork: Hardfork.Osaka,
+  // ECRECOVER natively (ecrecover.ts); the KZG is given on first use (kzg.ts).
+  customCrypto: { ecrecover: nativeEcrecover },
+});
 
 /** The precompiles active at the fork, lower-case 0x addresses. */
 export const PRECOMPILES: readonly string[] = [...getActivePrecompiles(COMMON).keys()].map((address) => `0x${address}`);

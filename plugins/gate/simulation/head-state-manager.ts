@@ -8,13 +8,16 @@
  * written before a reverted checkpoint stays visible; and its reads (eth_getProof) bypass the
  * gate's per-head cache and upstream pool.
  *
- * It also records what the verdict depends on: every account, code and sender slot read.
+ * It also records what the verdict depends on: every account, code and sender slot read; and,
+ * for the simulation's compute budget (budget.ts), the time spent waiting for those reads.
+ * Code is decoded and hashed once per distinct code (code-cache.ts), not on every access.
  */
 import { SimpleStateManager } from '@ethereumjs/statemanager';
 import { Account, bytesToHex, hexToBytes, unpadBytes, type Address } from '@ethereumjs/util';
-import { keccak256 } from '../hex.js';
-import { codeHashOf, type StateDependencies } from '../dependencies.js';
+import type { StateDependencies } from '../dependencies.js';
 import type { Head, HeadState } from '../state.js';
+import type { ComputeBudget } from './budget.js';
+import { codeEntry, codeHashOf } from './code-cache.js';
 import { COMMON } from './fork.js';
 
 export interface StateWrites {
@@ -36,6 +39,7 @@ export class HeadStateManager extends SimpleStateManager {
     private readonly state: HeadState,
     private readonly head: Head,
     private readonly sender: string,
+    private readonly budget?: ComputeBudget,
   ) {
     super({ common: COMMON });
   }
@@ -44,11 +48,11 @@ export class HeadStateManager extends SimpleStateManager {
     const key = address.toString();
     const top = this.topAccountStack();
     if (top.has(key)) return top.get(key);
-    const [{ nonce, balance }, code] = await Promise.all([this.state.account(key, this.head), this.headCode(key)]);
+    const [{ nonce, balance }, code] = await this.waiting(Promise.all([this.state.account(key, this.head), this.headCode(key)]));
     this.accounts.set(key, { nonce, balance });
     if (nonce === 0n && balance === 0n && code === '0x') return undefined;
-    // A fresh object: the EVM mutates what it is given before putAccount.
-    return new Account(nonce, balance, undefined, code === '0x' ? undefined : keccak256(hexToBytes(code as `0x${string}`)));
+    // A fresh object: the EVM mutates what it is given before putAccount (never the code hash's bytes).
+    return new Account(nonce, balance, undefined, code === '0x' ? undefined : codeEntry(code).hash);
   }
 
   override async getCode(address: Address): Promise<Uint8Array> {
@@ -57,7 +61,7 @@ export class HeadStateManager extends SimpleStateManager {
     if (written !== undefined) return written;
     const top = this.topAccountStack();
     if (top.has(key) && top.get(key) === undefined) return new Uint8Array(0);
-    return hexToBytes((await this.headCode(key)) as `0x${string}`);
+    return codeEntry(await this.waiting(this.headCode(key))).bytes;
   }
 
   override async getCodeSize(address: Address): Promise<number> {
@@ -72,7 +76,7 @@ export class HeadStateManager extends SimpleStateManager {
     if (written !== undefined) return written;
     if (top.has(owner + CLEARED)) return new Uint8Array(0);
     const padded = `0x${key.slice(2).padStart(64, '0')}`;
-    const word = await this.state.storage(owner, padded, this.head);
+    const word = await this.waiting(this.state.storage(owner, padded, this.head));
     if (owner === this.sender) this.senderSlots.set(padded, word);
     return unpadBytes(hexToBytes(word as `0x${string}`));
   }
@@ -115,6 +119,10 @@ export class HeadStateManager extends SimpleStateManager {
   /** Addresses whose code the prefix wrote (a deploy frame's CREATE*). */
   writtenCode(): string[] {
     return [...this.topCodeStack().keys()];
+  }
+
+  private waiting<T>(read: Promise<T>): Promise<T> {
+    return this.budget === undefined ? read : this.budget.waiting(read);
   }
 
   private async headCode(address: string): Promise<string> {

@@ -10,7 +10,11 @@
  * - it stops once the frame that sets the payer completes: later frames are not the gate's.
  *
  * Throws a `verify-rejected` Refusal naming the frame and the cause; either way, what the verdict
- * rests on (every account, code and sender slot read) goes with it.
+ * rests on (every account, code and sender slot read) goes with it. Past its compute budget
+ * (budget.ts) a simulation is aborted and refused with the cause "over the simulation budget";
+ * anything else it throws that is not a verdict or an unreadable EL (a bug: in this code, the
+ * EVM or a precompile's library) is refused too, with the cause "simulation error: <class>", as
+ * a `SimulationFault` carrying what to log.
  */
 import { createEVM } from '@ethereumjs/evm';
 import { createAddressFromString } from '@ethereumjs/util';
@@ -18,27 +22,88 @@ import { Approvals, defaultCodeScope } from '../approval.js';
 import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
 import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
-import { Refusal, refuseFrame } from '../errors.js';
+import { frameRefusal, Refusal, refuseFrame, Unavailable } from '../errors.js';
 import type { Head, HeadState } from '../state.js';
+import { AdditionWithoutSubgroupCheck } from './bls.js';
+import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, OverBudget } from './budget.js';
 import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
 import { frameOpcodes, journalApprovals, type FrameContext } from './frame-opcodes.js';
 import { HeadStateManager } from './head-state-manager.js';
+import { installJumpAnalysisCache } from './jump-analysis.js';
+import { pointEvaluationPrecompile } from './kzg.js';
 import { validationRules, type RuleContext } from './validation-rules.js';
 
 const ENTRY_POINT = createAddressFromString('0x00000000000000000000000000000000000000aa');
+/** One for the thread: it holds no state. */
+const BLS = new AdditionWithoutSubgroupCheck();
 
-/** Simulates, attaching what was read to a refusal (the verdict cache keeps it). */
-export async function simulatePrefix(tx: FrameTransaction, facts: FrameFacts, head: Head, state: HeadState): Promise<void> {
-  const stateManager = new HeadStateManager(state, head, tx.sender);
-  try {
-    await run(tx, facts, head, stateManager);
-  } catch (err) {
-    if (err instanceof Refusal) err.dependencies = stateManager.dependencies();
-    throw err;
+/** An unexpected error, refused as a verdict; `bug` (its class, message and place) is for the operator's log. */
+export class SimulationFault extends Refusal {
+  constructor(
+    frame: number,
+    mode: 'VERIFY' | 'deploy',
+    readonly bug: string,
+    errorClass: string,
+  ) {
+    const { reason, detail, extra } = frameRefusal(frame, mode, `simulation error: ${errorClass}`);
+    super(reason, detail, extra);
   }
 }
 
-async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateManager: HeadStateManager): Promise<void> {
+/** Where the simulation is: the frame a refusal that is not a rule's names. */
+interface Progress {
+  frame: number;
+  mode: 'VERIFY' | 'deploy';
+}
+
+const BUG_MESSAGE_MAX = 200;
+
+function faultOf(err: unknown, { frame, mode }: Progress): SimulationFault {
+  const errorClass = err instanceof Error ? err.constructor.name : typeof err;
+  const message = err instanceof Error ? err.message : String(err);
+  const place = err instanceof Error ? (err.stack?.split('\n')[1]?.trim() ?? '') : '';
+  return new SimulationFault(frame, mode, `${errorClass}: ${message.slice(0, BUG_MESSAGE_MAX)} ${place}`.trim(), errorClass);
+}
+
+/**
+ * Simulates within `budget`, attaching what was read to a refusal (the verdict cache keeps it).
+ * The caller reads the compute time spent off the budget, whatever the outcome.
+ */
+export async function simulatePrefix(
+  tx: FrameTransaction,
+  facts: FrameFacts,
+  head: Head,
+  state: HeadState,
+  budget = new ComputeBudget(DEFAULT_SIMULATION_BUDGET_MS),
+): Promise<void> {
+  const stateManager = new HeadStateManager(state, head, tx.sender, budget);
+  const progress: Progress = { frame: 0, mode: 'VERIFY' };
+  try {
+    await run(tx, facts, head, stateManager, budget, progress);
+  } catch (err) {
+    if (err instanceof Unavailable) throw err;
+    const refusal =
+      err instanceof Refusal
+        ? err
+        : err instanceof OverBudget
+          ? frameRefusal(progress.frame, progress.mode, 'over the simulation budget', `more than ${budget.budgetMs} ms of compute`)
+          : faultOf(err, progress);
+    refusal.dependencies = stateManager.dependencies();
+    throw refusal;
+  } finally {
+    budget.end();
+  }
+}
+
+async function run(
+  tx: FrameTransaction,
+  facts: FrameFacts,
+  head: Head,
+  stateManager: HeadStateManager,
+  budget: ComputeBudget,
+  progress: Progress,
+): Promise<void> {
+  await budget.waiting(installJumpAnalysisCache());
   const senderAccount = await stateManager.getAccount(createAddressFromString(tx.sender));
   const senderCode = await stateManager.getCode(createAddressFromString(tx.sender));
   const approvals = new Approvals(tx, senderAccount !== undefined);
@@ -63,8 +128,15 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
     inDeployFrame: false,
     violation: undefined,
     codeAt: (address) => stateManager.getCode(createAddressFromString(address)),
+    checkBudget: () => budget.check(),
   };
-  const evm = await createEVM({ common: COMMON, stateManager, customOpcodes: [...frameOpcodes(frames), ...validationRules(rules)] });
+  const evm = await createEVM({
+    common: COMMON,
+    stateManager,
+    customOpcodes: [...frameOpcodes(frames), ...validationRules(rules)],
+    customPrecompiles: [pointEvaluationPrecompile((load) => budget.waiting(load))],
+    bls: BLS,
+  });
   for (const address of [tx.sender, head.coinbase, ...PRECOMPILES]) evm.journal.addAlwaysWarmAddress(address.slice(2));
   // 0xFE runs natively in the EVM, past the rules' opcode table: a nested call that executes it is caught here.
   journalApprovals(evm, frames, (error) => {
@@ -75,6 +147,9 @@ async function run(tx: FrameTransaction, facts: FrameFacts, head: Head, stateMan
     const frame = tx.frames[i]!;
     const target = frame.target ?? tx.sender;
     const species = frame.mode === FrameMode.Verify ? 'VERIFY' : 'deploy';
+    progress.frame = i;
+    progress.mode = species;
+    budget.check();
     const fail: (cause: string, detail?: string) => never = (cause, detail) => refuseFrame(i, species, cause, detail);
     frames.frameIndex = i;
     frames.stateGasLeft = frame.stateGas;

@@ -19,6 +19,8 @@ export interface RuleContext {
   /** The first rule broken, if any. */
   violation: string | undefined;
   codeAt(address: string): Promise<Uint8Array>;
+  /** Called at every CALL* and EXTCODE*: throws once the simulation is over its compute budget (budget.ts). */
+  checkBudget(): void;
 }
 
 const BANNED = new Map<number, string>([
@@ -123,6 +125,9 @@ export function validationRules(ctx: RuleContext): AddOpcode[] {
       // The program counter already points past GAS.
       if (!CALLS.has(runState.code[runState.programCounter] ?? 0)) violate('GAS not followed by a call');
     }),
+    // Every loop runs through a JUMP or JUMPI: the budget bounds pure-compute loops there.
+    wrap(0x56, ctx.checkBudget),
+    wrap(0x57, ctx.checkBudget),
     wrap(0xf0, () => {
       if (!ctx.inDeployFrame) violate('banned opcode CREATE');
     }),
@@ -133,6 +138,7 @@ export function validationRules(ctx: RuleContext): AddOpcode[] {
   for (const [opcode, name] of CALLS) {
     rules.push(
       wrap(opcode, async (runState) => {
+        ctx.checkBudget();
         const [, target, value] = runState.stack.peek(3) as [bigint, bigint, bigint];
         const carriesValue = (opcode === 0xf1 || opcode === 0xf2) && value !== 0n;
         if (carriesValue && ctx.inDeployFrame) violate('value transfer in the validation prefix');
@@ -141,7 +147,12 @@ export function validationRules(ctx: RuleContext): AddOpcode[] {
     );
   }
   for (const [opcode, name] of EXTCODE) {
-    rules.push(wrap(opcode, (runState) => reachable(name, runState.stack.peek(1)[0]!)));
+    rules.push(
+      wrap(opcode, (runState) => {
+        ctx.checkBudget();
+        return reachable(name, runState.stack.peek(1)[0]!);
+      }),
+    );
   }
   return rules;
 }

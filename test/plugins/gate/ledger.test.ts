@@ -1,5 +1,6 @@
 import { deserialize, serialize } from 'node:v8';
 import { expect } from 'chai';
+import { keccak256, toUtf8Bytes } from 'ethers';
 import { Redis } from 'ioredis';
 import type { StateDependencies } from '../../../plugins/gate/dependencies.js';
 import {
@@ -71,6 +72,33 @@ const DEPENDENCIES: StateDependencies = {
   ],
   slots: [[BOB, `0x${'00'.repeat(31)}01`, `0x${'00'.repeat(31)}2a`]],
 };
+/** What every ledger keeps of them: the keys (slots without leading zeros), and keccak-256 of the values' canonical JSON. */
+const STORED_DEPENDENCIES = {
+  accounts: ALICE,
+  codes: `${BOB},${SPONSOR}`,
+  slots: [[BOB, '0x1']],
+  digest: keccak256(
+    toUtf8Bytes(JSON.stringify([[['7', '1000000000000000000']], [`0x${'cd'.repeat(32)}`, '0x'], [`0x${'00'.repeat(31)}2a`]])),
+  ),
+};
+/** A refusal that read `count` sender slots, 32-byte keys if `wide` (an attacker's choice), else 0, 1, 2, … */
+const refusalReading = (count: number, wide: boolean) => ({
+  reason: 'verify-rejected',
+  detail: 'VERIFY frame 0: out of gas',
+  extra: { frame: 0, cause: 'out of gas' },
+  byExecutionLayer: false,
+  head: HEAD,
+  dependencies: {
+    accounts: [[ALICE, '1', '2'] as const],
+    codes: [[ALICE, `0x${'cd'.repeat(32)}`] as const],
+    slots: Array.from({ length: count }, (_, i) => {
+      const slot = wide
+        ? `0x${(BigInt(keccak256(toUtf8Bytes(String(i)))) | (1n << 255n)).toString(16)}`
+        : `0x${i.toString(16).padStart(64, '0')}`;
+      return [ALICE, slot, `0x${'ff'.repeat(32)}`] as const;
+    }),
+  },
+});
 
 /**
  * One behaviour table, run as is against every ledger: each row runs its steps on a fresh ledger
@@ -152,9 +180,27 @@ const ROWS: Row[] = [
         extra: { frame: 0, cause: '0x08c379a0' },
         byExecutionLayer: false,
         head: 18446744073709551617n,
-        dependencies: DEPENDENCIES,
+        dependencies: STORED_DEPENDENCIES,
       },
     },
+  },
+  {
+    name: 'keeps a refusal that read 47 sender slots under 2 KB: a digest of its 47 keys, or none when the keys alone are too long',
+    async run(ledger) {
+      await ledger.remember(TX, refusalReading(47, false));
+      await ledger.remember(OTHER_TX, refusalReading(47, true));
+      const [narrow, wide] = [(await ledger.refusal(TX))!, (await ledger.refusal(OTHER_TX))!];
+      const size = (refusal: object) => JSON.stringify(refusal, (_, v) => (typeof v === 'bigint' ? v.toString() : v)).length;
+      const { dependencies } = narrow as { dependencies?: { slots: Array<[string, string]>; digest: string } };
+      return {
+        narrowSlots: dependencies?.slots[0]?.[1].split(',').length,
+        narrowDigest: typeof dependencies?.digest,
+        wideDependencies: 'dependencies' in wide,
+        under2Kb: [size(narrow), size(wide)].every((bytes) => bytes <= 2_048),
+        wideHead: wide.head,
+      };
+    },
+    expected: { narrowSlots: 47, narrowDigest: 'string', wideDependencies: false, under2Kb: true, wideHead: HEAD },
   },
   {
     name: 'replays a refusal that does not depend on state with head undefined',

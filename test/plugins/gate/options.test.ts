@@ -48,6 +48,7 @@ const DOCUMENTED: GateOptions = {
   threads: Math.max(1, Math.min(4, availableParallelism() - 1)),
   queueMax: 256,
   queuePerSource: 4,
+  simulationBudgetMs: 200,
   prefixGasBudget: 100_000n,
   prefixStateGasBudget: 500_000n,
 };
@@ -86,6 +87,7 @@ describe('gate: options', () => {
       threads: 3,
       queue_max: 7,
       queue_per_source: 2,
+      simulation_budget_ms: 250,
       prefix_gas_budget: 100_001,
       prefix_state_gas_budget: 500_001,
     });
@@ -108,6 +110,7 @@ describe('gate: options', () => {
       threads: 3,
       queueMax: 7,
       queuePerSource: 2,
+      simulationBudgetMs: 250,
       prefixGasBudget: 100_001n,
       prefixStateGasBudget: 500_001n,
     } satisfies GateOptions);
@@ -196,6 +199,8 @@ describe('gate: options', () => {
       ],
       ['a zero queue_max', { queue_max: 0 }, `${PATH}.queue_max: must be a positive integer`],
       ['a zero queue_per_source', { queue_per_source: 0 }, `${PATH}.queue_per_source: must be a positive integer`],
+      ['a zero simulation_budget_ms', { simulation_budget_ms: 0 }, `${PATH}.simulation_budget_ms: must be a positive integer`],
+      ['simulation_budget_ms past 10000', { simulation_budget_ms: 10_001 }, `${PATH}.simulation_budget_ms: must be at most 10000`],
       ['a fractional duplicate_window_ms', { duplicate_window_ms: 1.5 }, `${PATH}.duplicate_window_ms: must be a positive integer`],
       ['an empty validation_method', { validation_method: '' }, `${PATH}.validation_method: must be a non-empty string`],
       ['max_entries (the key is cache_max_entries)', { max_entries: 10 }, `${PATH}.max_entries: unknown key`],

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { expect } from 'chai';
 import { VerdictCache, type CachedRefusal } from '../../../plugins/gate/verdict-cache.js';
 
@@ -38,5 +40,33 @@ describe('gate: verdict cache', () => {
     ]);
     // The two maps are bounded apart: refusals did not push admissions out.
     expect(verdicts.isAdmitted('0x4')).to.equal(true);
+  });
+
+  it('keeps a refusal that read 47 sender slots in at most 2 KB of heap (measured over 10,000)', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const sender = `0x${'11'.repeat(20)}`;
+    const readingSlots = (n: number): CachedRefusal => ({
+      ...refusal('verify-rejected', 100n),
+      extra: { frame: 0, cause: 'out of gas' },
+      dependencies: {
+        accounts: [[sender, String(n), '1000000000000000000']],
+        codes: [[sender, `0x${n.toString(16).padStart(64, '0')}`]],
+        slots: Array.from({ length: 47 }, (_, i) => [
+          sender,
+          `0x${i.toString(16).padStart(64, '0')}`,
+          `0x${(n + i).toString(16).padStart(64, '0')}`,
+        ]),
+      },
+    });
+    const verdicts = new VerdictCache({ duplicateWindowMs: 60_000, verdictTtlMs: 600_000, maxEntries: 20_000 });
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    // Each refusal as the simulation hands it over (~31 KB, garbage once stored).
+    for (let n = 0; n < 10_000; n++) verdicts.refuse(`0x${n.toString(16).padStart(64, '0')}`, readingSlots(n));
+    gc();
+    const perRefusal = (process.memoryUsage().heapUsed - before) / 10_000;
+    expect(perRefusal).to.be.within(500, 2_048);
+    expect(verdicts.refusal(`0x${'0'.repeat(64)}`)?.dependencies).to.have.property('digest');
   });
 });

@@ -1,9 +1,16 @@
 import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
+import { Piscina } from 'piscina';
+import { checkFrameTransaction } from '../../../plugins/gate/frame-checks.js';
+import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
+import type { PoolSettings, SimulateAnswer, SimulateTask } from '../../../plugins/gate/pool-worker.js';
 import { encodeFrameTx, p256HeavyFrames, selfTransfer } from '../../../support/frames.js';
 import { Agent, request } from 'undici';
 import { rpc } from '../../../support/http.js';
 import { DEV_KEY } from '../../../support/keys.js';
+import { startStubEl, type StubEl } from '../../../support/stub-el.js';
+import { APPROVE_3, ENDLESS_LOOP, REVERTS } from '../../../support/verify-code.js';
+import { within } from '../../../support/within.js';
 import { useAnvil } from '../../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 
@@ -18,10 +25,11 @@ const p256Frames = (count: number) => {
 };
 
 /** An ingress with `plugins` in front of its own anvil, for the suite. */
-function useIngress(plugins: string): { readonly current: TestIngress } {
+function useIngress(plugins: string): { readonly current: TestIngress; readonly elUrl: string } {
   const anvil = useAnvil();
-  const holder = {} as { current: TestIngress };
+  const holder = {} as { current: TestIngress; elUrl: string };
   before(async () => {
+    holder.elUrl = anvil.current.url;
     holder.current = await startTestIngress(testConfig(anvil.current.url, plugins));
   });
   after(() => holder.current?.shutdown());
@@ -142,5 +150,156 @@ describe('gate: the worker pool serves sources in turn, each within its own queu
         data: { retry_after_ms: 1_000 },
       });
     }
+  });
+});
+
+describe("gate: a pool thread's simulate answers with the compute time it took, whatever the outcome", () => {
+  const SMART = `0x${'5a'.repeat(20)}`;
+  /** Each account's code and nonce as the stub EL answers them; tests change them. */
+  let codes: Record<string, string>;
+  let nonce: string;
+  let el: StubEl;
+  const pools: Piscina[] = [];
+  const answer = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result });
+
+  before(async () => {
+    el = await startStubEl({
+      eth_getTransactionCount: (id) => answer(id, nonce),
+      eth_getBalance: (id) => answer(id, '0xde0b6b3a7640000'),
+      eth_getCode: (id, params) => {
+        const code = codes[(params as string[])[0]!];
+        return code === 'fail'
+          ? JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: 'header not found' } })
+          : answer(id, code ?? '0x');
+      },
+      eth_getStorageAt: (id) => answer(id, `0x${'00'.repeat(32)}`),
+    });
+  });
+  after(async () => {
+    await Promise.all(pools.map((pool) => pool.destroy()));
+    await el?.close();
+  });
+  beforeEach(() => {
+    codes = {};
+    nonce = '0x1';
+  });
+
+  const poolWith = (simulationBudgetMs?: number) => {
+    const settings: PoolSettings = {
+      execution: { url: el.url, connections: 2, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000 },
+      ...(simulationBudgetMs === undefined ? {} : { simulationBudgetMs }),
+    };
+    const pool = new Piscina({
+      filename: new URL('../../../plugins/gate/pool-worker.js', import.meta.url).href,
+      maxThreads: 1,
+      workerData: settings,
+    });
+    pools.push(pool);
+    return pool;
+  };
+  let head = 100n;
+  const simulate = async (pool: Piscina, code: string): Promise<SimulateAnswer> => {
+    codes[SMART] ??= code;
+    const tx = decodeFrameTransaction(
+      encodeFrameTx({
+        sender: SMART,
+        frames: [
+          { mode: 1, flags: 3, executionGas: 90_000n },
+          { mode: 2, flags: 0, target: `0x${'de'.repeat(20)}`, executionGas: 30_000n, value: 1n },
+        ],
+        signatures: [],
+        fees: [0n, 2_000_000_000n, 0n],
+      }),
+    );
+    const facts = checkFrameTransaction(tx, { chainId: 8141n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n });
+    // A new head each time: nothing cached from an earlier test.
+    const task: SimulateTask = {
+      tx,
+      facts,
+      head: { number: head++, baseFee: 7n, timestamp: 1_700_000_000n, coinbase: `0x${'00'.repeat(20)}` },
+    };
+    return (await within(20_000, 'simulate', pool.run(task, { name: 'simulate' }))) as SimulateAnswer;
+  };
+  const shape = (answer: SimulateAnswer) => ({ keys: Object.keys(answer).sort(), computeMs: typeof answer.computeMs });
+
+  it('admitted: { computeMs } alone', async () => {
+    const answer = await simulate(poolWith(), APPROVE_3);
+    expect(shape(answer)).to.deep.equal({ keys: ['computeMs'], computeMs: 'number' });
+    expect(answer.computeMs).to.be.within(0, 200);
+  });
+
+  it('refused: { computeMs, refusal } with the refusal and what it read', async () => {
+    const answer = await simulate(poolWith(), REVERTS);
+    expect(shape(answer)).to.deep.equal({ keys: ['computeMs', 'refusal'], computeMs: 'number' });
+    expect(answer.refusal).to.deep.include({
+      reason: 'verify-rejected',
+      detail: 'VERIFY frame 0: reverted',
+      extra: { frame: 0, cause: 'reverted' },
+    });
+    expect(answer.refusal?.dependencies?.codes).to.deep.include([SMART, keccak256(REVERTS)]);
+  });
+
+  it('the EL unreadable: { computeMs, unavailable }', async () => {
+    codes[SMART] = 'fail';
+    const answer = await simulate(poolWith(), APPROVE_3);
+    expect(answer).to.deep.equal({ computeMs: answer.computeMs, unavailable: 'eth_getCode: header not found' });
+  });
+
+  it('an unexpected error: { computeMs, refusal, bug }, the refusal naming only its class', async () => {
+    nonce = '0xnot-a-number';
+    const answer = await simulate(poolWith(), APPROVE_3);
+    expect(shape(answer)).to.deep.equal({ keys: ['bug', 'computeMs', 'refusal'], computeMs: 'number' });
+    expect(answer.refusal).to.deep.include({
+      reason: 'verify-rejected',
+      detail: 'VERIFY frame 0: simulation error: SyntaxError',
+      extra: { frame: 0, cause: 'simulation error: SyntaxError' },
+    });
+    expect(answer.bug).to.match(/^SyntaxError: Cannot convert 0xnot-a-number to a BigInt at /);
+  });
+
+  it('past simulationBudgetMs (PoolSettings): refused over the simulation budget, its compute just past it', async () => {
+    const answer = await simulate(poolWith(10), ENDLESS_LOOP);
+    expect(answer.refusal).to.deep.include({
+      reason: 'verify-rejected',
+      detail: 'VERIFY frame 0: over the simulation budget (more than 10 ms of compute)',
+      extra: { frame: 0, cause: 'over the simulation budget' },
+    });
+    expect(answer.computeMs).to.be.within(10, 60);
+  });
+});
+
+describe('gate: a simulation past simulation_budget_ms is refused, and the refusal replayed', function () {
+  this.timeout(30_000);
+  const ingress = useIngress(poolOnly('simulation_budget_ms: 5'));
+  const LOOPS = '0x00000000000000000000000000000000000100b5';
+
+  it('answers "over the simulation budget" through the ingress, then the same marked as cached', async () => {
+    for (const [method, params] of [
+      ['anvil_setCode', [LOOPS, ENDLESS_LOOP]],
+      ['anvil_setBalance', [LOOPS, '0xde0b6b3a7640000']],
+      ['evm_mine', []],
+    ] as const) {
+      await rpc(ingress.elUrl, method, [...params]);
+    }
+    const raw = encodeFrameTx({
+      sender: LOOPS,
+      frames: [
+        { mode: 1, flags: 3, executionGas: 90_000n },
+        { mode: 2, flags: 0, target: `0x${'de'.repeat(20)}`, executionGas: 30_000n, value: 1n },
+      ],
+      signatures: [],
+      fees: [0n, 2_000_000_000n, 0n],
+    });
+    const refusal = {
+      code: -32000,
+      message: 'rejected: VERIFY frame 0: over the simulation budget (more than 5 ms of compute)',
+      data: { reason: 'verify-rejected', frame: 0, cause: 'over the simulation budget' },
+    };
+    expect(JSON.parse((await rpc(ingress.current.url, 'eth_sendRawTransaction', [raw])).text).error).to.deep.equal(refusal);
+    expect(JSON.parse((await rpc(ingress.current.url, 'eth_sendRawTransaction', [raw])).text).error).to.deep.equal({
+      ...refusal,
+      message: `${refusal.message} (cached verdict)`,
+      data: { ...refusal.data, cached: true },
+    });
   });
 });

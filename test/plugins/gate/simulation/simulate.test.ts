@@ -5,11 +5,14 @@ import {
   APPROVE_2,
   APPROVE_3,
   APPROVE_IF_SLOT0,
+  approveIfPrecompileAccepts,
   BANNED,
+  bigContract,
   callThenApprove,
   callWithoutValueThenApprove,
   CREATE2_FACTORY,
   ENDLESS_LOOP,
+  extcodehashLoop,
   GAS_NOT_FOR_A_CALL,
   IF_ARBITRARY_ENTRY_IS_DEADBEEF,
   IF_FRAME1_IS_SENDER_MODE,
@@ -18,6 +21,7 @@ import {
   INIT_APPROVE_3,
   initCodeOf,
   nestedApprove,
+  precompileLoop,
   READ_SLOT0,
   REVERTS,
   STOPS,
@@ -25,7 +29,13 @@ import {
 } from '../../../../support/verify-code.js';
 import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type FrameTxFields } from '../../../../support/frames.js';
 import { call, rpc } from '../../../../support/http.js';
+import { pointEvaluationInput, wrongPointEvaluationInput } from '../../../../support/kzg.js';
 import { walletFor } from '../../../../support/keys.js';
+import { Refusal } from '../../../../plugins/gate/errors.js';
+import { checkFrameTransaction } from '../../../../plugins/gate/frame-checks.js';
+import { decodeFrameTransaction } from '../../../../plugins/gate/frame-codec.js';
+import { SimulationFault, simulatePrefix } from '../../../../plugins/gate/simulation/simulate.js';
+import type { HeadState } from '../../../../plugins/gate/state.js';
 import { useFrameIngress } from '../../../helpers/submit-target.js';
 
 const ONE_ETH = '0xde0b6b3a7640000';
@@ -271,11 +281,80 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     });
   });
 
+  // Over the budget: test/plugins/gate/work-pool.test.ts (PoolSettings.simulationBudgetMs); no
+  // 100,000-gas code found takes the default 200 ms on this machine any more.
+  describe('costs what it costs (issue 25): cached code, cheap BLS additions, KZG', () => {
+    /** The BLS12-381 G2 generator as EIP-2537 encodes it (each coordinate's c0 then c1, 64 bytes each). */
+    const G2 = [
+      '024aa2b2f08f0a91260805272dc51051c6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bdb8',
+      '13e02b6052719f607dacd3a088274f65596bd0d09920b61ab5da61bbdc7f5049334cf11213945d57e5ac7d055d042b7e',
+      '0ce5d527727d6e118cc9cdc6da2e351aadfd9baa8cbdd3a76d429a695160d12c923ac9cc3baca289e193548608b82801',
+      '0606c4a02ea734cc32acd2b02bc28b99cb3e287e85a763af267492ab572e99ab3f370d275cec1da1aaa9075ff05f79be',
+    ]
+      .map((coordinate) => coordinate.padStart(128, '0'))
+      .join('');
+
+    it('a loop of EXTCODEHASH over a 24 KB contract (~1 s before code was hashed once): judged out of gas within the budget', async () => {
+      const contract = await account(bigContract(1), { funded: false });
+      const raw = encodeFrameTx(selfFrames(await account(extcodehashLoop(contract)), 100_000n));
+      expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'out of gas'));
+    });
+
+    it('a loop of BLS12-381 G2ADD (~1.5 s before additions skipped the subgroup check): judged out of gas within the budget', async () => {
+      const raw = encodeFrameTx(selfFrames(await account(precompileLoop(0x0d, `${G2}${G2}`, 256)), 100_000n));
+      expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'out of gas'));
+    });
+
+    it('KZG point evaluation (0x0a) with a valid proof is admitted', async () => {
+      const raw = encodeFrameTx(selfFrames(await account(approveIfPrecompileAccepts(0x0a, pointEvaluationInput().slice(2), 64)), 90_000n));
+      expect(await submit(raw)).to.equal(admitted(raw));
+      expect(suite.target.received).to.deep.equal([raw]);
+    });
+
+    it('KZG point evaluation (0x0a) with a proof that does not hold fails the call: the frame reverts, a clean refusal', async () => {
+      const raw = encodeFrameTx(
+        selfFrames(await account(approveIfPrecompileAccepts(0x0a, wrongPointEvaluationInput().slice(2), 64)), 90_000n),
+      );
+      expect(await refusalOf(raw)).to.deep.equal(rejected(0, 'reverted'));
+      expect(suite.target.received).to.deep.equal([]);
+    });
+  });
+
   it('refuses a tampered SECP256K1 entry before running any code', async () => {
     const sender = await account(APPROVE_3);
     const key = walletFor('tampered SECP256K1 entry');
     const fields = selfFrames(sender);
     fields.signatures = [{ scheme: 0x01, signer: key.address.toLowerCase(), signature: `0x00${'11'.repeat(64)}` }];
     expect((await refusalOf(encodeFrameTx(fields))).data).to.deep.equal({ reason: 'sig-invalid' });
+  });
+});
+
+describe('gate: an unexpected error while simulating is a classified refusal', () => {
+  it("names only the error's class; its message and place go to `bug` for the log; what was read goes with it", async () => {
+    const sender = `0x${'5e'.repeat(20)}`;
+    const tx = decodeFrameTransaction(encodeFrameTx(selfFrames(sender)));
+    const facts = checkFrameTransaction(tx, { chainId: 8141n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n });
+    // A HeadState whose storage read fails the way no EL answer should make it: a bug.
+    const state = {
+      account: async () => ({ nonce: 1n, balance: 10n ** 18n }),
+      code: async (address: string) => (address === sender ? APPROVE_IF_SLOT0.toLowerCase() : '0x'),
+      storage: async () => {
+        throw new TypeError('internal detail at /srv/secret/path');
+      },
+    } as unknown as HeadState;
+    const head = { number: 5n, baseFee: 7n, timestamp: 1_700_000_000n, coinbase: `0x${'00'.repeat(20)}` };
+    const err = await simulatePrefix(tx, facts, head, state).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(err).to.be.instanceOf(SimulationFault).and.instanceOf(Refusal);
+    const fault = err as SimulationFault;
+    expect([fault.reason, fault.detail, fault.extra]).to.deep.equal([
+      'verify-rejected',
+      'VERIFY frame 0: simulation error: TypeError',
+      { frame: 0, cause: 'simulation error: TypeError' },
+    ]);
+    expect(fault.bug).to.match(/^TypeError: internal detail at \/srv\/secret\/path at /);
+    expect(fault.dependencies?.accounts).to.deep.include([sender, '1', '1000000000000000000']);
   });
 });
