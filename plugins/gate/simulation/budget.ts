@@ -5,13 +5,11 @@
  * pure-compute loop nor a chain of expensive calls runs past it (validation-rules.ts); the
  * simulation is then aborted and refused (simulate.ts).
  *
- * A thread runs several tasks at once (piscina's concurrentTasksPerWorker): simulations that
- * interleave at every await, and signature checks that run to the end. Wall time would charge
- * each simulation for the others' work, and refuse real accounts whenever the thread is busy.
- * So the thread's time is shared out like a processor-sharing scheduler would: while n tasks
- * could run (not waiting for the EL), each is charged 1/n of the time that passes
- * (`ThreadShares`, a virtual clock advanced at each change of n). With one task per thread it is
- * wall time less EL waits, exactly.
+ * The gate's pool gives a thread one task at a time (work-pool.ts), so this is wall time less EL
+ * waits. Should a thread run several (simulations interleave at every await), wall time would
+ * charge each for the others' work: the thread's time is shared out like a processor-sharing
+ * scheduler would, each of n runnable tasks charged 1/n of the time that passes (`ThreadShares`,
+ * a virtual clock advanced at each change of n).
  */
 import { performance } from 'node:perf_hooks';
 
