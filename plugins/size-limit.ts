@@ -9,6 +9,8 @@
  *   (`eth_call`, `eth_estimateGas`, `eth_createAccessList`, each call of `eth_simulateV1`) gets
  *   -32602; an EL keeps computing long after the ingress gave up on an answer. A call that names
  *   no gas gets the EL's own cap, which must be no higher.
+ * - a call whose gas is not a hex quantity (a JSON number, a decimal string) gets -32602: geth
+ *   refuses it too, and anvil would run it at the gas it names, past every cap and price here.
  * - `max_simulate_gas` (default: 4 × `rpc_gas_cap`): the most gas the calls of one `eth_simulateV1`
  *   may ask for in all, a call naming no gas counted at `rpc_gas_cap`; -32602 above it. Without
  *   it, 16 calls at the cap are 16 eth_calls' work for one request. (geth bounds the sum by its
@@ -24,6 +26,7 @@ import {
   errors,
   GAS_HEAVY_METHODS,
   gasOf,
+  namesGasOtherwise,
   requestGas,
   SUBMISSION_ONLY,
   type PluginModule,
@@ -75,6 +78,7 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
           return typeof raw === 'string' && raw.length > maxHexLength ? oversized : undefined;
         }
         for (const call of callsOf(request.method, request.params)) {
+          if (namesGasOtherwise(call)) return { error: errors.invalidParams('gas must be a hex quantity, such as "0x5208"') };
           const gas = gasOf(call);
           if (gas !== undefined && gas > rpcGasCap) {
             return { error: errors.invalidParams(`gas ${gas} is above this endpoint's cap of ${rpcGasCap} for a call`) };

@@ -35,6 +35,18 @@ export function gasOf(call: unknown): bigint | undefined {
   return most;
 }
 
+/**
+ * Whether a call object names gas in a form other than a hex quantity (a JSON number, a decimal
+ * string): geth refuses such a call, but anvil runs it at the gas it names, so the caps and
+ * prices above, which read hex only, must not let it through as "no gas named".
+ */
+export function namesGasOtherwise(call: unknown): boolean {
+  if (call === null || typeof call !== 'object' || Array.isArray(call)) return false;
+  return Object.entries(call).some(
+    ([key, gas]) => key.length === 3 && key.toLowerCase() === 'gas' && (typeof gas !== 'string' || !QUANTITY.test(gas)),
+  );
+}
+
 /** Every call object of a request: the first param, or each call of each eth_simulateV1 block. */
 export function callsOf(method: string, params: unknown): unknown[] {
   if (!Array.isArray(params)) return [];

@@ -50,7 +50,7 @@ import type { Facts } from './facts.js';
 import type { Logger } from './log.js';
 import type { Upstream } from './upstream.js';
 
-export { callsOf, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, requestGas } from './call-gas.js';
+export { callsOf, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, namesGasOtherwise, requestGas } from './call-gas.js';
 export { errors, LIMIT_EXCEEDED, METHOD_NOT_FOUND, RpcFailure, type RpcError } from './errors.js';
 export { CALL_GAS, CHARGE, CLOSED, EL_TIME, EXTRA_COST, Facts, ON_CLOSE, OPERATOR, SOURCE, type ExtraCost, type Fact } from './facts.js';
 export { idOf, type Answer, type RpcId, type RpcRequest } from './jsonrpc.js';

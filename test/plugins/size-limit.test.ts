@@ -81,6 +81,20 @@ describe('size-limit', () => {
       expect(suite.tap.bodies).to.deep.equal([]);
     });
 
+    it('refuses gas named as a number or a decimal string (anvil would run it past the cap), without reaching the EL', async () => {
+      for (const gas of [10_000_000_000, '10000000000']) {
+        const reply = await rpc(suite.ingress.url, 'eth_call', [{ to: '0x000000000000000000000000000000000000dEaD', gas }, 'latest'], 5);
+        expect(reply.text).to.equal(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 5,
+            error: { code: -32602, message: 'invalid params: gas must be a hex quantity, such as "0x5208"' },
+          }),
+        );
+      }
+      expect(suite.tap.bodies).to.deep.equal([]);
+    });
+
     it('passes a call at the cap, and one that names no gas, to the EL', async () => {
       await rpc(suite.ingress.url, 'eth_call', [{ to: '0x000000000000000000000000000000000000dEaD', gas: '0x2faf080' }, 'latest']);
       await rpc(suite.ingress.url, 'eth_estimateGas', [{ to: '0x000000000000000000000000000000000000dEaD' }]);

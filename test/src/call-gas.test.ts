@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { callsOf, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, requestGas } from '../../src/call-gas.js';
+import { callsOf, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, namesGasOtherwise, requestGas } from '../../src/call-gas.js';
 
 const simulation = (...blocks: unknown[]) => [{ blockStateCalls: blocks }, 'latest'];
 
@@ -18,6 +18,20 @@ describe('call-gas', () => {
     it('is undefined for a call naming no gas, or none that is a quantity, and for what is not a call object', () => {
       for (const call of [{}, { gas: 5 }, { gas: '0x' }, { gas: 'ten' }, { gasPrice: '0x1' }, null, [], '0x1', undefined]) {
         expect(gasOf(call), JSON.stringify(call)).to.equal(undefined);
+      }
+    });
+  });
+
+  describe('namesGasOtherwise', () => {
+    it('is true for gas named as a number, a decimal string or anything but a hex quantity, under any spelling', () => {
+      for (const call of [{ gas: 10_000_000_000 }, { gas: '10000000000' }, { Gas: '0x' }, { GAS: null }, { gas: '0x1', gAs: 7 }]) {
+        expect(namesGasOtherwise(call), JSON.stringify(call)).to.equal(true);
+      }
+    });
+
+    it('is false for hex gas, no gas, and what is not a call object', () => {
+      for (const call of [{ gas: '0x5208' }, {}, { gasPrice: 5 }, null, [], '0x1', undefined]) {
+        expect(namesGasOtherwise(call), JSON.stringify(call)).to.equal(false);
       }
     });
   });
