@@ -154,7 +154,9 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
       handle({ request, peer, facts }: RequestContext): Verdict | Promise<Verdict> {
         const submission = SUBMISSION_ONLY.has(request.method);
         const limits = submission ? submissions : reads;
-        if (limits === undefined) return undefined;
+        // The gate serves its pool per source, behind a trusted proxy too: named even when
+        // submissions are not limited.
+        if (limits === undefined) return void (submission && facts.set(SOURCE, sourceOf(peer.address, peer.headers['x-forwarded-for'])));
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
         const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
         const releaseSlot = inFlight.take(source);

@@ -5,7 +5,7 @@ import { rateLimit } from '../../../plugins/rate-limit/index.js';
 import { CarryOver } from '../../../src/carry-over.js';
 import { OptionsReader } from '../../../src/config/reader.js';
 import { createLogger } from '../../../src/log.js';
-import { Facts, ON_CLOSE, type Plugin, type RequestContext } from '../../../src/plugin.js';
+import { CHARGE, Facts, ON_CLOSE, SOURCE, type Plugin, type RequestContext } from '../../../src/plugin.js';
 import { Upstream } from '../../../src/upstream.js';
 import { useAnvil } from '../../helpers/el.js';
 import { heldAnswer, startStubEl } from '../../../support/stub-el.js';
@@ -353,5 +353,39 @@ describe('rate-limit across a reload (PluginEnv.carried)', () => {
     expect(plugin.connectionSource!('::ffff:192.0.2.9')).to.equal('192.0.2.9');
     expect(plugin.connectionSource!('2001:db8:0:ab12::1')).to.equal('2001:db8:0:ab00::/56');
     expect(plugin.connectionSource!('10.0.0.1')).to.equal(null);
+  });
+});
+
+describe('rate-limit: the facts a submission leaves for the gate', () => {
+  const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+  after(() => upstream.close());
+
+  const submit = async (options: Record<string, unknown>, peer: RequestContext['peer']) => {
+    const plugin = await rateLimit.create(
+      rateLimit.parseOptions(OptionsReader.of('rate-limit', options)),
+      pluginEnv(upstream, createLogger('error')),
+    );
+    const facts = new Facts();
+    plugin.handle!({ request: { jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x00'] }, peer, facts });
+    return facts;
+  };
+
+  it('names the source behind a trusted proxy, and a charge into its submission bucket', async () => {
+    const facts = await submit(
+      { trusted_proxies: ['127.0.0.1'], submissions: { per_source: { rate_per_second: 1, burst: 5 } } },
+      { address: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.7' } },
+    );
+    expect(facts.get(SOURCE)).to.equal('203.0.113.7');
+    expect(facts.get(CHARGE)).to.be.a('function');
+  });
+
+  it('names the source even when submissions are not limited (the gate queues per source)', async () => {
+    const facts = await submit(
+      { trusted_proxies: ['127.0.0.1'], reads: { per_source: { rate_per_second: 1, burst: 5 } } },
+      { address: '127.0.0.1', headers: { 'x-forwarded-for': '2001:db8:1:2::7' } },
+    );
+    // IPv6 grouped by /48.
+    expect(facts.get(SOURCE)).to.equal('2001:db8:1::/48');
+    expect(facts.get(CHARGE)).to.equal(undefined);
   });
 });
