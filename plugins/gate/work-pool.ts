@@ -12,8 +12,9 @@
  * check never waits behind a simulation; a thread runs one task at a time, and the lane hands it
  * the next only when it is free, so what waits, waits here, where it is served round-robin by
  * source (fair-queue.ts): one source's backlog delays another's task by at most one of its own.
- * A task whose client has gone is dropped before it runs. Each task's time in its thread is
- * reported to the job (`spent`), so that the source pays for what its work measured.
+ * A task whose client has gone is dropped before it runs. Each task's time in its thread (a
+ * simulation's compute, less its waits for EL reads) is reported to the job (`spent`), so that
+ * the source pays for what its work measured.
  *
  * Queues are bounded, per source and in total: past either the submission is refused like a
  * dry bucket (-32005, the source's or the endpoint's), never queued without end.
@@ -137,7 +138,10 @@ class Lane {
     this.running++;
     (this.threads.run(task, { name: this.name }) as Promise<Timed<unknown>>)
       .then(({ answer, ms }) => {
-        job.spent(ms);
+        // A simulation's own meter leaves out its waits for EL reads: a slow EL (another
+        // source's heavy reads, say) must not put this source in debt.
+        const computeMs = (answer as Partial<SimulateAnswer> | undefined)?.computeMs;
+        job.spent(typeof computeMs === 'number' ? computeMs : ms);
         resolve(answer);
       }, reject)
       .finally(() => {
