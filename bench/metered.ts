@@ -1,8 +1,8 @@
 /**
  * Issue 25's N1, measured: another source's ML-DSA-65 transfers (latency of the gate's answer,
- * each admitted) while 1 or 12 sources flood frame transactions whose VERIFY code loops
- * STATICCALL a 24,576-byte contract in a loop (support/costly-verify.ts), each at the shipped sustained quota; and the ingress's
- * CPU in the seconds after the flooding sources disconnect. The shipped production chain in its
+ * each admitted) while 1 or 12 sources flood frame transactions whose VERIFY code STATICCALLs a
+ * 24,576-byte contract in a loop (support/costly-verify.ts), each at the shipped sustained quota;
+ * and the ingress's CPU in the seconds after the flooding sources disconnect. The shipped production chain in its
  * own process, anvil, a recording submission target; with `workers: 2` as a last phase.
  *
  *   npm run bench:metered -- [transfers per phase, default 16]
