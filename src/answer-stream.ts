@@ -24,6 +24,8 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   private head: string[] | undefined;
   /** When the request was written on its connection (for `onElTime`). */
   private sentAt = 0;
+  /** Whether the EL's answer has begun (its headers): `onElTime` is told once. */
+  private answered = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -36,6 +38,12 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     private readonly stallMs: number = Infinity,
     /** Told once the EL's time to the answer's headers, from the request written on its connection. */
     private readonly onElTime?: (ms: number) => void,
+    /**
+     * Once the EL has the request, wait for its answer even if the client goes: aborting frees
+     * the connection but not the EL, which computes a call to its end regardless. The caller then
+     * holds what the call costs (its slots) until `done`, and the EL time is known.
+     */
+    private readonly outliveClient = false,
   ) {}
 
   /**
@@ -43,6 +51,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
    * request has started there is nothing to release yet; it will find the response closed.
    */
   cancel(): void {
+    if (this.outliveClient && this.controller !== undefined && !this.answered) return;
     this.controller?.abort(new undiciErrors.RequestAbortedError());
   }
 
@@ -54,7 +63,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     if (statusCode < 200) return;
-    this.onElTime?.(performance.now() - this.sentAt);
+    this.elAnswered();
     if (this.res.destroyed) return controller.abort(new undiciErrors.RequestAbortedError());
     // An EL answers JSON-RPC errors with 200 and JSON; anything else is an HTML error page or a
     // broken proxy, which must not reach the client as if it were an answer. The body itself is
@@ -102,7 +111,15 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    // No answer (a timeout, a reset, an abort): the EL had the request this long all the same.
+    if (this.sentAt > 0) this.elAnswered();
     this.finish(err);
+  }
+
+  private elAnswered(): void {
+    if (this.answered) return;
+    this.answered = true;
+    this.onElTime?.(performance.now() - this.sentAt);
   }
 
   private finish(err: Error | undefined): void {

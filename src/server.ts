@@ -37,6 +37,10 @@ interface Trace {
   facts: Facts | undefined;
   /** Gives the body budget back the declared length of a body not read yet. */
   releaseBody: (() => void) | undefined;
+  /** A gas-heavy call the EL has not answered yet: what its source holds waits for the answer. */
+  elPending: boolean;
+  /** What the response's close would have released, deferred until the EL answers. */
+  afterEl: (() => void) | undefined;
 }
 
 /**
@@ -57,6 +61,8 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       cancelUpstream: undefined,
       facts: undefined,
       releaseBody: undefined,
+      elPending: false,
+      afterEl: undefined,
     };
     runtime.enter();
     // One listener per request does all the bookkeeping (listeners are measurable at this rate;
@@ -66,7 +72,10 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       if (!res.writableFinished) trace.cancelUpstream?.();
       trace.releaseBody?.();
       if (trace.facts !== undefined) {
-        trace.facts.get(ON_CLOSE)?.();
+        // A gas-heavy call the client left is still computing on the EL: its source's slots are
+        // given back when the EL has answered, not now.
+        if (trace.elPending) trace.afterEl = trace.facts.get(ON_CLOSE);
+        else trace.facts.get(ON_CLOSE)?.();
         if (!trace.facts.get(CLOSED)) trace.facts.set(CLOSED, true);
       }
       runtime.leave();
@@ -224,15 +233,21 @@ function handleBody(
     // Gas-heavy reads wait for the EL connections kept for them, never holding the others, and
     // their EL time is reported to whoever charges for it.
     const heavy = GAS_HEAVY_METHODS.has(request.method);
+    trace.elPending = heavy;
     trace.cancelUpstream = (heavy ? runtime.heavy : runtime.execution).stream(
       canonicalBody(request),
       res,
       (err, declaredBytes) => {
+        trace.elPending = heavy;
+        const afterEl = trace.afterEl;
+        trace.afterEl = undefined;
+        afterEl?.();
         if (err !== undefined) return fail(err);
         metrics.streamedBytes(declaredBytes);
       },
       runtime.config.clientTimeouts.readStallMs,
       heavy ? ctx.facts.get(EL_TIME) : undefined,
+      heavy,
     );
   };
   const fail = (err: unknown) => {

@@ -77,6 +77,7 @@ export class Upstream {
     done: (err: unknown, declaredBytes: number) => void,
     stallMs?: number,
     onElTime?: (ms: number) => void,
+    outliveClient = false,
   ): () => void {
     const answer = new AnswerStream(
       res,
@@ -86,6 +87,7 @@ export class Upstream {
       },
       stallMs,
       onElTime,
+      outliveClient,
     );
     this.pool.dispatch({ path: this.path, method: 'POST', headers: JSON_HEADERS, body }, answer);
     return () => answer.cancel();

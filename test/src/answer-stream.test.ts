@@ -57,7 +57,7 @@ describe("answer-stream: an upstream answer written into the client's response",
   /** Resolves true if the EL's latest answer was cut before it finished. */
   let elCut: Promise<boolean>;
   /** How the front handles the next request. */
-  let mode: { stallMs?: number; cancelOnClose?: boolean; destroyFirst?: boolean; cutOnError?: boolean } = {};
+  let mode: { stallMs?: number; cancelOnClose?: boolean; destroyFirst?: boolean; cutOnError?: boolean; outliveClient?: boolean } = {};
   let report: ((outcome: Outcome) => void) | undefined;
   /** After the handler's calls: 'start' (headersSent) for the final head, 'data', 'paused' (the client's response needs a drain); 'closed'. */
   const probe = new EventEmitter();
@@ -75,7 +75,7 @@ describe("answer-stream: an upstream answer written into the client's response",
     // The caller's part, as the server plays it: cancel on close, answer a refusal itself, cut a started answer.
     front = createServer((req, res) => {
       req.resume();
-      const { stallMs, cancelOnClose = true, destroyFirst = false, cutOnError = true } = mode;
+      const { stallMs, cancelOnClose = true, destroyFirst = false, cutOnError = true, outliveClient = false } = mode;
       const stream = new AnswerStream(
         res,
         (err, declaredBytes) => {
@@ -85,6 +85,8 @@ describe("answer-stream: an upstream answer written into the client's response",
           res.writeHead(502, { 'content-type': 'text/plain', 'content-length': 7 }).end('refused');
         },
         stallMs,
+        (ms) => probe.emit('elTime', ms),
+        outliveClient,
       );
       res.on('close', () => {
         probe.emit('closed');
@@ -261,6 +263,39 @@ describe("answer-stream: an upstream answer written into the client's response",
         await poolIsFree();
       });
     }
+
+    it('outliving the client (a gas-heavy call): gone before the EL answers, the request is not aborted; done and the EL time come with the answer', async () => {
+      mode = { outliveClient: true };
+      let answerNow = () => {};
+      const arrived = new Promise<void>((resolve) => {
+        answerWith = (res) => {
+          answerNow = () => res.writeHead(200, { ...JSON_TYPE, 'content-length': 2 }).end('{}');
+          resolve();
+        };
+      });
+      const abort = new AbortController();
+      const failed = call(url, abort.signal).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      await within(5_000, 'the EL has the request', arrived);
+      const arrivedAt = performance.now();
+      const closed = once(probe, 'closed');
+      abort.abort();
+      await within(5_000, "the client's response closed", closed);
+      expect(await failed).to.be.instanceOf(Error);
+      const outcome = nextOutcome();
+      const elTime = once(probe, 'elTime');
+      // The EL computes on: it answers 200 ms after the client left.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      answerNow();
+      const [ms] = (await within(5_000, 'the EL time', elTime)) as [number];
+      expect(ms).to.be.at.least(performance.now() - arrivedAt - 50);
+      expect(ms).to.be.at.least(200);
+      expect((await outcome).err?.code).to.equal('UND_ERR_ABORTED');
+      expect(await within(5_000, "the EL's answer", elCut)).to.equal(false);
+      await poolIsFree();
+    });
 
     it('before the request started: it never reaches the EL', async () => {
       mode = { destroyFirst: true };

@@ -292,6 +292,58 @@ describe('rate-limit', () => {
         await el.close();
       }
     });
+
+    it("holds a call's slot until the EL has answered it, though its client left: the EL computes on", async () => {
+      const held = heldAnswer('0x');
+      const el = await startStubEl({ eth_call: held.answer });
+      const ingress = await startTestIngress(
+        testConfig(
+          el.url,
+          '\n  - allowlist\n  - rate-limit:\n      max_heavy_in_flight_per_source: 1\n      reads: {per_source: {rate_per_second: 100}}',
+          'metrics_listen: 127.0.0.1:0',
+        ),
+      );
+      const leaving = new Agent({ localAddress: '127.0.0.2' });
+      const inFlight = async () => {
+        const text = await (await request(`${ingress.metricsUrl}/metrics`)).body.text();
+        return Number(/^svc_ingress_requests_in_flight (\d+)$/m.exec(text)?.[1]);
+      };
+      try {
+        const abort = new AbortController();
+        const gone = request(ingress.url, {
+          dispatcher: leaving,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: DEAD }, 'latest'] }),
+          signal: abort.signal,
+        }).catch((err: Error) => err);
+        await within(2_000, 'the EL receives the eth_call', held.arrived);
+        abort.abort();
+        expect(await gone).to.be.instanceOf(Error);
+        await within(
+          2_000,
+          'the ingress sees the client gone',
+          (async () => {
+            while ((await inFlight()) !== 0) await sleep(10);
+          })(),
+        );
+        // The request is over for the ingress, not for the EL: the source's slot is still taken.
+        expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).status).to.equal(429);
+        held.release();
+        await within(
+          2_000,
+          'the slot given back once the EL answered',
+          (async () => {
+            while ((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).status !== 200) await sleep(10);
+          })(),
+        );
+      } finally {
+        held.release();
+        await leaving.close();
+        await ingress.shutdown();
+        await el.close();
+      }
+    });
   });
 });
 
