@@ -3,9 +3,20 @@
  * `Content-Length` before a byte of it is read and gives it back once it has been read (or its
  * request ended first). A body that does not fit in what is left is refused unread, so clients
  * withholding the last bytes of large bodies hold at most `limit` bytes of memory between them.
+ *
+ * Shared fairly: one source may hold at most `1 / SOURCE_SHARE` of the limit (at least one body
+ * of the largest size), so that two sources withholding large bodies cannot spend it for
+ * everyone; and an ordinary call's body (`SMALL_BODY_BYTES` or less) is never refused by the
+ * budget (`max_connections` bounds those: a few KiB each).
  */
+export const SOURCE_SHARE = 8;
+export const SMALL_BODY_BYTES = 4 * 1024;
+
+export type BodyRefused = 'source' | 'all';
+
 export class BodyBudget {
   private used = 0;
+  private readonly bySource = new Map<string, number>();
 
   /** Bytes charged now (for tests and metrics). */
   get inFlight(): number {
@@ -13,18 +24,27 @@ export class BodyBudget {
   }
 
   /**
-   * Charges `bytes` against `limit` (read per call: a reload may change it); returns what gives
-   * them back (idempotent), or undefined when they do not fit.
+   * Charges `bytes` against `limit` (read per call: a reload may change it) and `source`'s share
+   * of it (none for `null`: a trusted proxy speaking for many); returns what gives them back
+   * (idempotent), or which bound refused them.
    */
-  take(bytes: number, limit: number): (() => void) | undefined {
+  take(bytes: number, limit: number, source: string | null = null, largestBody = 0): (() => void) | BodyRefused {
     if (bytes <= 0) return NOTHING;
-    if (this.used + bytes > limit) return undefined;
+    const small = bytes <= SMALL_BODY_BYTES;
+    if (!small && this.used + bytes > limit) return 'all';
+    const held = source === null ? 0 : (this.bySource.get(source) ?? 0);
+    if (!small && source !== null && held + bytes > Math.max(limit / SOURCE_SHARE, largestBody)) return 'source';
     this.used += bytes;
-    let held = true;
+    if (source !== null) this.bySource.set(source, held + bytes);
+    let holding = true;
     return () => {
-      if (!held) return;
-      held = false;
+      if (!holding) return;
+      holding = false;
       this.used -= bytes;
+      if (source === null) return;
+      const left = this.bySource.get(source)! - bytes;
+      if (left === 0) this.bySource.delete(source);
+      else this.bySource.set(source, left);
     };
   }
 }

@@ -182,6 +182,12 @@ export const transport = {
     reason: 'body_budget',
     message: 'the endpoint is receiving too many request bodies; retry later',
   },
+  /** The source's share of the body budget (an eighth) cannot take the declared length: refused unread, Retry-After 1. */
+  bodyBudgetSource: {
+    status: 429,
+    reason: 'body_budget_source',
+    message: 'too many request bodies are being received from this source; retry later',
+  },
   /** An `Expect` header other than 100-continue. */
   expectationFailed: { status: 417, reason: 'expectation_failed', message: 'only "Expect: 100-continue" is understood' },
 } as const satisfies Record<string, TransportRefusal>;

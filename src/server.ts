@@ -130,8 +130,14 @@ function admitUnread(
   metrics: Metrics,
   then: (peer: RequestContext['peer'], body: Buffer) => void,
 ): void {
-  const release = budget.take(declared, runtime.config.maxBodyBytesInFlight);
-  if (release === undefined) return refuseTransport(res, metrics, transport.bodyBudget, { 'retry-after': BODY_BUDGET_RETRY_SECONDS });
+  const address = req.socket.remoteAddress ?? '';
+  const source = runtime.chain.connectionSource(address);
+  const release = budget.take(declared, runtime.config.maxBodyBytesInFlight, source === undefined ? address : source, runtime.maxBodyBytes);
+  if (typeof release !== 'function') {
+    return refuseTransport(res, metrics, release === 'source' ? transport.bodyBudgetSource : transport.bodyBudget, {
+      'retry-after': BODY_BUDGET_RETRY_SECONDS,
+    });
+  }
   trace.releaseBody = release;
   const peer = peerOf(req);
   const read = () => {

@@ -290,6 +290,11 @@ describe('errors: the wire error catalogue', () => {
         tooManyHeaders: { status: 431, reason: 'too_many_headers', message: 'too many request headers (at most 100)' },
         requestTimeout: { status: 408, reason: 'request_timeout', message: 'the request was not received in time' },
         bodyBudget: { status: 503, reason: 'body_budget', message: 'the endpoint is receiving too many request bodies; retry later' },
+        bodyBudgetSource: {
+          status: 429,
+          reason: 'body_budget_source',
+          message: 'too many request bodies are being received from this source; retry later',
+        },
         expectationFailed: { status: 417, reason: 'expectation_failed', message: 'only "Expect: 100-continue" is understood' },
       });
     });
