@@ -244,7 +244,7 @@ function handleBody(
       canonicalBody(request),
       res,
       (err, declaredBytes) => {
-        trace.elPending = heavy;
+        trace.elPending = false;
         const afterEl = trace.afterEl;
         trace.afterEl = undefined;
         afterEl?.();
