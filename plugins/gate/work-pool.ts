@@ -47,7 +47,7 @@ export interface PoolJob {
   readonly source: string;
   /** True once nobody waits for the answer (the client left): a queued task is then dropped. */
   readonly gone: () => boolean;
-  /** The milliseconds the task held a thread, whatever its outcome. */
+  /** What the task cost, whatever its outcome: a simulation's compute, a signature check's time in its thread (ms). */
   readonly spent: (ms: number) => void;
 }
 
