@@ -26,7 +26,8 @@ export class InFlight {
   /** The same entries, per payer by hash (RedisLedger's payer hash in memory). */
   private readonly byPayer = new Map<string, Map<string, Held>>();
 
-  constructor(private readonly skipAfterBlocks: bigint) {}
+  /** `skipAfterBlocks` may change with a reload (`retune`); the entries stay. */
+  constructor(public skipAfterBlocks: bigint) {}
 
   /** Forgets what the head shows done, then returns what the sender still has in flight. */
   pending(sender: string, stateNonce: bigint, head: bigint): ReadonlyMap<bigint, InFlightEntry> {

@@ -58,6 +58,12 @@ export class MemoryLedger implements Ledger {
     this.inFlight = new InFlight(options.skipAfterBlocks);
   }
 
+  /** A reload's new numbers: the duplicate window, verdicts and in-flight slots are kept. */
+  retune(options: LedgerOptions): void {
+    this.cache.retune(options);
+    this.inFlight.skipAfterBlocks = options.skipAfterBlocks;
+  }
+
   async isAdmitted(hash: string) {
     return this.cache.isAdmitted(hash);
   }
@@ -212,12 +218,13 @@ export class RedisLedger implements Ledger {
   }
 }
 
+const PRIMARY_LEDGER_KEY = 'ledger';
+
 /** A worker's handle on the MemoryLedger that the primary process holds for all workers. */
 export class PrimaryLedger implements Ledger {
-  /** Workers whose gate has the same options share one ledger. */
-  private readonly key: string;
-
   private readonly options: LedgerOptions;
+  /** Whether the primary's ledger has this worker's numbers (a reload may have brought new ones). */
+  private tuned = false;
 
   constructor(
     private readonly callPrimary: PrimaryCall,
@@ -225,7 +232,6 @@ export class PrimaryLedger implements Ledger {
   ) {
     // Only the ledger's own options cross to the primary (the gate's carry more).
     this.options = { duplicateWindowMs, verdictTtlMs, maxEntries, skipAfterBlocks };
-    this.key = `${duplicateWindowMs}:${verdictTtlMs}:${maxEntries}:${skipAfterBlocks}`;
   }
 
   isAdmitted(hash: string) {
@@ -253,20 +259,30 @@ export class PrimaryLedger implements Ledger {
     return this.call<bigint>('reserved', payer, head);
   }
 
-  private call<T>(method: keyof Ledger, ...args: unknown[]): Promise<T> {
-    return this.callPrimary('gate-ledger', this.key, this.options, method, args) as Promise<T>;
+  /**
+   * One ledger in the primary for every worker, whatever its numbers: a reload that changes them
+   * retunes it (with this handle's first call) rather than starting an empty one beside it.
+   */
+  private async call<T>(method: keyof Ledger, ...args: unknown[]): Promise<T> {
+    if (!this.tuned) {
+      await this.callPrimary('gate-ledger', PRIMARY_LEDGER_KEY, this.options, 'retune', [this.options]);
+      this.tuned = true;
+    }
+    return (await this.callPrimary('gate-ledger', PRIMARY_LEDGER_KEY, this.options, method, args)) as T;
   }
 }
 
 /**
  * This process's ledger as a reload finds it: the duplicate window, verdicts and in-flight slots
  * of the runtime being replaced, so that a SIGHUP never forwards an admitted transaction again.
- * Kept while the ledger's numbers are unchanged; new numbers start a fresh ledger.
+ * New numbers retune it once the new runtime is in place (MemoryLedger.retune).
  */
 export function carriedLedger(carried: Carried, options: LedgerOptions): MemoryLedger {
-  const { duplicateWindowMs, verdictTtlMs, maxEntries, skipAfterBlocks } = options;
-  const key = `gate:ledger:${duplicateWindowMs}:${verdictTtlMs}:${maxEntries}:${skipAfterBlocks}`;
-  return carried.keep(key, () => new MemoryLedger(options));
+  return carried.keep(
+    'gate:ledger',
+    () => new MemoryLedger(options),
+    (ledger) => ledger.retune(options),
+  );
 }
 
 /** The shared ledger (Redis, or the primary process), with the local one answering while it fails. */

@@ -42,9 +42,26 @@ class ExpiringMap<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
 
   constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries: number,
+    private ttlMs: number,
+    private maxEntries: number,
   ) {}
+
+  /**
+   * New numbers (a reload), entries kept: a shorter TTL brings every later expiry forward to it
+   * (the order of expiries, which the sweep relies on, stays that of insertion); fewer entries
+   * drop the oldest.
+   */
+  retune(ttlMs: number, maxEntries: number, now = Date.now()): void {
+    if (ttlMs < this.ttlMs) {
+      for (const entry of this.entries.values()) entry.expires = Math.min(entry.expires, now + ttlMs);
+    }
+    this.ttlMs = ttlMs;
+    this.maxEntries = maxEntries;
+    for (const key of this.entries.keys()) {
+      if (this.entries.size <= maxEntries) break;
+      this.entries.delete(key);
+    }
+  }
 
   get(key: string, now = Date.now()): V | undefined {
     this.sweep(now);
@@ -78,6 +95,12 @@ export class VerdictCache {
   constructor(options: { duplicateWindowMs: number; verdictTtlMs: number; maxEntries: number }) {
     this.admitted = new ExpiringMap(options.duplicateWindowMs, options.maxEntries);
     this.refused = new ExpiringMap(options.verdictTtlMs, options.maxEntries);
+  }
+
+  /** A reload's new numbers, what is remembered kept (ExpiringMap.retune). */
+  retune(options: { duplicateWindowMs: number; verdictTtlMs: number; maxEntries: number }): void {
+    this.admitted.retune(options.duplicateWindowMs, options.maxEntries);
+    this.refused.retune(options.verdictTtlMs, options.maxEntries);
   }
 
   isAdmitted(hash: string): boolean {

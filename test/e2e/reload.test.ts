@@ -18,7 +18,7 @@ const call = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2
 const BALANCE = call('eth_getBalance', ['0x000000000000000000000000000000000000dEaD', 'latest']);
 
 /** eth_getBalance costs 10 of a bucket refilling 1 a second: a reload's second never buys a call. */
-const plugins = (burst: number) => `
+const plugins = (burst: number, duplicateWindowMs = 60_000) => `
   - allowlist
   - rate-limit:
       reads:
@@ -26,7 +26,8 @@ const plugins = (burst: number) => `
         method_costs: {eth_getBalance: 10}
   - gate:
       head_cache_ms: 0
-      threads: 1`;
+      threads: 1
+      duplicate_window_ms: ${duplicateWindowMs}`;
 
 for (const workers of [1, 2]) describeReload(workers);
 
@@ -39,8 +40,8 @@ function describeReload(workers: number): void {
     const at = (host: number) => `127.0.${workers}.${host}`;
     let target: SubmitTarget;
     let ingress: IngressProcess;
-    const yaml = (burst: number) =>
-      testConfig(anvil.current.url, plugins(burst), `workers: ${workers}`).replace(
+    const yaml = (burst: number, duplicateWindowMs?: number) =>
+      testConfig(anvil.current.url, plugins(burst, duplicateWindowMs), `workers: ${workers}`).replace(
         `execution: ${anvil.current.url}`,
         `execution: ${anvil.current.url}\n  submit: ${target.url}`,
       );
@@ -58,8 +59,8 @@ function describeReload(workers: number): void {
     });
 
     /** Writes `burst` into the file (unchanged if it is the running one), sends SIGHUP, waits for the swap. */
-    async function reload(burst: number): Promise<void> {
-      writeFileSync(ingress.configPath, yaml(burst));
+    async function reload(burst: number, duplicateWindowMs?: number): Promise<void> {
+      writeFileSync(ingress.configPath, yaml(burst, duplicateWindowMs));
       const from = ingress.lines.length;
       ingress.child.kill('SIGHUP');
       // Each worker reloads and says so.
@@ -87,6 +88,16 @@ function describeReload(workers: number): void {
       await reload(100);
       expect((await postFresh(ingress.url, submit, at(21))).json.error).to.deep.equal({ code: -32000, message: 'already known' });
       expect(target.received).to.deep.equal([raw]);
+    });
+
+    it("keeps the duplicate window through a reload that changes the gate's numbers", async () => {
+      const raw = await devTransfer(DEV_KEYS[2 + workers]!, 1);
+      const submit = call('eth_sendRawTransaction', [raw]);
+      expect((await postFresh(ingress.url, submit, at(22))).json.result).to.equal(keccak256(raw));
+      await reload(100, 120_000);
+      expect((await postFresh(ingress.url, submit, at(22))).json.error).to.deep.equal({ code: -32000, message: 'already known' });
+      expect(target.received.filter((forwarded) => forwarded === raw)).to.have.length(1);
+      await reload(100);
     });
 
     it('keeps a drained source limited across an unchanged reload', async () => {

@@ -554,10 +554,33 @@ describe('gate ledger across a reload', () => {
     expect(await kept.claim('0xaa')).to.equal(false);
   });
 
-  it('starts a fresh ledger when its numbers change', async () => {
+  it('keeps them when its numbers change too, retuned once the new chain is adopted', async () => {
     const first = new CarryOver();
-    await carriedLedger(first, OPTIONS).claim('0xbb');
-    const fresh = carriedLedger(new CarryOver(first.kept), { ...OPTIONS, duplicateWindowMs: 30_000 });
-    expect(await fresh.isAdmitted('0xbb')).to.equal(false);
+    const ledger = carriedLedger(first, OPTIONS);
+    await ledger.claim('0xbb');
+    const next = new CarryOver(first.kept);
+    const kept = carriedLedger(next, { ...OPTIONS, duplicateWindowMs: 30_000, maxEntries: 1 });
+    next.commit();
+    expect(kept).to.equal(ledger);
+    expect(await kept.isAdmitted('0xbb')).to.equal(true);
+    // The new maxEntries (1): the next admission makes room.
+    await kept.claim('0xcc');
+    expect([await kept.isAdmitted('0xbb'), await kept.isAdmitted('0xcc')]).to.deep.equal([false, true]);
+  });
+
+  it('PrimaryLedger: workers share one ledger in the primary whatever its numbers; new numbers retune it', async () => {
+    const calls: Array<[string, string]> = [];
+    const hosted = new Map<string, MemoryLedger>();
+    const call: PrimaryCall = async (_service, key, init, method, args) => {
+      calls.push([key, method]);
+      const ledger = hosted.get(key) ?? new MemoryLedger(init as LedgerOptions);
+      hosted.set(key, ledger);
+      return (ledger as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+    };
+    expect(await new PrimaryLedger(call, OPTIONS).claim('0xdd')).to.equal(true);
+    const reloaded = new PrimaryLedger(call, { ...OPTIONS, duplicateWindowMs: 30_000 });
+    expect(await reloaded.claim('0xdd')).to.equal(false);
+    expect(hosted.size).to.equal(1);
+    expect(calls.map(([, method]) => method)).to.deep.equal(['retune', 'claim', 'retune', 'claim']);
   });
 });

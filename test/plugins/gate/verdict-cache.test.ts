@@ -69,4 +69,20 @@ describe('gate: verdict cache', () => {
     expect(perRefusal).to.be.within(500, 2_048);
     expect(verdicts.refusal(`0x${'0'.repeat(64)}`)?.dependencies).to.have.property('digest');
   });
+
+  it('keeps what it remembers through new numbers: a shorter window brings expiries forward, fewer entries drop the oldest', async () => {
+    const verdicts = new VerdictCache({ duplicateWindowMs: 60_000, verdictTtlMs: 60_000, maxEntries: 3 });
+    for (const hash of ['0x1', '0x2', '0x3']) verdicts.admit(hash);
+    verdicts.refuse('0xr', refusal('sig-invalid'));
+    verdicts.retune({ duplicateWindowMs: 1, verdictTtlMs: 60_000, maxEntries: 2 });
+    // 0x1 dropped for room; the others now expire within a millisecond.
+    expect(verdicts.isAdmitted('0x1')).to.equal(false);
+    expect(verdicts.refusal('0xr')).to.deep.equal(refusal('sig-invalid'));
+    // The window is now a millisecond: past it, both are gone.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect([verdicts.isAdmitted('0x2'), verdicts.isAdmitted('0x3')]).to.deep.equal([false, false]);
+    verdicts.retune({ duplicateWindowMs: 60_000, verdictTtlMs: 60_000, maxEntries: 2 });
+    verdicts.admit('0x4');
+    expect(verdicts.isAdmitted('0x4')).to.equal(true);
+  });
 });
