@@ -66,6 +66,7 @@ export {
   SYNC_SUBMISSION_METHOD,
 } from './methods.js';
 export { sharedFor } from './recent.js';
+export { FairQueue } from './fair-queue.js';
 export { OptionsReader } from './config/reader.js';
 export { readSecret } from './config/secret.js';
 // A class for worker threads, which cannot be handed the env's upstreams (the gate's pool).

@@ -10,6 +10,7 @@ import { createCors, type Cors } from './cors.js';
 import { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
+import { HeavyTurns } from './heavy-turns.js';
 import { Upstream } from './upstream.js';
 
 /** Connections of the pool for the ingress's own state reads (PluginEnv.stateReads). */
@@ -17,6 +18,8 @@ const STATE_READ_CONNECTIONS = 16;
 
 export class Runtime {
   readonly maxBodyBytes: number;
+  /** Gas-heavy reads' turns on `heavy`'s connections, round-robin by source. */
+  readonly heavyTurns: HeavyTurns;
   private inflight = 0;
   private onIdle: (() => void) | undefined;
 
@@ -35,6 +38,7 @@ export class Runtime {
     private readonly carried: CarryOver,
   ) {
     this.maxBodyBytes = chain.maxBodyBytes(MAX_BODY_CAP_BYTES);
+    this.heavyTurns = new HeavyTurns(heavy.options.connections);
   }
 
   /** `previous`: the runtime this one replaces on a reload, whose carried state it keeps (see `Carried`). */

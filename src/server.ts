@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GAS_HEAVY_METHODS } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget } from './body-budget.js';
-import { CLOSED, EL_TIME, Facts, ON_CLOSE } from './facts.js';
+import { CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
 import type { Metrics, Outcome } from './metrics.js';
@@ -236,25 +236,43 @@ function handleBody(
       return answer(res, request.id, verdict);
     }
     trace.outcome = 'proxied';
-    // Gas-heavy reads wait for the EL connections kept for them, never holding the others, and
-    // their EL time is reported to whoever charges for it.
-    const heavy = GAS_HEAVY_METHODS.has(request.method);
-    trace.elPending = heavy;
-    trace.cancelUpstream = (heavy ? runtime.heavy : runtime.execution).stream(
-      canonicalBody(request),
-      res,
-      (err, declaredBytes) => {
-        trace.elPending = false;
-        const afterEl = trace.afterEl;
-        trace.afterEl = undefined;
-        afterEl?.();
-        if (err !== undefined) return fail(err);
-        metrics.streamedBytes(declaredBytes);
+    if (!GAS_HEAVY_METHODS.has(request.method)) {
+      trace.cancelUpstream = runtime.execution.stream(canonicalBody(request), res, streamed, runtime.config.clientTimeouts.readStallMs);
+      return;
+    }
+    // Gas-heavy: a turn on the EL connections kept for them (never holding the others), round-robin
+    // by source; its EL time goes to whoever charges for it; once the EL has the call it outlives
+    // its client (the EL computes on), and what the source holds waits for it.
+    trace.elPending = true;
+    const elSettled = () => {
+      trace.elPending = false;
+      const afterEl = trace.afterEl;
+      trace.afterEl = undefined;
+      afterEl?.();
+    };
+    const source = ctx.facts.get(SOURCE) ?? runtime.chain.connectionSource(peer.address) ?? peer.address;
+    runtime.heavyTurns.take(source, {
+      gone: () => res.destroyed,
+      dropped: elSettled,
+      start: (ended) => {
+        trace.cancelUpstream = runtime.heavy.stream(
+          canonicalBody(request),
+          res,
+          (err, declaredBytes) => {
+            ended();
+            elSettled();
+            streamed(err, declaredBytes);
+          },
+          runtime.config.clientTimeouts.readStallMs,
+          ctx.facts.get(EL_TIME),
+          true,
+        );
       },
-      runtime.config.clientTimeouts.readStallMs,
-      heavy ? ctx.facts.get(EL_TIME) : undefined,
-      heavy,
-    );
+    });
+  };
+  const streamed = (err: unknown, declaredBytes: number) => {
+    if (err !== undefined) return fail(err);
+    metrics.streamedBytes(declaredBytes);
   };
   const fail = (err: unknown) => {
     trace.outcome = 'error';

@@ -11,7 +11,7 @@
  * Served fairly (issue 25): each kind has its own lane, threads and queue, so that a signature
  * check never waits behind a simulation; a thread runs one task at a time, and the lane hands it
  * the next only when it is free, so what waits, waits here, where it is served round-robin by
- * source (fair-queue.ts): one source's backlog delays another's task by at most one of its own.
+ * source (src/fair-queue.ts): one source's backlog delays another's task by at most one of its own.
  * A task whose client has gone is dropped before it runs. Each task's time in its thread (a
  * simulation's compute, less its waits for EL reads) is reported to the job (`spent`), so that
  * the source pays for what its work measured.
@@ -21,10 +21,10 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { FairQueue } from '../../src/plugin.js';
 import type { Frame, SignatureEntry } from './frame-codec.js';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateAnswer, SimulateTask } from './pool-worker.js';
 import { Abandoned, PoolBusy, Refusal, Unavailable } from './errors.js';
-import { FairQueue } from './fair-queue.js';
 import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
 import type { Timed } from './timed-worker.js';
 

@@ -177,11 +177,10 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         if (submission || PRICED_BY_SIZE.has(request.method)) {
           facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
         }
-        // Not for reads: a fact costs a read its first Map.
-        if (submission) {
-          facts.set(SOURCE, source);
-          facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
-        }
+        // Not for ordinary reads: a fact costs a read its first Map. The gate's pool and the heavy
+        // reads' turns are served per source.
+        if (submission || heavy) facts.set(SOURCE, source);
+        if (submission) facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
         const least = limits.costs.get(request.method) ?? 1;
         const cost = heavy && limits.gasPerToken !== undefined ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst) : least;
         if (heavy && limits.elMsPerToken !== undefined) {

@@ -293,6 +293,57 @@ describe('rate-limit', () => {
       }
     });
 
+    it('gives the heavy connections round-robin by source: a source with a backlog does not make another wait for all of it', async () => {
+      const held = heldAnswer('0x');
+      const order: string[] = [];
+      const el = await startStubEl({
+        eth_call: (id, params, call) => {
+          order.push((params as Array<{ data: string }>)[0]!.data);
+          return held.answer(id, params, call);
+        },
+      });
+      const ingress = await startTestIngress(
+        testConfig(
+          el.url,
+          '\n  - allowlist\n  - rate-limit:\n      max_heavy_in_flight_per_source: 4\n      reads: {per_source: {rate_per_second: 100}}',
+          'metrics_listen: 127.0.0.1:0',
+        ).replace('  headers_timeout_ms: 2000', '  headers_timeout_ms: 2000\n  heavy_connections: 1'),
+      );
+      /** Until the ingress holds `count` requests (its in-flight gauge). */
+      const holding = (count: number) =>
+        within(
+          2_000,
+          `${count} requests in the ingress`,
+          (async () => {
+            for (;;) {
+              const text = await (await request(`${ingress.metricsUrl}/metrics`)).body.text();
+              if (Number(/^svc_ingress_requests_in_flight (\d+)$/m.exec(text)?.[1]) === count) return;
+              await sleep(5);
+            }
+          })(),
+        );
+      const callOf = (data: string) => [{ to: DEAD, gas: '0x5208', data }, 'latest'];
+      try {
+        const a1 = a.send(ingress.url, 'eth_call', {}, callOf('0xa1'));
+        await within(2_000, 'the EL has a1', held.arrived);
+        const a2 = a.send(ingress.url, 'eth_call', {}, callOf('0xa2'));
+        await holding(2);
+        const a3 = a.send(ingress.url, 'eth_call', {}, callOf('0xa3'));
+        await holding(3);
+        // b's call arrives last, behind a's two waiting ones.
+        const b1 = b.send(ingress.url, 'eth_call', {}, callOf('0xb1'));
+        await holding(4);
+        held.release();
+        const queued = [a2, a3];
+        for (const reply of await Promise.all([a1, ...queued, b1])) expect(reply.body.result).to.equal('0x');
+        expect(order).to.deep.equal(['0xa1', '0xa2', '0xb1', '0xa3']);
+      } finally {
+        held.release();
+        await ingress.shutdown();
+        await el.close();
+      }
+    });
+
     it("holds a call's slot until the EL has answered it, though its client left: the EL computes on", async () => {
       const held = heldAnswer('0x');
       const el = await startStubEl({ eth_call: held.answer });

@@ -1,5 +1,6 @@
 /**
- * Waiting work, served round-robin by source: each source has its own first-in-first-out line,
+ * Waiting work, served round-robin by source (the gate's worker pool, gas-heavy reads' EL
+ * connections): each source has its own first-in-first-out line,
  * and `next()` takes one item from each waiting source in turn. One source's backlog, however
  * long, delays another source's item by at most one of its own items (one per other waiting
  * source in all). Bounded per source and in total: `push` says which bound refused.

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { FairQueue } from '../../../plugins/gate/fair-queue.js';
+import { FairQueue } from '../../src/fair-queue.js';
 
 const drain = <T>(queue: FairQueue<T>): T[] => {
   const out: T[] = [];
