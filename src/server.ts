@@ -2,7 +2,7 @@
  * The HTTP face of the ingress: transport checks, one JSON-RPC request per POST, the plugin
  * chain, then either the chain's answer or the EL's answer streamed through.
  *
- *   POST ─► transport (405/415/413) ─► Content-Length charged, unread (503 budget, 429 tokens)
+ *   POST ─► transport (405/415/413) ─► Content-Length charged, unread (503/429 budget, 429 tokens)
  *        ─► body read ─► JSON (-32700) ─► array? batch refusal
  *        ─► envelope (-32600) ─► plugin chain ─► Answer ──────────► JSON-RPC response
  *                                              └► pass ─► stream to EL ─► piped response
@@ -114,7 +114,7 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
 
 /**
  * What a body costs is settled before a byte of it is read: its declared length is charged to
- * the process's body budget (503 when it does not fit) and to the chain's `admitBody` (rate-limit's
+ * the process's body budget (503 when it does not fit, 429 past the source's share) and to the chain's `admitBody` (rate-limit's
  * tokens per 4 KiB: 429), either refusal answered with the body unread and the connection closed.
  * Only then is "100 Continue" sent (to a client that asked) and the body read; the budget gets
  * its bytes back once the body has been read and parsed, or the request ended first.
