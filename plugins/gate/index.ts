@@ -29,6 +29,7 @@ import {
 } from '../../src/plugin.js';
 import { createElValidation } from './el-validation.js';
 import { createFollower } from './follower.js';
+import { holdPool } from './held-pool.js';
 import { createJudge } from './judge.js';
 import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
@@ -51,10 +52,10 @@ export const gate: PluginModule<GateOptions> = {
       log,
       'gate: a simulation failed unexpectedly, refused as "simulation error" (throttled: count since the last line)',
     );
-    const pool = createWorkPool(
-      { threads: options.threads, queueMax: options.queueMax, queuePerSource: options.queuePerSource },
-      { execution: stateReads.options, simulationBudgetMs: options.simulationBudgetMs },
-      (bug) => simulationBug({ bug }),
+    const limits = { threads: options.threads, queueMax: options.queueMax, queuePerSource: options.queuePerSource };
+    const settings = { execution: stateReads.options, simulationBudgetMs: options.simulationBudgetMs };
+    const { pool, letGo } = holdPool(carried, JSON.stringify({ limits, settings }), () =>
+      createWorkPool(limits, settings, (bug) => simulationBug({ bug })),
     );
     const verdictFor = createJudge({
       options,
@@ -82,7 +83,7 @@ export const gate: PluginModule<GateOptions> = {
         const source = facts.get(SOURCE) ?? peer.address;
         return verdictFor(readRawTransaction(rawParams(request.params, request.method)), facts, sync, source);
       },
-      close: () => pool.close(),
+      close: letGo,
     };
   },
 };
