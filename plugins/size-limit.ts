@@ -27,7 +27,6 @@ import {
   GAS_HEAVY_METHODS,
   gasOf,
   namesGasOtherwise,
-  requestGas,
   SUBMISSION_ONLY,
   type PluginModule,
   type RequestContext,
@@ -77,14 +76,15 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
           const raw: unknown = Array.isArray(request.params) ? request.params[0] : undefined;
           return typeof raw === 'string' && raw.length > maxHexLength ? oversized : undefined;
         }
+        let total = 0n;
         for (const call of callsOf(request.method, request.params)) {
           if (namesGasOtherwise(call)) return { error: errors.invalidParams('gas must be a hex quantity, such as "0x5208"') };
           const gas = gasOf(call);
           if (gas !== undefined && gas > rpcGasCap) {
             return { error: errors.invalidParams(`gas ${gas} is above this endpoint's cap of ${rpcGasCap} for a call`) };
           }
+          total += gas ?? rpcGasCap;
         }
-        const { total } = requestGas(request.method, request.params, rpcGasCap);
         if (total > maxSimulateGas) {
           return {
             error: errors.invalidParams(

@@ -59,14 +59,9 @@ export function callsOf(method: string, params: unknown): unknown[] {
   });
 }
 
-/** What a request's calls ask for: the largest one (`most`) and the sum (`total`), a call naming no gas counted at `cap`. */
-export function requestGas(method: string, params: unknown, cap: bigint): { readonly most: bigint; readonly total: bigint } {
-  let most = 0n;
+/** The gas a request's calls ask for in all, a call naming no gas counted at `cap`. */
+export function requestGas(method: string, params: unknown, cap: bigint): bigint {
   let total = 0n;
-  for (const call of callsOf(method, params)) {
-    const gas = gasOf(call) ?? cap;
-    if (gas > most) most = gas;
-    total += gas;
-  }
-  return { most, total };
+  for (const call of callsOf(method, params)) total += gasOf(call) ?? cap;
+  return total;
 }

@@ -28,7 +28,8 @@ export function elTimeCharge(msPerToken: number, paid: number, charge: (tokens: 
 }
 
 export function heavyCost(request: RpcRequest, facts: Facts, gasPerToken: bigint, least: number, burst: number): number {
-  const gas = facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP).total;
+  const gas = facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP);
   const tokens = (gas + gasPerToken - 1n) / gasPerToken;
-  return Math.min(Math.max(least, Number(tokens < BigInt(burst) ? tokens : BigInt(burst))), burst);
+  // Compared as bigints first: a gas beyond 2^53 must not round below the burst.
+  return Math.min(Math.max(least, tokens < BigInt(burst) ? Number(tokens) : burst), burst);
 }

@@ -156,7 +156,10 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         const limits = submission ? submissions : reads;
         // The gate serves its pool per source, behind a trusted proxy too: named even when
         // submissions are not limited.
-        if (limits === undefined) return void (submission && facts.set(SOURCE, sourceOf(peer.address, peer.headers['x-forwarded-for'])));
+        if (limits === undefined) {
+          if (submission) facts.set(SOURCE, sourceOf(peer.address, peer.headers['x-forwarded-for']));
+          return undefined;
+        }
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
         const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
         const releaseSlot = inFlight.take(source);
