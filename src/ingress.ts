@@ -182,7 +182,7 @@ function capConnectionsPerSource(server: Server, current: () => Runtime, metrics
   const connections = new SourceConnections();
   server.on('connection', (socket: Socket) => {
     const runtime = current();
-    if (connections.admit(socket, runtime.config.maxConnectionsPerSource, (address) => runtime.chain.connectionSource(address))) return;
+    if (connections.admit(socket, runtime.config.maxConnectionsPerSource, runtime.peerSourceOf)) return;
     metrics.transportRefused(CONNECTIONS_PER_SOURCE);
     socket.destroy();
   });

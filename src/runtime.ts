@@ -20,6 +20,8 @@ export class Runtime {
   readonly maxBodyBytes: number;
   /** Gas-heavy reads' turns on `heavy`'s connections, round-robin by source. */
   readonly heavyTurns: HeavyTurns;
+  /** The chain's name for a TCP peer's source (`Plugin.connectionSource`), made once. */
+  readonly peerSourceOf: (address: string) => string | null | undefined;
   private inflight = 0;
   private onIdle: (() => void) | undefined;
 
@@ -39,6 +41,7 @@ export class Runtime {
   ) {
     this.maxBodyBytes = chain.maxBodyBytes(MAX_BODY_CAP_BYTES);
     this.heavyTurns = new HeavyTurns(heavy.options.connections);
+    this.peerSourceOf = (address) => chain.connectionSource(address);
   }
 
   /** `previous`: the runtime this one replaces on a reload, whose carried state it keeps (see `Carried`). */

@@ -14,6 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GAS_HEAVY_METHODS } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget } from './body-budget.js';
+import { peerSource } from './source-connections.js';
 import { CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
@@ -130,9 +131,8 @@ function admitUnread(
   metrics: Metrics,
   then: (peer: RequestContext['peer'], body: Buffer) => void,
 ): void {
-  const address = req.socket.remoteAddress ?? '';
-  const source = runtime.chain.connectionSource(address);
-  const release = budget.take(declared, runtime.config.maxBodyBytesInFlight, source === undefined ? address : source, runtime.maxBodyBytes);
+  const source = peerSource(req.socket.remoteAddress ?? '', runtime.peerSourceOf);
+  const release = budget.take(declared, runtime.config.maxBodyBytesInFlight, source, runtime.maxBodyBytes);
   if (typeof release !== 'function') {
     return refuseTransport(res, metrics, release === 'source' ? transport.bodyBudgetSource : transport.bodyBudget, {
       'retry-after': BODY_BUDGET_RETRY_SECONDS,
@@ -250,7 +250,7 @@ function handleBody(
       trace.afterEl = undefined;
       afterEl?.();
     };
-    const source = ctx.facts.get(SOURCE) ?? runtime.chain.connectionSource(peer.address) ?? peer.address;
+    const source = ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address;
     runtime.heavyTurns.take(source, {
       gone: () => res.destroyed,
       dropped: elSettled,

@@ -19,10 +19,8 @@ export class SourceConnections {
    * that source already holds `limit`. The count is given back when the socket closes.
    */
   admit(socket: Socket, limit: number, sourceOf: PeerSource): boolean {
-    const address = socket.remoteAddress ?? '';
-    const named = sourceOf(address);
-    if (named === null) return true;
-    const source = named ?? defaultSource(address);
+    const source = peerSource(socket.remoteAddress ?? '', sourceOf);
+    if (source === null) return true;
     const held = this.open.get(source) ?? 0;
     if (held >= limit) return false;
     this.open.set(source, held + 1);
@@ -38,6 +36,16 @@ export class SourceConnections {
   held(source: string): number {
     return this.open.get(source) ?? 0;
   }
+}
+
+/**
+ * The source a TCP peer counts against, wherever the ingress counts by peer (connections, body
+ * budget, gas-heavy reads' turns): what the chain names, else the address (IPv6 by its /64);
+ * null for a peer that speaks for others (a trusted proxy).
+ */
+export function peerSource(address: string, sourceOf: PeerSource): string | null {
+  const named = sourceOf(address);
+  return named === undefined ? defaultSource(address) : named;
 }
 
 /** IPv4 (IPv4-mapped IPv6 included) by address, IPv6 by its /64. */

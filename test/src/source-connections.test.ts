@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
-import { defaultSource, SourceConnections } from '../../src/source-connections.js';
+import { defaultSource, peerSource, SourceConnections } from '../../src/source-connections.js';
 
 /** A socket as far as the counter reads one: its peer, and 'close'. */
 function socket(remoteAddress: string): Socket & { close(): void } {
@@ -39,5 +39,11 @@ describe('connections per source', () => {
     expect(defaultSource('::ffff:192.0.2.7')).to.equal('192.0.2.7');
     expect(defaultSource('192.0.2.7')).to.equal('192.0.2.7');
     expect(defaultSource('')).to.equal('');
+  });
+
+  it("names a peer's source as every per-peer count does: the chain's name, null for a trusted proxy, else the address by /64", () => {
+    expect(peerSource('192.0.2.1', () => 'site')).to.equal('site');
+    expect(peerSource('10.0.0.1', () => null)).to.equal(null);
+    expect(peerSource('2001:db8:1:2::9', noOpinion)).to.equal('2001:db8:1:2::/64');
   });
 });
