@@ -24,6 +24,18 @@ const p256Frames = (count: number) => {
   return encodeFrameTx(fields);
 };
 
+/** A smart account's transfer: [VERIFY flags 3 → its own code (90,000 gas), SENDER → 0xdede… with 1 wei]. */
+const smartAccountTransfer = (sender: string) =>
+  encodeFrameTx({
+    sender,
+    frames: [
+      { mode: 1, flags: 3, executionGas: 90_000n },
+      { mode: 2, flags: 0, target: `0x${'de'.repeat(20)}`, executionGas: 30_000n, value: 1n },
+    ],
+    signatures: [],
+    fees: [0n, 2_000_000_000n, 0n],
+  });
+
 /** An ingress with `plugins` in front of its own anvil, for the suite. */
 function useIngress(plugins: string): { readonly current: TestIngress; readonly elUrl: string } {
   const anvil = useAnvil();
@@ -200,17 +212,7 @@ describe("gate: a pool thread's simulate answers with the compute time it took, 
   let head = 100n;
   const simulate = async (pool: Piscina, code: string): Promise<SimulateAnswer> => {
     codes[SMART] ??= code;
-    const tx = decodeFrameTransaction(
-      encodeFrameTx({
-        sender: SMART,
-        frames: [
-          { mode: 1, flags: 3, executionGas: 90_000n },
-          { mode: 2, flags: 0, target: `0x${'de'.repeat(20)}`, executionGas: 30_000n, value: 1n },
-        ],
-        signatures: [],
-        fees: [0n, 2_000_000_000n, 0n],
-      }),
-    );
+    const tx = decodeFrameTransaction(smartAccountTransfer(SMART));
     const facts = checkFrameTransaction(tx, { chainId: 8141n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n });
     // A new head each time: nothing cached from an earlier test.
     const task: SimulateTask = {
@@ -281,15 +283,7 @@ describe('gate: a simulation past simulation_budget_ms is refused, and the refus
     ] as const) {
       await rpc(ingress.elUrl, method, [...params]);
     }
-    const raw = encodeFrameTx({
-      sender: LOOPS,
-      frames: [
-        { mode: 1, flags: 3, executionGas: 90_000n },
-        { mode: 2, flags: 0, target: `0x${'de'.repeat(20)}`, executionGas: 30_000n, value: 1n },
-      ],
-      signatures: [],
-      fees: [0n, 2_000_000_000n, 0n],
-    });
+    const raw = smartAccountTransfer(LOOPS);
     const refusal = {
       code: -32000,
       message: 'rejected: VERIFY frame 0: over the simulation budget (more than 5 ms of compute)',

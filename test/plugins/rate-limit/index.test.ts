@@ -40,6 +40,21 @@ const limited = (scope: 'source' | 'host') => ({
       : 'rate limited: the endpoint is at capacity; retry later',
 });
 
+/** Resolves once the ingress holds exactly `count` requests (its in-flight gauge on /metrics), within 2 s. */
+function holdingRequests(ingress: TestIngress, count: number): Promise<void> {
+  return within(
+    2_000,
+    `${count} requests in the ingress`,
+    (async () => {
+      for (;;) {
+        const text = await (await request(`${ingress.metricsUrl}/metrics`)).body.text();
+        if (Number(/^svc_ingress_requests_in_flight (\d+)$/m.exec(text)?.[1]) === count) return;
+        await sleep(5);
+      }
+    })(),
+  );
+}
+
 describe('rate-limit', () => {
   const anvil = useAnvil();
   const a = useClientAt('127.0.0.2');
@@ -310,18 +325,7 @@ describe('rate-limit', () => {
         ).replace('  headers_timeout_ms: 2000', '  headers_timeout_ms: 2000\n  heavy_connections: 1'),
       );
       /** Until the ingress holds `count` requests (its in-flight gauge). */
-      const holding = (count: number) =>
-        within(
-          2_000,
-          `${count} requests in the ingress`,
-          (async () => {
-            for (;;) {
-              const text = await (await request(`${ingress.metricsUrl}/metrics`)).body.text();
-              if (Number(/^svc_ingress_requests_in_flight (\d+)$/m.exec(text)?.[1]) === count) return;
-              await sleep(5);
-            }
-          })(),
-        );
+      const holding = (count: number) => holdingRequests(ingress, count);
       const callOf = (data: string) => [{ to: DEAD, gas: '0x5208', data }, 'latest'];
       try {
         const a1 = a.send(ingress.url, 'eth_call', {}, callOf('0xa1'));
@@ -355,10 +359,6 @@ describe('rate-limit', () => {
         ),
       );
       const leaving = new Agent({ localAddress: '127.0.0.2' });
-      const inFlight = async () => {
-        const text = await (await request(`${ingress.metricsUrl}/metrics`)).body.text();
-        return Number(/^svc_ingress_requests_in_flight (\d+)$/m.exec(text)?.[1]);
-      };
       try {
         const abort = new AbortController();
         const gone = request(ingress.url, {
@@ -371,13 +371,8 @@ describe('rate-limit', () => {
         await within(2_000, 'the EL receives the eth_call', held.arrived);
         abort.abort();
         expect(await gone).to.be.instanceOf(Error);
-        await within(
-          2_000,
-          'the ingress sees the client gone',
-          (async () => {
-            while ((await inFlight()) !== 0) await sleep(10);
-          })(),
-        );
+        // The ingress sees the client gone.
+        await holdingRequests(ingress, 0);
         // The request is over for the ingress, not for the EL: the source's slot is still taken.
         expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).status).to.equal(429);
         held.release();
