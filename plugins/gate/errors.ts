@@ -73,6 +73,20 @@ export class Abandoned extends Error {
   override name = 'Abandoned';
 }
 
+/** How much of an unexpected error's message goes to the log. */
+const BUG_MESSAGE_MAX = 200;
+
+/**
+ * An unexpected error as a refusal may name it (its class) and the operator's log may show it
+ * (class, the start of its message, where it was thrown): never a stack in an answer.
+ */
+export function describeFault(err: unknown): { readonly errorClass: string; readonly bug: string } {
+  const errorClass = err instanceof Error ? err.constructor.name : typeof err;
+  const message = err instanceof Error ? err.message : String(err);
+  const place = err instanceof Error ? (err.stack?.split('\n')[1]?.trim() ?? '') : '';
+  return { errorClass, bug: `${errorClass}: ${message.slice(0, BUG_MESSAGE_MAX)} ${place}`.trim() };
+}
+
 /** How long a client should wait when the worker pool is full. */
 const POOL_BUSY_RETRY_MS = 1_000;
 

@@ -72,6 +72,7 @@ export const gate: PluginModule<GateOptions> = {
       ),
       sequenced: () => metrics.sequenced(),
       unavailable: throttledWarning(log, 'gate: execution layer unavailable, submissions refused (throttled: count since the last line)'),
+      bug: throttledWarning(log, 'gate: judging failed unexpectedly, refused as "gate-error" (throttled: count since the last line)'),
     });
     return {
       name: 'gate',

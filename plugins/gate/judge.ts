@@ -21,7 +21,7 @@ import { checkAdmission, type Release } from './admission.js';
 import { decodeSubmission, type Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
 import type { ElValidation } from './el-validation.js';
-import { Abandoned, answerFor, cachedRefusalOf, Refusal, refusalError, Unavailable } from './errors.js';
+import { Abandoned, answerFor, cachedRefusalOf, describeFault, Refusal, refusalError, Unavailable } from './errors.js';
 import type { Ledger } from './ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
@@ -43,6 +43,8 @@ export interface JudgeParts {
   readonly verdicts: LabelledCounter;
   readonly sequenced: () => void;
   readonly unavailable: ThrottledWarning;
+  /** An unexpected error while judging (a bug, or an EL answer nothing expected): logged throttled. */
+  readonly bug: ThrottledWarning;
 }
 
 /** EIP-7966's variant, answered with the receipt (`timeoutMs` to wait for it). */
@@ -147,11 +149,22 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     if (err instanceof Unavailable) parts.unavailable({ error: err.message });
     const answer = answerFor(err);
     if (answer !== undefined) return answer;
-    if (!(err instanceof Refusal)) throw err;
-    const refusal = cachedRefusalOf(err, head);
+    const verdict = err instanceof Refusal ? err : unexpected(err);
+    const refusal = cachedRefusalOf(verdict, head);
     await ledger.remember(hash, refusal);
-    verdicts.inc('refused', err.reason);
+    verdicts.inc('refused', verdict.reason);
     return { error: refusalError(refusal, false) };
+  };
+
+  /**
+   * Any other error while judging is a classified refusal, cached like the rest (at the head it was
+   * judged at, if any), naming only the error's class; what it was goes to the log, throttled.
+   * A simulation's own are classified in the thread (simulation/simulate.ts).
+   */
+  const unexpected = (err: unknown): Refusal => {
+    const { errorClass, bug } = describeFault(err);
+    parts.bug({ bug });
+    return new Refusal('gate-error', `judging failed unexpectedly (${errorClass})`);
   };
 
   const admit = async (raw: RawTransaction, facts: Facts, sync: Sync, { sub, head, release }: Admission): Promise<Answer> => {

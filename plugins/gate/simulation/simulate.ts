@@ -22,7 +22,7 @@ import { Approvals, defaultCodeScope } from '../approval.js';
 import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
 import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
-import { frameRefusal, Refusal, refuseFrame, Unavailable } from '../errors.js';
+import { describeFault, frameRefusal, Refusal, refuseFrame, Unavailable } from '../errors.js';
 import type { Head, HeadState } from '../state.js';
 import { AdditionWithoutSubgroupCheck } from './bls.js';
 import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, OverBudget } from './budget.js';
@@ -56,13 +56,9 @@ interface Progress {
   mode: 'VERIFY' | 'deploy';
 }
 
-const BUG_MESSAGE_MAX = 200;
-
 function faultOf(err: unknown, { frame, mode }: Progress): SimulationFault {
-  const errorClass = err instanceof Error ? err.constructor.name : typeof err;
-  const message = err instanceof Error ? err.message : String(err);
-  const place = err instanceof Error ? (err.stack?.split('\n')[1]?.trim() ?? '') : '';
-  return new SimulationFault(frame, mode, `${errorClass}: ${message.slice(0, BUG_MESSAGE_MAX)} ${place}`.trim(), errorClass);
+  const { errorClass, bug } = describeFault(err);
+  return new SimulationFault(frame, mode, bug, errorClass);
 }
 
 /**

@@ -433,6 +433,47 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
   });
 });
 
+describe('gate: an unexpected error while judging', () => {
+  const anvil = useAnvil();
+
+  it('is refused as "gate-error", naming only its class, replayed as cached, and logged throttled without a stack', async () => {
+    // An EL whose nonce for the sender is no number: nothing in the gate expects that.
+    const el = await startStubEl(
+      { eth_getTransactionCount: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0xnot-a-number' }) },
+      { fallthrough: anvil.current.url },
+    );
+    const ingress = await startTestIngress(testConfig(el.url, gateYaml('      head_cache_ms: 0')));
+    try {
+      const raw = await new Wallet(DEV_KEY).signTransaction({
+        chainId: 8141,
+        nonce: 0,
+        to: RECIPIENT,
+        value: 1n,
+        gasLimit: 21_000,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 0n,
+        type: 2,
+      });
+      const refusal = { code: -32000, message: 'rejected: judging failed unexpectedly (SyntaxError)', data: { reason: 'gate-error' } };
+      expect(JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [raw])).text).error).to.deep.equal(refusal);
+      expect(JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [raw], 2)).text).error).to.deep.equal({
+        ...refusal,
+        message: `${refusal.message} (cached verdict)`,
+        data: { reason: 'gate-error', cached: true },
+      });
+      const lines = ingress.logs.map((line) => JSON.parse(line) as { level: string; msg: string; bug?: string; count?: number });
+      const logged = lines.filter((line) => line.msg.startsWith('gate: judging failed unexpectedly'));
+      expect(logged).to.have.length(1);
+      expect(logged[0]).to.include({ level: 'warn', count: 1 });
+      expect(logged[0]!.bug).to.match(/^SyntaxError: Cannot convert 0xnot-a-number to a BigInt at /);
+      expect(lines.filter((line) => line.level === 'error')).to.deep.equal([]);
+    } finally {
+      await ingress.shutdown();
+      await el.close();
+    }
+  });
+});
+
 describe('gate: in-flight cap', () => {
   const anvil = useAnvil({ extraArgs: ['--no-mining'] });
   let ingress: TestIngress;
