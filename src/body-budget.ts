@@ -7,7 +7,7 @@
  * Shared fairly: one source may hold at most `1 / SOURCE_SHARE` of the limit (at least one body
  * of the largest size), so that two sources withholding large bodies cannot spend it for
  * everyone; and an ordinary call's body (`SMALL_BODY_BYTES` or less) is never refused by the
- * budget (`max_connections` bounds those: a few KiB each).
+ * budget (`max_connections` bounds those: a few KiB each); the server names no source for them.
  */
 export const SOURCE_SHARE = 8;
 export const SMALL_BODY_BYTES = 4 * 1024;

@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GAS_HEAVY_METHODS } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
-import { BodyBudget } from './body-budget.js';
+import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
 import { peerSource } from './source-connections.js';
 import { CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
@@ -131,7 +131,9 @@ function admitUnread(
   metrics: Metrics,
   then: (peer: RequestContext['peer'], body: Buffer) => void,
 ): void {
-  const source = peerSource(req.socket.remoteAddress ?? '', runtime.peerSourceOf);
+  // An ordinary call's body is never refused by the budget, nor counted in a source's share: its
+  // source is not worked out on the hot path.
+  const source = declared > SMALL_BODY_BYTES ? peerSource(req.socket.remoteAddress ?? '', runtime.peerSourceOf) : null;
   const release = budget.take(declared, runtime.config.maxBodyBytesInFlight, source, runtime.maxBodyBytes);
   if (typeof release !== 'function') {
     return refuseTransport(res, metrics, release === 'source' ? transport.bodyBudgetSource : transport.bodyBudget, {
