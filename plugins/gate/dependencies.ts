@@ -13,7 +13,7 @@
  * Plain strings, so that the same value crosses to a worker thread, the primary process and Redis.
  */
 import { keccakHex } from './hex.js';
-import { codeHashOf } from './simulation/code-cache.js';
+import { codeHashOf } from './code-entry.js';
 import type { Head, HeadState } from './state.js';
 
 export interface StateDependencies {
@@ -84,7 +84,7 @@ export async function stillHolds(deps: CachedDependencies, state: HeadState, hea
   if ('digest' in deps) {
     const [accounts, codes, words] = await Promise.all([
       Promise.all(list(deps.accounts).map(async (address) => state.account(address, head))),
-      Promise.all(list(deps.codes).map(async (address) => codeHashOf(await state.code(address, head)))),
+      Promise.all(list(deps.codes).map(async (address) => (await state.codeEntry(address, head)).hashHex)),
       Promise.all(deps.slots.flatMap(([address, slots]) => list(slots).map((slot) => state.storage(address, fullSlot(slot), head)))),
     ]);
     const read = accounts.map(({ nonce, balance }) => [nonce.toString(), balance.toString()] as const);
@@ -95,7 +95,7 @@ export async function stillHolds(deps: CachedDependencies, state: HeadState, hea
       const account = await state.account(address, head);
       return account.nonce.toString() === nonce && account.balance.toString() === balance;
     }),
-    ...deps.codes.map(async ([address, hash]) => codeHashOf(await state.code(address, head)) === hash),
+    ...deps.codes.map(async ([address, hash]) => (await state.codeEntry(address, head)).hashHex === hash),
     ...deps.slots.map(async ([address, slot, word]) => (await state.storage(address, slot, head)) === word),
   ];
   return (await Promise.all(checks)).every(Boolean);

@@ -6,6 +6,7 @@
  * newer one arrived, reads without the cache). A failed read throws `Unavailable`: the gate then fails closed.
  */
 import { RpcFailure, sharedFor, type Answer, type Upstream } from '../../src/plugin.js';
+import { type CodeEntry, decodeCode } from './code-entry.js';
 import { Unavailable } from './errors.js';
 
 export interface Head {
@@ -65,6 +66,11 @@ export class HeadState {
       if (typeof code !== 'string') throw new Unavailable('the EL returned no code');
       return code.toLowerCase();
     });
+  }
+
+  /** The account's code at `head`, decoded and hashed once for the head (code-entry.ts). */
+  codeEntry(address: string, head: Head): Promise<CodeEntry> {
+    return this.once(`code-entry:${address}`, head, async () => decodeCode(await this.code(address, head)));
   }
 
   /** A storage slot (32-byte 0x hex key) of the account at `head`, as a 32-byte 0x hex word. */

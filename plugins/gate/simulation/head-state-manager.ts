@@ -10,14 +10,14 @@
  *
  * It also records what the verdict depends on: every account, code and sender slot read; and,
  * for the simulation's compute budget (budget.ts), the time spent waiting for those reads.
- * Code is decoded and hashed once per distinct code (code-cache.ts), not on every access.
+ * Code is decoded and hashed once per address per head (HeadState.codeEntry), not on every access.
  */
 import { SimpleStateManager } from '@ethereumjs/statemanager';
 import { Account, bytesToHex, hexToBytes, unpadBytes, type Address } from '@ethereumjs/util';
+import type { CodeEntry } from '../code-entry.js';
 import type { StateDependencies } from '../dependencies.js';
 import type { Head, HeadState } from '../state.js';
 import type { ComputeBudget } from './budget.js';
-import { codeEntry, codeHashOf } from './code-cache.js';
 import { COMMON } from './fork.js';
 
 export interface StateWrites {
@@ -32,7 +32,7 @@ const CLEARED = '_cleared';
 export class HeadStateManager extends SimpleStateManager {
   /** Sender slots read (32-byte hex key → word), and code read per address: the verdict's dependencies. */
   readonly senderSlots = new Map<string, string>();
-  readonly codes = new Map<string, string>();
+  readonly codes = new Map<string, CodeEntry>();
   readonly accounts = new Map<string, { nonce: bigint; balance: bigint }>();
 
   constructor(
@@ -48,11 +48,17 @@ export class HeadStateManager extends SimpleStateManager {
     const key = address.toString();
     const top = this.topAccountStack();
     if (top.has(key)) return top.get(key);
-    const [{ nonce, balance }, code] = await this.waiting(Promise.all([this.state.account(key, this.head), this.headCode(key)]));
-    this.accounts.set(key, { nonce, balance });
-    if (nonce === 0n && balance === 0n && code === '0x') return undefined;
+    let account = this.accounts.get(key);
+    let code = this.codes.get(key);
+    if (account === undefined || code === undefined) {
+      [account, code] = await this.waiting(Promise.all([this.state.account(key, this.head), this.headCode(key)]));
+      this.accounts.set(key, account);
+    }
+    const { nonce, balance } = account;
+    const noCode = code.bytes.length === 0;
+    if (nonce === 0n && balance === 0n && noCode) return undefined;
     // A fresh object: the EVM mutates what it is given before putAccount (never the code hash's bytes).
-    return new Account(nonce, balance, undefined, code === '0x' ? undefined : codeEntry(code).hash);
+    return new Account(nonce, balance, undefined, noCode ? undefined : code.hash);
   }
 
   override async getCode(address: Address): Promise<Uint8Array> {
@@ -61,7 +67,7 @@ export class HeadStateManager extends SimpleStateManager {
     if (written !== undefined) return written;
     const top = this.topAccountStack();
     if (top.has(key) && top.get(key) === undefined) return new Uint8Array(0);
-    return codeEntry(await this.waiting(this.headCode(key))).bytes;
+    return (this.codes.get(key) ?? (await this.waiting(this.headCode(key)))).bytes;
   }
 
   override async getCodeSize(address: Address): Promise<number> {
@@ -96,7 +102,7 @@ export class HeadStateManager extends SimpleStateManager {
   dependencies(): StateDependencies {
     return {
       accounts: [...this.accounts].map(([address, { nonce, balance }]) => [address, nonce.toString(), balance.toString()] as const),
-      codes: [...this.codes].map(([address, code]) => [address, codeHashOf(code)] as const),
+      codes: [...this.codes].map(([address, code]) => [address, code.hashHex] as const),
       slots: [...this.senderSlots].map(([slot, word]) => [this.sender, slot, word] as const),
     };
   }
@@ -125,8 +131,8 @@ export class HeadStateManager extends SimpleStateManager {
     return this.budget === undefined ? read : this.budget.waiting(read);
   }
 
-  private async headCode(address: string): Promise<string> {
-    const code = await this.state.code(address, this.head);
+  private async headCode(address: string): Promise<CodeEntry> {
+    const code = await this.state.codeEntry(address, this.head);
     this.codes.set(address, code);
     return code;
   }

@@ -8,13 +8,13 @@
  * file), by one that delegates to it and remembers the answer:
  *
  * - keyed by the opcode table of the EVM that asked (the answer lists its opcode handlers, and
- *   custom opcodes are per simulation), then by the code bytes object (code-cache.ts hands out
- *   one object per distinct code, so the key is the code's content; a written code, a deploy
+ *   custom opcodes are per simulation), then by the code bytes object (HeadState.codeEntry
+ *   hands every reader of an address at a head the same object; a written code, a deploy
  *   frame's, is its own object): within a simulation, every call frame of the same code after
  *   the first reuses the first one's analysis.
  *
  * WeakMaps: the analyses live as long as the simulation's EVM (a 24 KB code's is ~250 KB), not
- * as long as the code cache keeps the code. If a new version of the package drops the method,
+ * as long as the head's reads keep the code. If a new version of the package drops the method,
  * `installJumpAnalysisCache` says so (its test fails) and the interpreter analyses as before.
  */
 interface Analysis {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { keccak256 } from 'ethers';
 import { Unavailable } from '../../../plugins/gate/errors.js';
 import { HeadState, type Head } from '../../../plugins/gate/state.js';
 import { Upstream } from '../../../src/upstream.js';
@@ -93,6 +94,17 @@ describe('gate: head state', () => {
       ['eth_getCode', [ALICE, '0x64']],
       ['eth_getStorageAt', [ALICE, slot, '0x64']],
     ]);
+  });
+
+  it('decodes and hashes a code once per head and address: the same entry for every reader', async () => {
+    const state = new HeadState(upstream, 60_000);
+    const head = await state.latest();
+    const entry = await state.codeEntry(ALICE, head);
+    expect([Buffer.from(entry.bytes).toString('hex'), entry.hashHex]).to.deep.equal(['ab', keccak256('0xab')]);
+    expect(await state.codeEntry(ALICE, head)).to.equal(entry);
+    expect(calls('eth_getCode')).to.equal(1);
+    height = 101n;
+    expect(await state.codeEntry(ALICE, await state.fresh())).to.not.equal(entry);
   });
 
   it('reads again at a new head, and uncached at an older one', async () => {

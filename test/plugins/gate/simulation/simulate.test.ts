@@ -31,6 +31,7 @@ import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type F
 import { call, rpc } from '../../../../support/http.js';
 import { pointEvaluationInput, wrongPointEvaluationInput } from '../../../../support/kzg.js';
 import { walletFor } from '../../../../support/keys.js';
+import { decodeCode } from '../../../../plugins/gate/code-entry.js';
 import { Refusal } from '../../../../plugins/gate/errors.js';
 import { checkFrameTransaction } from '../../../../plugins/gate/frame-checks.js';
 import { decodeFrameTransaction } from '../../../../plugins/gate/frame-codec.js';
@@ -337,7 +338,7 @@ describe('gate: an unexpected error while simulating is a classified refusal', (
     // A HeadState whose storage read fails the way no EL answer should make it: a bug.
     const state = {
       account: async () => ({ nonce: 1n, balance: 10n ** 18n }),
-      code: async (address: string) => (address === sender ? APPROVE_IF_SLOT0.toLowerCase() : '0x'),
+      codeEntry: async (address: string) => decodeCode(address === sender ? APPROVE_IF_SLOT0.toLowerCase() : '0x'),
       storage: async () => {
         throw new TypeError('internal detail at /srv/secret/path');
       },
