@@ -34,6 +34,7 @@ import { createJudge } from './judge.js';
 import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { readRawTransaction } from './raw-transaction.js';
+import { evmPatchApplied } from './simulation/evm-patch.js';
 import { HeadState } from './state.js';
 import { rawParams, syncTimeoutOf } from './sync.js';
 import { createWorkPool } from './work-pool.js';
@@ -48,6 +49,9 @@ export const gate: PluginModule<GateOptions> = {
       return createFollower(options.relayUrl === undefined ? undefined : relayTo(options.relayUrl, options.syncTimeoutMaxMs));
     }
     const state = new HeadState(stateReads, options.headCacheMs);
+    void evmPatchApplied().then((applied) => {
+      if (!applied) log.warn('gate: @ethereumjs/evm is not patched (npm ci ran without scripts?): simulations cost ~3x the pool time');
+    });
     const simulationBug = throttledWarning(
       log,
       'gate: a simulation failed unexpectedly, refused as "simulation error" (throttled: count since the last line)',

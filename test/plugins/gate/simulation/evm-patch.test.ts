@@ -1,0 +1,8 @@
+import { expect } from 'chai';
+import { evmPatchApplied } from '../../../../plugins/gate/simulation/evm-patch.js';
+
+describe('gate: the patched @ethereumjs/evm', () => {
+  it('is installed (npm ci applies patches/ through patch-package)', async () => {
+    expect(await evmPatchApplied()).to.equal(true);
+  });
+});
