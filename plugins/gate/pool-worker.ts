@@ -76,13 +76,23 @@ export function verify(tx: SignedFrames): PoolRefusal | undefined {
   }
 }
 
-// The EVM is loaded with the first simulation: a thread that only verifies signatures starts in a
-// fraction of the time (most frame transactions never need it).
 let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;
 
+/**
+ * The EVM and its curve libraries, loaded with the first simulation (or as a simulation thread
+ * starts, timed-worker.ts): a thread that only verifies signatures starts in a fraction of the
+ * time (most frame transactions never need them).
+ */
+export function loadSimulator(): Promise<typeof import('./simulation/simulate.js')> {
+  simulator ??= Promise.all([
+    import('./simulation/simulate.js'),
+    import('./simulation/curves.js').then(({ curveBackends }) => curveBackends()),
+  ]).then(([module]) => module);
+  return simulator;
+}
+
 export async function simulate({ tx, facts, head }: SimulateTask): Promise<SimulateAnswer> {
-  simulator ??= import('./simulation/simulate.js');
-  const { simulatePrefix, SimulationFault } = await simulator;
+  const { simulatePrefix, SimulationFault } = await loadSimulator();
   // Charged from here: the EVM's first load in the thread is not the transaction's.
   const budget = new ComputeBudget(settings?.simulationBudgetMs ?? DEFAULT_SIMULATION_BUDGET_MS);
   try {

@@ -2,10 +2,11 @@
  * The entry of the gate pool's threads (work-pool.ts): runs pool-worker.ts's tasks and reports,
  * with each answer, the milliseconds it held the thread, measured in the thread. Measured in
  * the main thread, the first task of a lane would also pay for starting the thread; a thread of
- * the simulation lane loads the EVM as it starts, before its first task, for the same reason.
+ * the simulation lane loads the EVM and its curve libraries as it starts, before its first task,
+ * for the same reason.
  */
 import { workerData } from 'node:worker_threads';
-import { simulate as simulateTask, verify as verifyTask, type SimulateTask } from './pool-worker.js';
+import { loadSimulator, simulate as simulateTask, verify as verifyTask, type SimulateTask } from './pool-worker.js';
 import type { SignedFrames } from './signatures.js';
 
 export interface Timed<T> {
@@ -13,7 +14,7 @@ export interface Timed<T> {
   readonly ms: number;
 }
 
-if ((workerData as { lane?: string } | undefined)?.lane === 'simulate') await import('./simulation/simulate.js');
+if ((workerData as { lane?: string } | undefined)?.lane === 'simulate') await loadSimulator();
 
 async function timed<T>(task: () => T | Promise<T>): Promise<Timed<T>> {
   const started = performance.now();

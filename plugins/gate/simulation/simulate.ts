@@ -16,7 +16,7 @@
  * EVM or a precompile's library) is refused too, with the cause "simulation error: <class>", as
  * a `SimulationFault` carrying what to log.
  */
-import { createEVM } from '@ethereumjs/evm';
+import { EVM, EVMMockBlockchain } from '@ethereumjs/evm';
 import { createAddressFromString } from '@ethereumjs/util';
 import { Approvals, defaultCodeScope } from '../approval.js';
 import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
@@ -24,7 +24,7 @@ import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
 import { describeFault, frameRefusal, Refusal, refuseFrame, Unavailable } from '../errors.js';
 import type { Head, HeadState } from '../state.js';
-import { AdditionWithoutSubgroupCheck } from './bls.js';
+import { curveBackends } from './curves.js';
 import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, OverBudget } from './budget.js';
 import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
 import { frameOpcodes, journalApprovals, type FrameContext } from './frame-opcodes.js';
@@ -34,8 +34,6 @@ import { pointEvaluationPrecompile } from './kzg.js';
 import { validationRules, type RuleContext } from './validation-rules.js';
 
 const ENTRY_POINT = createAddressFromString('0x00000000000000000000000000000000000000aa');
-/** One for the thread: it holds no state. */
-const BLS = new AdditionWithoutSubgroupCheck();
 
 /** An unexpected error, refused as a verdict; `bug` (its class, message and place) is for the operator's log. */
 export class SimulationFault extends Refusal {
@@ -126,12 +124,16 @@ async function run(
     codeAt: (address) => stateManager.getCode(createAddressFromString(address)),
     checkBudget: () => budget.check(),
   };
-  const evm = await createEVM({
+  const { bls, bn254 } = await budget.waiting(curveBackends());
+  // Not createEVM: it replaces any `bn254` given with its pure-JS default.
+  const evm = new EVM({
     common: COMMON,
+    blockchain: new EVMMockBlockchain(),
     stateManager,
     customOpcodes: [...frameOpcodes(frames), ...validationRules(rules)],
     customPrecompiles: [pointEvaluationPrecompile((load) => budget.waiting(load))],
-    bls: BLS,
+    bls,
+    bn254,
   });
   for (const address of [tx.sender, head.coinbase, ...PRECOMPILES]) evm.journal.addAlwaysWarmAddress(address.slice(2));
   // 0xFE runs natively in the EVM, past the rules' opcode table: a nested call that executes it is caught here.
