@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE } from '../plugins/gate/frame-checks.js';
 
 const require = createRequire(import.meta.url);
 export const ANVIL_BIN = join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
@@ -28,6 +29,20 @@ export interface Anvil {
   readonly child: ChildProcess;
   /** Stops anvil and waits for it to exit. */
   stop(): Promise<void>;
+}
+
+/**
+ * What chain 8141 has from its first block: the expiry verifier EIP-8141 installs at activation
+ * (its code at 0x…8141). Put in place with `anvil_setCode`, as a stock EL's genesis would.
+ */
+async function installPredeploys(url: string): Promise<void> {
+  const answer = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_setCode', params: [EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE] }),
+  });
+  const body = (await answer.json()) as { error?: { message: string } };
+  if (body.error !== undefined) throw new Error(`anvil_setCode of the expiry verifier failed: ${body.error.message}`);
 }
 
 export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
@@ -75,7 +90,11 @@ export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
       child.stderr!.off('data', onStderr).resume();
       output = '';
       const port = Number(match[2]);
-      resolve({ url: `http://${match[1]}:${port}`, port, child, stop });
+      const url = `http://${match[1]}:${port}`;
+      installPredeploys(url).then(
+        () => resolve({ url, port, child, stop }),
+        (err: unknown) => fail(err instanceof Error ? err : new Error(String(err))),
+      );
     });
   });
 }

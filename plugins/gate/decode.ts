@@ -25,7 +25,11 @@ export interface Submission {
   /** Whose balance pays: the sender, or a frame transaction's sponsor. */
   readonly payer: string;
   readonly maxFeePerGas: bigint;
-  /** Most the payer can be charged: gas × fee cap, plus value. */
+  /**
+   * What the payer must hold: gas × fee cap, plus value for the standard types. A frame
+   * transaction's payer is charged `max_cost` alone; value leaves the sender in SENDER frames,
+   * which revert (not invalidate the transaction) when it cannot pay.
+   */
   readonly maxCost: bigint;
   readonly frame?: { readonly tx: FrameTransaction; readonly facts: FrameFacts };
 }
@@ -46,9 +50,17 @@ export function decodeSubmission(raw: RawTransaction, limits: DecodeLimits): Sub
   return decodeStandard(raw, limits);
 }
 
+/** EIP-2681: a nonce of 2^64 - 1 cannot be incremented, so no transaction may carry it. */
+const NONCE_MAX = (1n << 64n) - 1n;
+
+function checkNonce(nonce: bigint): void {
+  if (nonce >= NONCE_MAX) refuse('nonce-max', `nonce has max value: ${nonce} cannot be incremented (EIP-2681)`);
+}
+
 function decodeStandard(raw: RawTransaction, limits: DecodeLimits): Submission {
   const tx = decodeStandardTransaction(raw.bytes);
   if (tx.chainId !== limits.chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${limits.chainId}`);
+  checkNonce(tx.nonce);
   if (tx.gasLimit > limits.blockGasLimit) {
     refuse('gas-limit', `gas limit ${tx.gasLimit} exceeds the block gas limit ${limits.blockGasLimit}`);
   }
@@ -82,11 +94,16 @@ function decodeStandard(raw: RawTransaction, limits: DecodeLimits): Submission {
 function decodeFrame(raw: RawTransaction, limits: DecodeLimits): Submission {
   const tx = decodeFrameTransaction(raw);
   const facts = checkFrameTransaction(tx, limits);
-  if (facts.maxGas > limits.blockGasLimit) {
-    refuse('gas-limit', `maximum gas ${facts.maxGas} exceeds the block gas limit ${limits.blockGasLimit}`);
+  checkNonce(tx.nonce);
+  // EIP-8141 "Block-level gas accounting": each dimension is reserved on its own.
+  for (const [dimension, reservation] of [
+    ['execution', facts.executionReservation],
+    ['state', facts.stateReservation],
+  ] as const) {
+    if (reservation > limits.blockGasLimit) {
+      refuse('gas-limit', `${dimension} gas ${reservation} exceeds the block gas limit ${limits.blockGasLimit}`);
+    }
   }
-  // Value leaves the sender; it burdens the payer's balance only when the sender pays.
-  const value = facts.payer === tx.sender ? tx.frames.reduce((sum, f) => sum + f.value, 0n) : 0n;
   return {
     raw,
     hash: raw.hash,
@@ -95,7 +112,7 @@ function decodeFrame(raw: RawTransaction, limits: DecodeLimits): Submission {
     sender: tx.sender,
     payer: facts.payer,
     maxFeePerGas: tx.maxFeePerGas,
-    maxCost: facts.maxCost + value,
+    maxCost: facts.maxCost,
     frame: { tx, facts },
   };
 }

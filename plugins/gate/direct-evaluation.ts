@@ -9,10 +9,11 @@
  * an empty `msg` and `resolved_signer == resolved_target`; then `APPROVE(s)`. In a DEFAULT
  * frame it returns as empty code would, so a deploy frame aimed at one installs nothing.
  *
- * Gas: each frame pays its target's EIP-2929 access at entry (the sender and the coinbase are
- * warm, a target is warm once an earlier frame touched it); the expiry frame also runs the
- * canonical verifier's 51 gas; APPROVE's payment charges state gas for a sender that does not
- * exist yet. The deadline itself is compared by admission.
+ * Gas: each frame pays its target's EIP-2929 access at entry (the sender is warm, a target is
+ * warm once an earlier frame touched it; the head's coinbase is not: the transaction runs in a
+ * block someone else proposes); the expiry frame also runs the canonical verifier's 51 gas;
+ * APPROVE's payment charges state gas for a sender that does not exist yet. The deadline itself
+ * is compared by admission.
  */
 import { Approvals, defaultCodeScope } from './approval.js';
 import { EXPIRY_VERIFIER } from './frame-checks.js';
@@ -32,13 +33,12 @@ export interface DirectPrefix {
   readonly maxCost: bigint;
   /** Whether the sender exists at head (EIP-161: a nonce, a balance or code). */
   readonly senderExists: boolean;
-  readonly coinbase: string;
   readonly balanceOf: (address: string) => Promise<bigint>;
 }
 
 /** Throws a `verify-rejected` Refusal where the EL would find the transaction invalid. */
-export async function evaluateDirectly({ tx, prefixEnd, maxCost, senderExists, coinbase, balanceOf }: DirectPrefix): Promise<void> {
-  const warm = new Set([tx.sender, coinbase]);
+export async function evaluateDirectly({ tx, prefixEnd, maxCost, senderExists, balanceOf }: DirectPrefix): Promise<void> {
+  const warm = new Set([tx.sender]);
   const access = (address: string) => {
     if (warm.has(address)) return WARM_ACCOUNT_ACCESS_GAS;
     warm.add(address);

@@ -18,6 +18,8 @@ export const TRANSACTION_EXECUTION_CAP = 16_777_216n;
 export const PREFIX_GAS_BUDGET = 100_000n;
 export const PREFIX_STATE_GAS_BUDGET = 500_000n;
 export const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+/** The runtime code EIP-8141 installs at EXPIRY_VERIFIER at activation (lower-case hex). */
+export const EXPIRY_VERIFIER_CODE = '0x60083614600a575f5ffd5b5f3560c01c4211601657005b5f5ffd';
 const U64_MAX = (1n << 64n) - 1n;
 const APPROVE_PAYMENT = 1;
 const APPROVE_EXECUTION = 2;
@@ -36,6 +38,9 @@ export interface FrameFacts {
   readonly payer: string;
   readonly maxGas: bigint;
   readonly maxCost: bigint;
+  /** EIP-8141 block-level accounting: max(intrinsic + Σ execution, calldata floor), and Σ state gas. */
+  readonly executionReservation: bigint;
+  readonly stateReservation: bigint;
   /** The expiry frame's deadline (unix seconds), if the transaction has one. */
   readonly deadline: bigint | undefined;
   /** Index of the frame that grants payment: the end of the validation prefix. */
@@ -61,11 +66,14 @@ export function checkFrameTransaction(tx: FrameTransaction, limits: FrameLimits)
     refuse('gas-cap', `intrinsic plus execution gas ${gas.capped} exceeds ${TRANSACTION_EXECUTION_CAP}`);
   }
   const { payerTarget, prefixEnd } = checkPrefixShape(tx, deadline !== undefined ? 1 : 0);
-  const prefixGas = checkPrefixBudgets(tx, deadline !== undefined ? 1 : 0, prefixEnd, limits);
+  // The expiry frame is part of the validation prefix: its limit counts against the budget.
+  const prefixGas = checkPrefixBudgets(tx, prefixEnd, limits);
   return {
     payer: payerTarget ?? tx.sender,
     maxGas: gas.maxGas,
     maxCost: gas.maxGas * tx.maxFeePerGas,
+    executionReservation: gas.capped,
+    stateReservation: gas.maxGas - gas.capped,
     deadline,
     prefixEnd,
     prefixGas,
@@ -204,10 +212,10 @@ function checkPrefixShape(tx: FrameTransaction, start: number): { payerTarget: s
 }
 
 /** Refuses a prefix over its budgets; returns its execution plus verification gas. */
-function checkPrefixBudgets(tx: FrameTransaction, start: number, prefixEnd: number, limits: FrameLimits): bigint {
+function checkPrefixBudgets(tx: FrameTransaction, prefixEnd: number, limits: FrameLimits): bigint {
   let execution = 0n;
   let state = 0n;
-  for (let i = start; i <= prefixEnd; i++) {
+  for (let i = 0; i <= prefixEnd; i++) {
     execution += tx.frames[i]!.executionGas;
     state += tx.frames[i]!.stateGas;
   }

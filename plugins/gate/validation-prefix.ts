@@ -13,8 +13,9 @@
  */
 import type { Submission } from './decode.js';
 import { evaluateDirectly } from './direct-evaluation.js';
-import { EXPIRY_VERIFIER } from './frame-checks.js';
-import { Refusal } from './errors.js';
+import { codeHashOf } from './code-entry.js';
+import { EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE } from './frame-checks.js';
+import { frameRefusal, Refusal } from './errors.js';
 import type { Head, HeadState } from './state.js';
 
 /** Runs the prefix in the embedded EVM; throws a `verify-rejected` Refusal (with its dependencies) on a rule violation. */
@@ -28,6 +29,7 @@ export interface PrefixJudge {
 /** Throws a Refusal (or Unavailable) unless the prefix would set the payer. */
 export async function judgePrefix(sub: Submission, head: Head, state: HeadState, judge: PrefixJudge): Promise<void> {
   const { tx, facts } = sub.frame!;
+  if (facts.deadline !== undefined) await checkExpiryVerifier(state, head);
   const targets = new Set<string>();
   for (let i = 0; i <= facts.prefixEnd; i++) {
     const target = tx.frames[i]!.target ?? tx.sender;
@@ -46,7 +48,7 @@ export async function judgePrefix(sub: Submission, head: Head, state: HeadState,
     return account.balance;
   };
   try {
-    await evaluateDirectly({ tx, prefixEnd: facts.prefixEnd, maxCost: facts.maxCost, senderExists, coinbase: head.coinbase, balanceOf });
+    await evaluateDirectly({ tx, prefixEnd: facts.prefixEnd, maxCost: facts.maxCost, senderExists, balanceOf });
   } catch (err) {
     if (err instanceof Refusal) {
       err.dependencies = {
@@ -58,3 +60,18 @@ export async function judgePrefix(sub: Submission, head: Head, state: HeadState,
     throw err;
   }
 }
+
+/**
+ * The expiry frame is evaluated directly (its deadline compared by admission) only over the code
+ * EIP-8141 installs at EXPIRY_VERIFIER; any other code there would be a VERIFY frame reading
+ * TIMESTAMP, which the trace rules ban.
+ */
+async function checkExpiryVerifier(state: HeadState, head: Head): Promise<void> {
+  const code = await state.codeEntry(EXPIRY_VERIFIER, head);
+  if (code.hashHex === EXPIRY_VERIFIER_CODE_HASH) return;
+  const refusal = frameRefusal(0, 'VERIFY', 'not the canonical expiry verifier', `the code at ${EXPIRY_VERIFIER} is not EIP-8141's`);
+  refusal.dependencies = { accounts: [], codes: [[EXPIRY_VERIFIER, code.hashHex]], slots: [] };
+  throw refusal;
+}
+
+const EXPIRY_VERIFIER_CODE_HASH = codeHashOf(EXPIRY_VERIFIER_CODE);

@@ -4,7 +4,8 @@
  * head state (frame-transactions.md section 8):
  *
  * - each frame with its own `limits.execution`, less its target's EIP-2929 entry charge (the
- *   sender, the coinbase and the precompiles are warm; a target stays warm for later frames);
+ *   sender and the precompiles are warm; a target stays warm for later frames; the head's
+ *   coinbase is not: the transaction runs in a block someone else proposes);
  * - VERIFY frames as static calls from the entry point 0xaa, the deploy frame as a plain call;
  * - a frame whose target has no code runs default code (approval.ts), as direct evaluation does;
  * - it stops once the frame that sets the payer completes: later frames are not the gate's.
@@ -73,7 +74,7 @@ export async function simulatePrefix(
   const stateManager = new HeadStateManager(state, head, tx.sender, budget);
   const progress: Progress = { frame: 0, mode: 'VERIFY' };
   try {
-    await run(tx, facts, head, stateManager, budget, progress);
+    await run(tx, facts, stateManager, budget, progress);
   } catch (err) {
     if (err instanceof Unavailable) throw err;
     const refusal =
@@ -92,7 +93,6 @@ export async function simulatePrefix(
 async function run(
   tx: FrameTransaction,
   facts: FrameFacts,
-  head: Head,
   stateManager: HeadStateManager,
   budget: ComputeBudget,
   progress: Progress,
@@ -135,7 +135,7 @@ async function run(
     bls,
     bn254,
   });
-  for (const address of [tx.sender, head.coinbase, ...PRECOMPILES]) evm.journal.addAlwaysWarmAddress(address.slice(2));
+  for (const address of [tx.sender, ...PRECOMPILES]) evm.journal.addAlwaysWarmAddress(address.slice(2));
   // 0xFE runs natively in the EVM, past the rules' opcode table: a nested call that executes it is caught here.
   journalApprovals(evm, frames, (error) => {
     if (error === 'invalid opcode') rules.violation ??= 'banned opcode INVALID';
@@ -202,8 +202,16 @@ async function run(
     }
 
     if (frame.mode === FrameMode.Default) {
-      const installed = await stateManager.getCode(createAddressFromString(tx.sender));
-      if (installed.length === 0) fail('no code at the sender after deploy');
+      // EIP-8141: the deploy frame must itself install non-empty code at the sender.
+      const installed = stateManager.writtenCode().includes(tx.sender)
+        ? await stateManager.getCode(createAddressFromString(tx.sender))
+        : new Uint8Array(0);
+      if (installed.length === 0) {
+        fail(
+          'no code at the sender after deploy',
+          rules.senderHasCode ? 'the deploy frame installed none; the code there was already' : undefined,
+        );
+      }
       approvals.senderCreated();
       if (stateManager.writtenCode().some((address) => address !== tx.sender)) fail('state change outside the sender');
       rules.senderHasCode = true;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { getBytes, keccak256, Transaction, type TransactionLike } from 'ethers';
-import { TxEnvelopeEip8141 } from 'ox';
+import { Secp256k1, TxEnvelopeEip1559, TxEnvelopeEip8141 } from 'ox';
 import { decodeSubmission, type DecodeLimits, type Submission } from '../../../plugins/gate/decode.js';
 import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../../support/frames.js';
@@ -204,10 +204,28 @@ describe('gate: decoding a submission (frame-transactions.md section 2)', () => 
       expect(verdict(V1)).to.equal('wrong-chain-id: chain id 1 is not 8141');
     });
 
-    it('takes a maximum gas equal to the block gas limit and refuses one over it (gas-limit)', () => {
+    it('takes execution gas equal to the block gas limit and refuses one over it (gas-limit)', () => {
       expect(verdict(V3, { ...LIMITS, blockGasLimit: 122_790n })).to.equal('accepted');
       expect(verdict(V3, { ...LIMITS, blockGasLimit: 122_789n })).to.equal(
-        'gas-limit: maximum gas 122790 exceeds the block gas limit 122789',
+        'gas-limit: execution gas 122790 exceeds the block gas limit 122789',
+      );
+    });
+
+    it('reserves the two gas dimensions each on its own (EIP-8141 block accounting): their sum may pass the limit', () => {
+      const withStateGas = (stateGas: bigint) => {
+        const fields = v3Fields();
+        fields.frames[0]!.stateGas = stateGas;
+        const raw = signed(fields, [(digest) => secp256k1Entry(V3_KEY, digest)]);
+        return { raw, execution: decode(raw).frame!.facts.executionReservation };
+      };
+      const small = withStateGas(100_000n);
+      expect(verdict(small.raw, { ...LIMITS, blockGasLimit: small.execution })).to.equal('accepted');
+      expect(verdict(small.raw, { ...LIMITS, blockGasLimit: small.execution - 1n })).to.equal(
+        `gas-limit: execution gas ${small.execution} exceeds the block gas limit ${small.execution - 1n}`,
+      );
+      const large = withStateGas(200_000n);
+      expect(verdict(large.raw, { ...LIMITS, blockGasLimit: large.execution })).to.equal(
+        `gas-limit: state gas 200000 exceeds the block gas limit ${large.execution}`,
       );
     });
 
@@ -218,7 +236,7 @@ describe('gate: decoding a submission (frame-transactions.md section 2)', () => 
       );
     });
 
-    it('charges a sender who pays max_gas × max_fee plus every value its frames send', () => {
+    it('charges a sender who pays max_gas × max_fee, not the value its frames send (APPROVE collects max_cost alone)', () => {
       expect(summary(decode(V3))).to.deep.equal({
         hash: keccak256(V3),
         type: 6,
@@ -226,13 +244,32 @@ describe('gate: decoding a submission (frame-transactions.md section 2)', () => 
         sender: V3_SENDER,
         payer: V3_SENDER,
         maxFeePerGas: 2n * GWEI,
-        maxCost: 122_790n * 2n * GWEI + 1n,
+        maxCost: 122_790n * 2n * GWEI,
         frame: true,
       });
       const fields = v3Fields();
       fields.frames.push({ mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 2n });
       const raw = signed(fields, [(digest) => secp256k1Entry(V3_KEY, digest)]);
-      expect(decode(raw).maxCost).to.equal(maxGasBySpec(fields) * 2n * GWEI + 3n);
+      expect(decode(raw).maxCost).to.equal(maxGasBySpec(fields) * 2n * GWEI);
+    });
+
+    it('refuses a nonce of 2^64 - 1 in either kind (EIP-2681: it cannot be incremented), takes 2^64 - 2', () => {
+      const fields = v3Fields();
+      fields.nonce = (1n << 64n) - 1n;
+      expect(verdict(signed(fields, [(digest) => secp256k1Entry(V3_KEY, digest)]), LIMITS)).to.equal(
+        'nonce-max: nonce has max value: 18446744073709551615 cannot be incremented (EIP-2681)',
+      );
+      fields.nonce = (1n << 64n) - 2n;
+      expect(verdict(signed(fields, [(digest) => secp256k1Entry(V3_KEY, digest)]), LIMITS)).to.equal('accepted');
+      const standard = (nonce: bigint) => {
+        const envelope = TxEnvelopeEip1559.from({ chainId: 8141, nonce, to: RECIPIENT, gas: 21_000n, maxFeePerGas: 2n * GWEI });
+        const signature = Secp256k1.sign({ payload: TxEnvelopeEip1559.getSignPayload(envelope), privateKey: V3_KEY as `0x${string}` });
+        return TxEnvelopeEip1559.serialize(envelope, { signature });
+      };
+      expect(verdict(standard((1n << 64n) - 1n))).to.equal(
+        'nonce-max: nonce has max value: 18446744073709551615 cannot be incremented (EIP-2681)',
+      );
+      expect(verdict(standard((1n << 64n) - 2n))).to.equal('accepted');
     });
 
     it("names the pay frame's target as payer, charged max_gas × max_fee without the value the sender sends", () => {

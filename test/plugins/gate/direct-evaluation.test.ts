@@ -12,7 +12,6 @@ import { walletFor } from '../../../support/keys.js';
 
 const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 const FACTORY = '0x000000000000000000000000000000000000f00d';
-const COINBASE_AT_HEAD = `0x${'c0'.repeat(20)}`;
 const MAX_COST = 10n ** 15n;
 
 const senderKey = walletFor('gate: direct evaluation sender');
@@ -56,7 +55,7 @@ function sponsoredTx(
 async function evaluate(
   tx: FrameTransaction,
   prefixEnd: number,
-  options: { balance?: bigint; senderExists?: boolean; coinbase?: string } = {},
+  options: { balance?: bigint; senderExists?: boolean } = {},
 ): Promise<{ outcome: string; balancesRead: string[] }> {
   const balancesRead: string[] = [];
   const balanceOf = async (address: string) => {
@@ -69,7 +68,6 @@ async function evaluate(
       prefixEnd,
       maxCost: MAX_COST,
       senderExists: options.senderExists ?? true,
-      coinbase: options.coinbase ?? COINBASE_AT_HEAD,
       balanceOf,
     });
     return { outcome: 'valid', balancesRead };
@@ -98,10 +96,6 @@ describe('gate: direct evaluation of protocol-defined frames (EIP-8141; frame-tr
       expect((await evaluate(sponsoredTx({ payGas: 2_599n }), 1)).outcome).to.equal(
         'VERIFY frame 1: out of gas (the frame needs 2600, its limit is 2599)',
       );
-    });
-
-    it("a sponsor that is the head's coinbase is warm (EIP-3651): 100 suffices", async () => {
-      expect((await evaluate(sponsoredTx({ payGas: 100n }), 1, { coinbase: SPONSOR })).outcome).to.equal('valid');
     });
 
     it("the expiry frame pays its cold target plus the verifier's 51: takes 2 651, refuses 2 650", async () => {
@@ -189,7 +183,6 @@ describe('gate: direct evaluation of protocol-defined frames (EIP-8141; frame-tr
         prefixEnd: 0,
         maxCost: MAX_COST,
         senderExists: true,
-        coinbase: COINBASE_AT_HEAD,
         balanceOf: async () => MAX_COST,
       });
     } catch (err) {

@@ -54,6 +54,8 @@ describe('gate: frame static checks', () => {
       payer: SENDER,
       maxGas: 122_790n,
       maxCost: 122_790n * 2_000_000_000n,
+      executionReservation: 122_790n,
+      stateReservation: 0n,
       deadline: undefined,
       prefixEnd: 0,
       prefixGas: 52_800n,
@@ -229,6 +231,15 @@ describe('gate: frame static checks', () => {
       'validation prefix needs 100001 gas, over the budget of 100000',
       (f) => (f.frames[0]!.executionGas = 97_201n),
     ],
+    [
+      "a prefix over the gas budget with the expiry frame's limit (it is part of the prefix)",
+      'prefix-gas',
+      'validation prefix needs 100001 gas, over the budget of 100000',
+      (f) => {
+        f.frames[0]!.executionGas = 92_201n;
+        f.frames.unshift(expiry());
+      },
+    ],
     ['two expiry frames', 'expiry-invalid', 'frame 1: at most one expiry frame', (f) => f.frames.unshift(expiry(), expiry())],
     [
       'a deploy frame alone',
@@ -283,12 +294,12 @@ describe('gate: frame static checks', () => {
       return { payer, deadline, prefixEnd, prefixGas };
     };
 
-    it('[expiry, deploy, self]: the prefix starts after the expiry frame and ends at self', () => {
+    it("[expiry, deploy, self]: the shape is matched after the expiry frame, whose limit the prefix's gas counts", () => {
       expect(factsOf((f) => f.frames.unshift(expiry(), deployFrame))).to.deep.equal({
         payer: SENDER,
         deadline: 0xffffffffn,
         prefixEnd: 2,
-        prefixGas: 20_000n + 50_000n + 2_800n,
+        prefixGas: 5_000n + 20_000n + 50_000n + 2_800n,
       });
     });
 

@@ -66,6 +66,39 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
       expect(suite.target.received).to.deep.equal([raw]);
     });
 
+    it('admits an expiry frame only over the canonical expiry verifier: refused over other code, admitted once it is back', async () => {
+      const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+      const account = secpAccount();
+      await fund(account.address);
+      const fields = selfTransfer(account.address, SECP256K1);
+      fields.frames.unshift({ mode: 1, flags: 0, target: EXPIRY_VERIFIER, executionGas: 2_651n, data: '0x00000000ffffffff' });
+      const raw = signed(fields, [account.sign]);
+      const canonical = await call<string>(suite.anvil.url, 'eth_getCode', [EXPIRY_VERIFIER, 'latest']);
+      expect(canonical).to.equal('0x60083614600a575f5ffd5b5f3560c01c4211601657005b5f5ffd');
+      await call(suite.anvil.url, 'anvil_setCode', [EXPIRY_VERIFIER, '0x00']);
+      await call(suite.anvil.url, 'evm_mine', []);
+      expect(await submit(raw, 5)).to.equal(
+        verifyRejected(5, 0, 'not the canonical expiry verifier', `the code at ${EXPIRY_VERIFIER} is not EIP-8141's`),
+      );
+      await call(suite.anvil.url, 'anvil_setCode', [EXPIRY_VERIFIER, canonical]);
+      await call(suite.anvil.url, 'evm_mine', []);
+      expect(await submit(raw, 6)).to.equal(admitted(raw, 6));
+      expect(suite.target.received).to.deep.equal([raw]);
+    });
+
+    it('prices a sponsor that proposed the head as cold: the block that includes it has another proposer', async () => {
+      const sender = mldsaAccount();
+      const sponsor = secpAccount();
+      await fund(sponsor.address);
+      await call(suite.anvil.url, 'anvil_setCoinbase', [sponsor.address]);
+      await call(suite.anvil.url, 'evm_mine', []);
+      const fields = sponsored(sender.address, sponsor.address, 183_600n);
+      fields.frames[1]!.executionGas = 2_599n;
+      const raw = signed(fields, [sender.sign, sponsor.sign]);
+      expect(await submit(raw, 4)).to.equal(verifyRejected(4, 1, 'out of gas', 'the frame needs 2600, its limit is 2599'));
+      expect(suite.target.received).to.deep.equal([]);
+    });
+
     it("holds a forwarded transaction's nonce until the next block, then frees it if it was skipped", async () => {
       const account = secpAccount();
       await fund(account.address);

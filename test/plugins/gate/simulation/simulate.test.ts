@@ -134,6 +134,16 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     });
   });
 
+  it('refuses [deploy, self] whose deploy frame installs nothing at a sender that already has code', async () => {
+    const factory = await account(STOPS, { funded: false });
+    const fields = selfFrames(await account(APPROVE_3), 20_000n);
+    fields.frames.unshift({ mode: 0, flags: 0, target: factory, executionGas: 10_000n });
+    expect(await refusalOf(encodeFrameTx(fields))).to.deep.equal(
+      rejected(0, 'no code at the sender after deploy', 'the deploy frame installed none; the code there was already', 'deploy'),
+    );
+    expect(suite.target.received).to.deep.equal([]);
+  });
+
   describe('the EIP-8141 instructions read the transaction', () => {
     it('TXPARAM(0x02) is the sender', async () => {
       const raw = encodeFrameTx(selfFrames(await account(IF_TXPARAM_SENDER_IS_ME)));
