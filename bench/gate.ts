@@ -21,8 +21,7 @@
 import { getBytes, keccak256, Transaction, Wallet } from 'ethers';
 import { Pool } from 'undici';
 import { startAnvil } from '../devnet/anvil.js';
-import { decodeFrameTransaction } from '../plugins/gate/frame-codec.js';
-import { recoverAddress, verifyFrameSignatures } from '../plugins/gate/signatures.js';
+import { decodeFrameTransaction, recoverAddress, verifyFrameSignatures } from '../protocol/index.js';
 import { AnswerText } from '../src/answer-text.js';
 import { encodeFrameTx, mldsaEntry, mldsaKeys, transferFrameTx } from '../support/frames.js';
 import { startSubmitTarget } from '../support/submit-target.js';

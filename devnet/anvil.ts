@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE } from '../plugins/gate/frame-checks.js';
+import { EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE } from '../protocol/index.js';
 
 const require = createRequire(import.meta.url);
 export const ANVIL_BIN = join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');

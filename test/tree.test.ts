@@ -1,5 +1,5 @@
 /**
- * The test tree mirrors src/ and plugins/: every module has its unit tests at
+ * The test tree mirrors src/, plugins/ and protocol/: every module has its unit tests at
  * test/<its path>.test.ts, or is named below with the suite that holds its contract instead.
  */
 import { expect } from 'chai';
@@ -19,11 +19,14 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'plugins/gate/pool-worker.ts': 'test/plugins/gate/work-pool.test.ts (it runs inside the pool threads)',
   'plugins/gate/timed-worker.ts':
     'test/plugins/gate/work-pool.test.ts (the entry of the pool threads; the charge it measures, test/e2e/metered-work.test.ts)',
-  'plugins/gate/simulation/evm-types.ts': 'types only',
-  'plugins/gate/simulation/fork.ts': 'test/plugins/gate/simulation/simulate.test.ts (the fork the EVM runs)',
-  'plugins/gate/simulation/frame-opcodes.ts': 'test/plugins/gate/simulation/simulate.test.ts (the opcodes run in frames)',
   'plugins/gate/simulation/head-state-manager.ts': 'test/plugins/gate/simulation/simulate.test.ts (state read for frames)',
-  'plugins/gate/simulation/validation-rules.ts': 'test/plugins/gate/simulation/simulate.test.ts (banned opcodes and access rules)',
+  'protocol/index.ts': 'test/protocol/boundary.test.ts (the door: re-exports only)',
+  'protocol/evm/index.ts': 'test/protocol/boundary.test.ts (the EVM door: re-exports only)',
+  'protocol/refusal.ts': 'test/plugins/gate/errors.test.ts (refusals as the gate answers them)',
+  'protocol/evm/evm-types.ts': 'types only',
+  'protocol/evm/fork.ts': 'test/plugins/gate/simulation/simulate.test.ts (the fork the EVM runs)',
+  'protocol/evm/frame-opcodes.ts': 'test/plugins/gate/simulation/simulate.test.ts (the opcodes run in frames)',
+  'protocol/evm/validation-rules.ts': 'test/plugins/gate/simulation/simulate.test.ts (banned opcodes and access rules)',
 };
 
 function modulesUnder(dir: string): string[] {
@@ -35,7 +38,7 @@ function modulesUnder(dir: string): string[] {
 const mirrorOf = (module: string) => `test/${module.replace(/\.ts$/, '.test.ts')}`;
 
 describe('the test tree', () => {
-  const modules = [...modulesUnder('src'), ...modulesUnder('plugins')];
+  const modules = [...modulesUnder('src'), ...modulesUnder('plugins'), ...modulesUnder('protocol')];
 
   it('has a test at the mirrored path of every module, or names where its contract is held', () => {
     const untested = modules.filter((module) => !existsSync(join(ROOT, mirrorOf(module))) && !(module in COVERED_ELSEWHERE));
@@ -48,7 +51,7 @@ describe('the test tree', () => {
   });
 
   it('has no unit test without its module (e2e/, helpers/ and the tree-wide suites aside)', () => {
-    const orphans = [...modulesUnder('test/src'), ...modulesUnder('test/plugins')]
+    const orphans = [...modulesUnder('test/src'), ...modulesUnder('test/plugins'), ...modulesUnder('test/protocol')]
       .filter((file) => file.endsWith('.test.ts'))
       .filter((file) => !existsSync(join(ROOT, file.replace(/^test\//, '').replace(/\.test\.ts$/, '.ts'))));
     expect(orphans).to.deep.equal(ORPHANS_ALLOWED);
@@ -56,4 +59,4 @@ describe('the test tree', () => {
 });
 
 /** Unit suites named after a concern rather than a module, each spanning several modules. */
-const ORPHANS_ALLOWED = ['test/plugins/contract.test.ts', 'test/plugins/gate/concurrency.test.ts'];
+const ORPHANS_ALLOWED = ['test/plugins/contract.test.ts', 'test/plugins/gate/concurrency.test.ts', 'test/protocol/boundary.test.ts'];

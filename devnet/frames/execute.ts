@@ -13,14 +13,30 @@
  */
 import { createEVM } from '@ethereumjs/evm';
 import { Account, bytesToHex, createAddressFromString, hexToBytes, type Address } from '@ethereumjs/util';
-import { Approvals, defaultCodeScope, NEW_ACCOUNT_STATE_GAS } from '../../plugins/gate/approval.js';
-import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../../plugins/gate/direct-evaluation.js';
-import { EXPIRY_VERIFIER, frameGas } from '../../plugins/gate/frame-checks.js';
-import { FrameMode, type Frame, type FrameTransaction } from '../../plugins/gate/frame-codec.js';
-import { Refusal } from '../../plugins/gate/errors.js';
-import { verifyFrameSignatures } from '../../plugins/gate/signatures.js';
-import { COMMON, isPrecompile, PRECOMPILES } from '../../plugins/gate/simulation/fork.js';
-import { frameOpcodes, journalApprovals, type CompletedFrame, type FrameContext } from '../../plugins/gate/simulation/frame-opcodes.js';
+import {
+  Approvals,
+  COLD_ACCOUNT_ACCESS_GAS,
+  defaultCodeScope,
+  EXPIRY_VERIFIER,
+  EXPIRY_VERIFIER_GAS,
+  type Frame,
+  frameGas,
+  FrameMode,
+  type FrameTransaction,
+  NEW_ACCOUNT_STATE_GAS,
+  Refusal,
+  verifyFrameSignatures,
+  WARM_ACCOUNT_ACCESS_GAS,
+} from '../../protocol/index.js';
+import {
+  COMMON,
+  type CompletedFrame,
+  type FrameContext,
+  frameOpcodes,
+  isPrecompile,
+  journalApprovals,
+  PRECOMPILES,
+} from '../../protocol/evm/index.js';
 import type { HeadStateManager } from '../../plugins/gate/simulation/head-state-manager.js';
 
 const ENTRY_POINT = createAddressFromString('0x00000000000000000000000000000000000000aa');

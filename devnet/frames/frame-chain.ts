@@ -8,7 +8,7 @@
  */
 import { bytesToHex } from '@ethereumjs/util';
 import { keccak256 } from 'ethers';
-import { decodeFrameTransaction, type FrameTransaction } from '../../plugins/gate/frame-codec.js';
+import { decodeFrameTransaction, type FrameTransaction } from '../../protocol/index.js';
 import { HeadState } from '../../plugins/gate/state.js';
 import { HeadStateManager } from '../../plugins/gate/simulation/head-state-manager.js';
 import { Upstream } from '../../src/upstream.js';

@@ -5,7 +5,7 @@
  * the EIP asks of an interface that must show one: 0x1 when no frame failed, 0x0 otherwise.
  */
 import { bytesToHex } from '@ethereumjs/util';
-import { frameGas } from '../../plugins/gate/frame-checks.js';
+import { frameGas } from '../../protocol/index.js';
 import { CHAIN_ID } from '../anvil.js';
 import type { FrameRecord } from './frame-chain.js';
 

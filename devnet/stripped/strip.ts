@@ -12,7 +12,7 @@
  */
 import { bytesToHex } from '@ethereumjs/util';
 import { concat, decodeRlp, encodeRlp, Signature, Transaction, type RlpStructuredData } from 'ethers';
-import { blankedEncoding, decodeFrameTransaction } from '../../plugins/gate/frame-codec.js';
+import { blankedEncoding, decodeFrameTransaction } from '../../protocol/index.js';
 
 export interface Stripped {
   /** The signature-stripped record, 0x hex. */

@@ -7,12 +7,20 @@
  * Type 0x06 goes through the frame decoder and static checks; its signature entries are verified
  * afterwards, in the signature pool (signature-pool.ts), once the source has paid for them.
  */
-import { checkFrameTransaction, TRANSACTION_EXECUTION_CAP, type FrameFacts, type FrameLimits } from './frame-checks.js';
-import { decodeFrameTransaction, FRAME_TX_TYPE, type FrameTransaction } from './frame-codec.js';
+import {
+  checkFrameTransaction,
+  decodeFrameTransaction,
+  decodeStandardTransaction,
+  FRAME_TX_TYPE,
+  type FrameFacts,
+  type FrameLimits,
+  type FrameTransaction,
+  recoverAddress,
+  SECP256K1_N,
+  TRANSACTION_EXECUTION_CAP,
+} from '../../protocol/index.js';
 import { refuse } from './errors.js';
-import { recoverAddress, SECP256K1_N } from './signatures.js';
 import type { RawTransaction } from './raw-transaction.js';
-import { decodeStandardTransaction } from './standard-codec.js';
 
 export interface Submission {
   readonly raw: RawTransaction;

@@ -12,16 +12,10 @@
  *
  * Plain strings, so that the same value crosses to a worker thread, the primary process and Redis.
  */
-import { keccakHex } from './hex.js';
-import { codeHashOf } from './code-entry.js';
+import { codeHashOf, keccakHex, type StateDependencies } from '../../protocol/index.js';
 import type { Head, HeadState } from './state.js';
 
-export interface StateDependencies {
-  readonly accounts: ReadonlyArray<readonly [address: string, nonce: string, balance: string]>;
-  /** keccak-256 of the code, `0x` for none. */
-  readonly codes: ReadonlyArray<readonly [address: string, codeHash: string]>;
-  readonly slots: ReadonlyArray<readonly [address: string, slot: string, word: string]>;
-}
+export type { StateDependencies };
 
 /**
  * What a cached refusal keeps: the keys, and the digest of the values they read (`valuesDigest`).

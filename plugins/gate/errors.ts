@@ -1,48 +1,17 @@
 /**
  * What the gate's parts throw, and the one place it becomes a wire answer (`answerFor`):
- * - `Refusal`: a verdict on the transaction, a stable reason code (the ones of
- *   frame-transactions.md and the gate's own) plus a sentence for humans; -32000.
+ * - `Refusal` (protocol/refusal.ts): a verdict on the transaction, a stable reason code (the
+ *   ones of frame-transactions.md and the gate's own) plus a sentence for humans; -32000.
  * - `Unavailable`: the EL could not be read, not a verdict; -32603, fails closed.
  * - `PoolBusy`: a queue of the worker pool is full, not a verdict; -32005 for the source or the host.
  * - `Abandoned`: the client left while its work waited; nobody reads the answer.
  * Anything else is a bug and goes up to the chain.
  */
+import { Refusal } from '../../protocol/index.js';
 import { errors, type Answer } from '../../src/plugin.js';
-import type { StateDependencies } from './dependencies.js';
 import type { CachedRefusal } from './verdict-cache.js';
 
-export class Refusal extends Error {
-  constructor(
-    readonly reason: string,
-    readonly detail: string,
-    /** Members added to `data` beside `reason` (a VERIFY refusal's frame and cause). */
-    readonly extra?: Readonly<Record<string, string | number>>,
-  ) {
-    super(`${reason}: ${detail}`);
-    this.name = 'Refusal';
-  }
-
-  /** The head state a validation-prefix refusal rests on (dependencies.ts), when known. */
-  dependencies: StateDependencies | undefined;
-}
-
-export function refuse(reason: string, detail: string): never {
-  throw new Refusal(reason, detail);
-}
-
-/**
- * frame-transactions.md section 8: a validation-prefix frame failed. `cause` is short and
- * stable ("reverted", "out of gas", "no APPROVE", "banned opcode TIMESTAMP", …) and goes into
- * `data.cause`; `detail`, for humans, only into the message.
- */
-export function refuseFrame(frame: number, mode: 'VERIFY' | 'deploy', cause: string, detail?: string): never {
-  throw frameRefusal(frame, mode, cause, detail);
-}
-
-/** The Refusal `refuseFrame` throws. */
-export function frameRefusal(frame: number, mode: 'VERIFY' | 'deploy', cause: string, detail?: string): Refusal {
-  return new Refusal('verify-rejected', `${mode} frame ${frame}: ${cause}${detail === undefined ? '' : ` (${detail})`}`, { frame, cause });
-}
+export { frameRefusal, Refusal, refuse, refuseFrame } from '../../protocol/index.js';
 
 /** An EL refusal (`validation_method`): the reason is the EL's own text. */
 export class ExecutionLayerRefusal extends Refusal {

@@ -34,7 +34,7 @@ import { createJudge } from './judge.js';
 import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { readRawTransaction } from './raw-transaction.js';
-import { evmPatchApplied } from './simulation/evm-patch.js';
+import { evmPatchApplied } from '../../protocol/evm/index.js';
 import { HeadState } from './state.js';
 import { rawParams, syncTimeoutOf } from './sync.js';
 import { createWorkPool } from './work-pool.js';

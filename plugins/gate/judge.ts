@@ -25,7 +25,7 @@ import { Abandoned, answerFor, cachedRefusalOf, describeFault, Refusal, refusalE
 import type { Ledger } from './ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
-import { isPrecompile } from './simulation/fork.js';
+import { isPrecompile } from '../../protocol/evm/index.js';
 import type { Head, HeadState } from './state.js';
 import { receiptOf } from './sync.js';
 import { judgePrefix, type PrefixJudge } from './validation-prefix.js';

@@ -2,7 +2,7 @@
 import type { OptionsReader } from '../../src/plugin.js';
 import type { AdmissionLimits } from './admission.js';
 import type { DecodeLimits } from './decode.js';
-import { PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from './frame-checks.js';
+import { PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from '../../protocol/index.js';
 import { DEFAULT_SIMULATION_BUDGET_MS } from './simulation/budget.js';
 import { defaultThreads } from './work-pool.js';
 

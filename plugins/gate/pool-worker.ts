@@ -6,10 +6,8 @@
  */
 import { workerData } from 'node:worker_threads';
 import { Upstream, type UpstreamOptions } from '../../src/plugin.js';
-import type { FrameFacts } from './frame-checks.js';
-import type { FrameTransaction } from './frame-codec.js';
+import { type FrameFacts, type FrameTransaction, type SignedFrames, verifyFrameSignatures } from '../../protocol/index.js';
 import { Refusal, Unavailable } from './errors.js';
-import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
 import type { StateDependencies } from './dependencies.js';
 import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, threadShares } from './simulation/budget.js';
 import { HeadState, type Head } from './state.js';
@@ -86,7 +84,7 @@ let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;
 export function loadSimulator(): Promise<typeof import('./simulation/simulate.js')> {
   simulator ??= Promise.all([
     import('./simulation/simulate.js'),
-    import('./simulation/curves.js').then(({ curveBackends }) => curveBackends()),
+    import('../../protocol/evm/index.js').then(({ curveBackends }) => curveBackends()),
   ]).then(([module]) => module);
   return simulator;
 }

@@ -1,6 +1,6 @@
 /** The raw bytes of a submission: read from the params, and forwarded once admitted. */
 import { errors, RpcFailure, type Answer, type Upstream } from '../../src/plugin.js';
-import { bytesOfHex, keccakHex } from './hex.js';
+import { bytesOfHex, keccakHex } from '../../protocol/index.js';
 
 /** A raw transaction as every stage of the gate takes it: read, hex-decoded and hashed once. */
 export interface RawTransaction {

@@ -6,7 +6,7 @@
  * newer one arrived, reads without the cache). A failed read throws `Unavailable`: the gate then fails closed.
  */
 import { RpcFailure, sharedFor, type Answer, type Upstream } from '../../src/plugin.js';
-import { type CodeEntry, decodeCode } from './code-entry.js';
+import { type CodeEntry, decodeCode } from '../../protocol/index.js';
 import { Unavailable } from './errors.js';
 
 export interface Head {

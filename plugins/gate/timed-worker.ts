@@ -7,7 +7,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import { loadSimulator, simulate as simulateTask, verify as verifyTask, type SimulateTask } from './pool-worker.js';
-import type { SignedFrames } from './signatures.js';
+import type { SignedFrames } from '../../protocol/index.js';
 
 export interface Timed<T> {
   readonly answer: T;

@@ -12,9 +12,7 @@
  *   worker thread (simulation/simulate.ts).
  */
 import type { Submission } from './decode.js';
-import { evaluateDirectly } from './direct-evaluation.js';
-import { codeHashOf } from './code-entry.js';
-import { EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE } from './frame-checks.js';
+import { codeHashOf, evaluateDirectly, EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE } from '../../protocol/index.js';
 import { frameRefusal, Refusal } from './errors.js';
 import type { Head, HeadState } from './state.js';
 

@@ -22,10 +22,9 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { FairQueue } from '../../src/plugin.js';
-import type { Frame, SignatureEntry } from './frame-codec.js';
+import { type Frame, type SignatureEntry, type SignedFrames, verifyFrameSignatures } from '../../protocol/index.js';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateAnswer, SimulateTask } from './pool-worker.js';
 import { Abandoned, PoolBusy, Refusal, Unavailable } from './errors.js';
-import { verifyFrameSignatures, type SignedFrames } from './signatures.js';
 import type { Timed } from './timed-worker.js';
 
 const INLINE_SECP256K1_MAX = 4;

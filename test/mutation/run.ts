@@ -18,12 +18,12 @@ import { basename, join } from 'node:path';
 
 /** Each target and the test files whose mocha run judges its mutants. */
 const TARGETS: Record<string, readonly string[]> = {
-  'plugins/gate/frame-checks.ts': ['test/plugins/gate/frame-checks.test.ts'],
-  'plugins/gate/frame-codec.ts': ['test/plugins/gate/frame-codec.test.ts'],
-  'plugins/gate/rlp-fields.ts': ['test/plugins/gate/frame-codec.test.ts', 'test/plugins/gate/standard-codec.test.ts'],
-  'plugins/gate/standard-codec.ts': ['test/plugins/gate/standard-codec.test.ts'],
+  'protocol/frame-checks.ts': ['test/protocol/frame-checks.test.ts'],
+  'protocol/frame-codec.ts': ['test/protocol/frame-codec.test.ts'],
+  'protocol/rlp-fields.ts': ['test/protocol/frame-codec.test.ts', 'test/protocol/standard-codec.test.ts'],
+  'protocol/standard-codec.ts': ['test/protocol/standard-codec.test.ts'],
   // The scheme table's lengths and gas are enforced by the static checks.
-  'plugins/gate/signatures.ts': ['test/plugins/gate/signatures.test.ts', 'test/plugins/gate/frame-checks.test.ts'],
+  'protocol/signatures.ts': ['test/protocol/signatures.test.ts', 'test/protocol/frame-checks.test.ts'],
   'plugins/gate/admission.ts': ['test/plugins/gate/admission.test.ts'],
   // The reader's envelope rules are pinned through the server: exact answers to malformed requests.
   'src/jsonrpc.ts': ['test/src/jsonrpc.test.ts', 'test/src/server.test.ts', 'test/e2e/bad-inputs.test.ts'],

@@ -1,46 +1,14 @@
 /**
  * The plugin door, checked on the source tree: a plugin reaches `src/` only through
- * src/plugin.ts and never reaches into another plugin; the core reaches plugins only through
+ * src/plugin.ts, the chain's rules only through protocol/'s doors, and never reaches into
+ * another plugin; the core reaches plugins only through
  * the registry, at their entry module.
  */
 import { expect } from 'chai';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { importsOf, sourcesUnder, specifiersOf } from '../helpers/imports.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const DOOR = 'src/plugin.ts';
-
-/** Every module a source text names: static and dynamic imports, re-exports, worker URLs. */
-function specifiersOf(text: string): string[] {
-  const found: string[] = [];
-  const patterns = [
-    /\b(?:import|export)\s[^;]*?\sfrom\s*'([^']+)'/g,
-    /\bimport\s*'([^']+)'/g,
-    /\bimport\(\s*'([^']+)'\s*\)/g,
-    /new URL\(\s*'([^']+)'/g,
-  ];
-  for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.push(match[1]!);
-  return found;
-}
-
-function sourcesUnder(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)).split(sep).join('/'));
-}
-
-/** The project files `file` imports (relative specifiers only; packages are not the door's business). */
-function importsOf(file: string): string[] {
-  return specifiersOf(readFileSync(join(ROOT, file), 'utf8'))
-    .filter((specifier) => specifier.startsWith('.'))
-    .map((specifier) =>
-      relative(ROOT, resolve(ROOT, dirname(file), specifier))
-        .split(sep)
-        .join('/')
-        .replace(/\.js$/, '.ts'),
-    );
-}
+const PROTOCOL_DOORS = ['protocol/index.ts', 'protocol/evm/index.ts'];
 
 /** `plugins/gate/state.ts` -> `plugins/gate/`; `plugins/auth.ts` -> `plugins/auth.ts`. */
 const pluginOf = (file: string) => {
@@ -62,12 +30,14 @@ describe('the plugin door', () => {
     expect(specifiersOf(text).sort()).to.deep.equal(['../b.js', './a.js', './c.js', './d.js', './e.js', './side-effect.js', './worker.js']);
   });
 
-  it('plugins import from src/ only src/plugin.ts, and nothing of another plugin', () => {
+  it('plugins import from src/ only src/plugin.ts, from protocol/ only its doors, and nothing of another plugin', () => {
     const plugins = sourcesUnder('plugins');
     expect(plugins.length).to.be.greaterThan(30);
     const crossings = plugins.flatMap((file) =>
       importsOf(file)
-        .filter((target) => (target.startsWith('src/') ? target !== DOOR : !target.startsWith(pluginOf(file))))
+        .filter((target) =>
+          target.startsWith('src/') ? target !== DOOR : !target.startsWith(pluginOf(file)) && !PROTOCOL_DOORS.includes(target),
+        )
         .map((target) => `${file} -> ${target}`),
     );
     expect(crossings).to.deep.equal([]);

@@ -14,11 +14,11 @@
  */
 import { SimpleStateManager } from '@ethereumjs/statemanager';
 import { Account, bytesToHex, hexToBytes, unpadBytes, type Address } from '@ethereumjs/util';
-import type { CodeEntry } from '../code-entry.js';
+import type { CodeEntry } from '../../../protocol/index.js';
 import type { StateDependencies } from '../dependencies.js';
 import type { Head, HeadState } from '../state.js';
 import type { ComputeBudget } from './budget.js';
-import { COMMON } from './fork.js';
+import { COMMON } from '../../../protocol/evm/index.js';
 
 export interface StateWrites {
   readonly accounts: ReadonlyArray<readonly [string, Account | undefined]>;

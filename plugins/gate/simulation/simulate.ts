@@ -19,20 +19,34 @@
  */
 import { EVM, EVMMockBlockchain } from '@ethereumjs/evm';
 import { createAddressFromString } from '@ethereumjs/util';
-import { Approvals, defaultCodeScope } from '../approval.js';
-import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
-import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
-import { FrameMode, type FrameTransaction } from '../frame-codec.js';
+import {
+  Approvals,
+  COLD_ACCOUNT_ACCESS_GAS,
+  defaultCodeScope,
+  EXPIRY_VERIFIER,
+  EXPIRY_VERIFIER_GAS,
+  type FrameFacts,
+  FrameMode,
+  type FrameTransaction,
+  WARM_ACCOUNT_ACCESS_GAS,
+} from '../../../protocol/index.js';
 import { describeFault, frameRefusal, Refusal, refuseFrame, Unavailable } from '../errors.js';
 import type { Head, HeadState } from '../state.js';
-import { curveBackends } from './curves.js';
+import {
+  COMMON,
+  curveBackends,
+  type FrameContext,
+  frameOpcodes,
+  installJumpAnalysisCache,
+  isPrecompile,
+  journalApprovals,
+  pointEvaluationPrecompile,
+  PRECOMPILES,
+  type RuleContext,
+  validationRules,
+} from '../../../protocol/evm/index.js';
 import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, OverBudget } from './budget.js';
-import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
-import { frameOpcodes, journalApprovals, type FrameContext } from './frame-opcodes.js';
 import { HeadStateManager } from './head-state-manager.js';
-import { installJumpAnalysisCache } from './jump-analysis.js';
-import { pointEvaluationPrecompile } from './kzg.js';
-import { validationRules, type RuleContext } from './validation-rules.js';
 
 const ENTRY_POINT = createAddressFromString('0x00000000000000000000000000000000000000aa');
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { id, keccak256, Wallet } from 'ethers';
 import { restore, strip } from '../../../devnet/stripped/strip.js';
-import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
+import { decodeFrameTransaction } from '../../../protocol/index.js';
 import { secp256k1Entry, signed } from '../../../support/frames.js';
 
 const wallet = new Wallet(id('strip test key'));

@@ -14,7 +14,7 @@ import { startTap, type Tap } from '../../helpers/tap.js';
 import { startValidatingEl, type Validation, type ValidatingEl } from '../../helpers/validating-el.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
-const VECTOR = JSON.parse(readFileSync('test/plugins/gate/mldsa65-vector.json', 'utf8')) as { sender: string; raw: string; hash: string };
+const VECTOR = JSON.parse(readFileSync('test/protocol/mldsa65-vector.json', 'utf8')) as { sender: string; raw: string; hash: string };
 const KEYS = DEV_KEYS.slice(1);
 
 const gateYaml = (options: string) => PRODUCTION_PLUGINS.replace('  - gate\n', `  - gate:\n${options}\n`);

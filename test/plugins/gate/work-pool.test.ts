@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { keccak256, Wallet } from 'ethers';
 import { Piscina } from 'piscina';
-import { checkFrameTransaction } from '../../../plugins/gate/frame-checks.js';
-import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
+import { checkFrameTransaction, decodeFrameTransaction } from '../../../protocol/index.js';
 import type { PoolSettings, SimulateAnswer, SimulateTask } from '../../../plugins/gate/pool-worker.js';
 import { encodeFrameTx, p256HeavyFrames, selfTransfer } from '../../../support/frames.js';
 import { Agent, request } from 'undici';

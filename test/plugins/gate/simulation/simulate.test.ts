@@ -31,10 +31,8 @@ import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type F
 import { call, rpc } from '../../../../support/http.js';
 import { pointEvaluationInput, wrongPointEvaluationInput } from '../../../../support/kzg.js';
 import { walletFor } from '../../../../support/keys.js';
-import { decodeCode } from '../../../../plugins/gate/code-entry.js';
+import { checkFrameTransaction, decodeCode, decodeFrameTransaction } from '../../../../protocol/index.js';
 import { Refusal } from '../../../../plugins/gate/errors.js';
-import { checkFrameTransaction } from '../../../../plugins/gate/frame-checks.js';
-import { decodeFrameTransaction } from '../../../../plugins/gate/frame-codec.js';
 import { SimulationFault, simulatePrefix } from '../../../../plugins/gate/simulation/simulate.js';
 import type { HeadState } from '../../../../plugins/gate/state.js';
 import { useFrameIngress } from '../../../helpers/submit-target.js';

@@ -5,8 +5,8 @@ import { createAddressFromString } from '@ethereumjs/util';
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { bn254 as noble } from '@noble/curves/bn254.js';
 import { expect } from 'chai';
-import { curveBackends } from '../../../../plugins/gate/simulation/curves.js';
-import { COMMON } from '../../../../plugins/gate/simulation/fork.js';
+import { curveBackends } from '../../../protocol/evm/curves.js';
+import { COMMON } from '../../../protocol/evm/fork.js';
 
 interface Vector {
   readonly Name: string;

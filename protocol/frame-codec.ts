@@ -5,8 +5,7 @@
  * Canonical encoding is enforced, integers included (rlp-fields.ts).
  */
 import { bytesOfHex, keccakHex } from './hex.js';
-import type { RawTransaction } from './raw-transaction.js';
-import { refuse } from './errors.js';
+import { refuse } from './refusal.js';
 import {
   address,
   anyList,
@@ -70,7 +69,7 @@ export interface FrameTransaction {
  * Decodes a raw transaction (type byte included): the gate's value, or 0x hex. Refuses with
  * rlp-invalid, rlp-noncanonical or blob-not-supported. Byte fields stay views of the raw bytes.
  */
-export function decodeFrameTransaction(raw: string | Pick<RawTransaction, 'bytes' | 'hash'>): FrameTransaction {
+export function decodeFrameTransaction(raw: string | { readonly bytes: Uint8Array; readonly hash: string }): FrameTransaction {
   const bytes = typeof raw === 'string' ? bytesOfHex(raw) : raw.bytes;
   if (bytes[0] !== FRAME_TX_TYPE) refuse('type-unsupported', 'not a frame transaction');
   const payload = decodeCanonical(bytes.subarray(1));

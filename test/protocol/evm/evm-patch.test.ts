@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { evmPatchApplied } from '../../../../plugins/gate/simulation/evm-patch.js';
+import { evmPatchApplied } from '../../../protocol/evm/evm-patch.js';
 
 describe('gate: the patched @ethereumjs/evm', () => {
   it('is installed (npm ci applies patches/ through patch-package)', async () => {

@@ -1,7 +1,7 @@
 import { ecrecover } from '@ethereumjs/util';
 import { expect } from 'chai';
 import { SigningKey, keccak256 } from 'ethers';
-import { nativeEcrecover } from '../../../../plugins/gate/simulation/ecrecover.js';
+import { nativeEcrecover } from '../../../protocol/evm/ecrecover.js';
 
 const bytes = (hex: string) => Uint8Array.from(Buffer.from(hex.replace(/^0x/, ''), 'hex'));
 const ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;

@@ -5,7 +5,7 @@
  */
 import { bytesOfHex } from './hex.js';
 import { FrameMode, type Frame, type FrameTransaction, type SignatureEntry } from './frame-codec.js';
-import { refuse } from './errors.js';
+import { refuse } from './refusal.js';
 import { SCHEMES } from './signatures.js';
 
 /** Section 9 constants. */

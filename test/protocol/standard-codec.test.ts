@@ -13,13 +13,13 @@ import {
   Wallet,
   type TransactionLike,
 } from 'ethers';
-import { decodeSubmission } from '../../../plugins/gate/decode.js';
-import { keccakHex } from '../../../plugins/gate/hex.js';
-import { decodeStandardTransaction } from '../../../plugins/gate/standard-codec.js';
-import { call, receiptOf, rpc } from '../../../support/http.js';
-import { walletFor } from '../../../support/keys.js';
-import { useAnvil } from '../../helpers/el.js';
-import { reasonOf, verdictOf } from '../../helpers/refusals.js';
+import { decodeSubmission } from '../../plugins/gate/decode.js';
+import { keccakHex } from '../../protocol/hex.js';
+import { decodeStandardTransaction } from '../../protocol/standard-codec.js';
+import { call, receiptOf, rpc } from '../../support/http.js';
+import { walletFor } from '../../support/keys.js';
+import { useAnvil } from '../helpers/el.js';
+import { reasonOf, verdictOf } from '../helpers/refusals.js';
 
 const wallet = new Wallet(`0x${'42'.repeat(32)}`);
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';

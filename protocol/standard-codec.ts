@@ -6,7 +6,7 @@
  * a fifth of the gate's CPU under load); this does the same job in a few µs.
  */
 import { toBeArray } from 'ethers';
-import { refuse } from './errors.js';
+import { refuse } from './refusal.js';
 import { address, anyList, decodeCanonical, encodeRlp, fixed, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
 import { keccak256 } from './hex.js';
 

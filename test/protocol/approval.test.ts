@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { APPROVE_EXECUTION, APPROVE_PAYMENT, Approvals, defaultCodeScope, NEW_ACCOUNT_STATE_GAS } from '../../../plugins/gate/approval.js';
-import type { Frame, FrameTransaction, SignatureEntry } from '../../../plugins/gate/frame-codec.js';
+import { APPROVE_EXECUTION, APPROVE_PAYMENT, Approvals, defaultCodeScope, NEW_ACCOUNT_STATE_GAS } from '../../protocol/approval.js';
+import type { Frame, FrameTransaction, SignatureEntry } from '../../protocol/frame-codec.js';
 
 const SENDER = `0x${'5e'.repeat(20)}`;
 const SPONSOR = `0x${'5b'.repeat(20)}`;

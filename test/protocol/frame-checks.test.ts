@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { checkFrameTransaction, frameGas } from '../../../plugins/gate/frame-checks.js';
-import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
-import { encodeFrameTx, type FrameFields, type FrameTxFields } from '../../../support/frames.js';
-import { verdictOf } from '../../helpers/refusals.js';
+import { checkFrameTransaction, frameGas } from '../../protocol/frame-checks.js';
+import { decodeFrameTransaction } from '../../protocol/frame-codec.js';
+import { encodeFrameTx, type FrameFields, type FrameTxFields } from '../../support/frames.js';
+import { verdictOf } from '../helpers/refusals.js';
 
 const LIMITS = { chainId: 8141n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n };
 const SENDER = '0x7e5f4552091a69125d5dfcb7b8c2659029395bdf';

@@ -3,9 +3,9 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { expect } from 'chai';
 import { concat, dataSlice, getBytes, keccak256, SigningKey, toBeHex, Transaction } from 'ethers';
 import { readFileSync } from 'node:fs';
-import { checkFrameTransaction } from '../../../plugins/gate/frame-checks.js';
-import { decodeFrameTransaction } from '../../../plugins/gate/frame-codec.js';
-import { recoverAddress, verifyFrameSignatures } from '../../../plugins/gate/signatures.js';
+import { checkFrameTransaction } from '../../protocol/frame-checks.js';
+import { decodeFrameTransaction } from '../../protocol/frame-codec.js';
+import { recoverAddress, verifyFrameSignatures } from '../../protocol/signatures.js';
 import {
   encodeFrameTx,
   frameSigHash,
@@ -14,11 +14,11 @@ import {
   secp256k1Entry,
   transferFrameTx,
   type FrameTxFields,
-} from '../../../support/frames.js';
-import { walletFor } from '../../../support/keys.js';
-import { verdictOf } from '../../helpers/refusals.js';
+} from '../../support/frames.js';
+import { walletFor } from '../../support/keys.js';
+import { verdictOf } from '../helpers/refusals.js';
 
-const VECTOR = JSON.parse(readFileSync('test/plugins/gate/mldsa65-vector.json', 'utf8')) as {
+const VECTOR = JSON.parse(readFileSync('test/protocol/mldsa65-vector.json', 'utf8')) as {
   seed: string;
   publicKey: string;
   sender: string;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { keccak256 } from 'ethers';
-import { codeHashOf, decodeCode } from '../../../plugins/gate/code-entry.js';
+import { codeHashOf, decodeCode } from '../../protocol/code-entry.js';
 
 describe('gate: code decoded and hashed', () => {
   it('decodes the code and hashes it with keccak-256; no code is empty with the hash 0x', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { installJumpAnalysisCache } from '../../../../plugins/gate/simulation/jump-analysis.js';
+import { installJumpAnalysisCache } from '../../../protocol/evm/jump-analysis.js';
 
 interface Analysis {
   readonly jumps: Uint8Array;

@@ -1,18 +1,7 @@
 import { expect } from 'chai';
 import { getBytes } from 'ethers';
-import { outcomeOf } from '../../helpers/refusals.js';
-import {
-  address,
-  anyList,
-  bytes,
-  decodeCanonical,
-  fixed,
-  integer,
-  list,
-  string,
-  U64_MAX,
-  type Item,
-} from '../../../plugins/gate/rlp-fields.js';
+import { outcomeOf } from '../helpers/refusals.js';
+import { address, anyList, bytes, decodeCanonical, fixed, integer, list, string, U64_MAX, type Item } from '../../protocol/rlp-fields.js';
 
 const item = (hex: string): Item => getBytes(hex);
 const decoded = (hex: string) => outcomeOf(() => decodeCanonical(getBytes(hex)));

@@ -7,7 +7,7 @@
  */
 import { RLP } from '@ethereumjs/rlp';
 import { decodeRlp } from 'ethers';
-import { refuse } from './errors.js';
+import { refuse } from './refusal.js';
 
 export type Item = Uint8Array | Item[];
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { keccak256 as ethersKeccak } from 'ethers';
-import { bytesOfHex, keccak256, keccakHex } from '../../../plugins/gate/hex.js';
+import { bytesOfHex, keccak256, keccakHex } from '../../protocol/hex.js';
 
 /** `length` fixed bytes: a counter pattern, every byte value in turn. */
 const patterned = (length: number) => Uint8Array.from({ length }, (_, i) => (i * 37 + 11) & 0xff);

@@ -4,11 +4,11 @@ import {
   evaluateDirectly,
   EXPIRY_VERIFIER_GAS,
   WARM_ACCOUNT_ACCESS_GAS,
-} from '../../../plugins/gate/direct-evaluation.js';
-import { Refusal } from '../../../plugins/gate/errors.js';
-import { decodeFrameTransaction, type FrameTransaction } from '../../../plugins/gate/frame-codec.js';
-import { RECIPIENT, secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../../support/frames.js';
-import { walletFor } from '../../../support/keys.js';
+} from '../../protocol/direct-evaluation.js';
+import { Refusal } from '../../protocol/refusal.js';
+import { decodeFrameTransaction, type FrameTransaction } from '../../protocol/frame-codec.js';
+import { RECIPIENT, secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
+import { walletFor } from '../../support/keys.js';
 
 const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 const FACTORY = '0x000000000000000000000000000000000000f00d';

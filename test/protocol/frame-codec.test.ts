@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { concat, encodeRlp, getBytes, hexlify, keccak256, type RlpStructuredData } from 'ethers';
 import { FrameSignature, TxEnvelopeEip8141 } from 'ox';
-import { blankedEncoding, decodeFrameTransaction, type Frame, type FrameTransaction } from '../../../plugins/gate/frame-codec.js';
-import { encodeFrameTx, type EntryFields, type FrameFields, type FrameTxFields } from '../../../support/frames.js';
-import { verdictOf } from '../../helpers/refusals.js';
+import { blankedEncoding, decodeFrameTransaction, type Frame, type FrameTransaction } from '../../protocol/frame-codec.js';
+import { encodeFrameTx, type EntryFields, type FrameFields, type FrameTxFields } from '../../support/frames.js';
+import { verdictOf } from '../helpers/refusals.js';
 
 /** frame-transactions.md section 10. */
 const V1 = '0x06e70180941111111111111111111111111111111111111111c9c8808080c280808080c0c3808080c0';

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import type * as Secp256k1 from 'secp256k1';
 import { bytesOfHex, keccakHex } from './hex.js';
 import type { FrameTransaction, SignatureEntry } from './frame-codec.js';
-import { refuse } from './errors.js';
+import { refuse } from './refusal.js';
 
 // The native binding itself, not the package's silent fallback to pure-JS `elliptic`.
 const secp256k1 = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp256k1;

@@ -10,11 +10,10 @@
  * - BN254 (0x06-0x08): multiplication and pairing on the package's `RustBN254` over rustbn-wasm
  *   (the ethereumjs WASM build of Parity's bn); addition stays on `NobleBN254`, faster there.
  *
- * Both libraries start asynchronously, once per thread (`curveBackends`).
+ * Both libraries are loaded and started on first use, once per thread (`curveBackends`): a
+ * thread or process that never simulates never compiles their WASM.
  */
 import { type EVMBLSInterface, type EVMBN254Interface, MCLBLS, NobleBN254, RustBN254 } from '@ethereumjs/evm';
-import * as mcl from 'mcl-wasm';
-import { initRustBN } from 'rustbn-wasm';
 
 export interface CurveBackends {
   readonly bls: EVMBLSInterface;
@@ -45,6 +44,7 @@ let backends: Promise<CurveBackends> | undefined;
 /** The thread's backends, started on first use. */
 export function curveBackends(): Promise<CurveBackends> {
   backends ??= (async () => {
+    const [mcl, { initRustBN }] = await Promise.all([import('mcl-wasm'), import('rustbn-wasm')]);
     const [, rust] = await Promise.all([mcl.init(mcl.BLS12_381), initRustBN()]);
     const bls = new MCLBLS(mcl);
     // The EVM calls init() itself; once here makes the backend whole for any other caller.

@@ -18,7 +18,7 @@
 import { Approvals, defaultCodeScope } from './approval.js';
 import { EXPIRY_VERIFIER } from './frame-checks.js';
 import { FrameMode, type FrameTransaction } from './frame-codec.js';
-import { refuseFrame } from './errors.js';
+import { refuseFrame } from './refusal.js';
 
 /** EIP-2929. */
 export const COLD_ACCOUNT_ACCESS_GAS = 2_600n;

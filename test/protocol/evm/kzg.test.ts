@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 // The EVM's parameters on the Common, as every simulation has them.
-import '../../../../plugins/gate/simulation/evm-types.js';
-import { COMMON } from '../../../../plugins/gate/simulation/fork.js';
-import { loadKzg, pointEvaluationPrecompile } from '../../../../plugins/gate/simulation/kzg.js';
-import { pointEvaluationInput, wrongPointEvaluationInput } from '../../../../support/kzg.js';
+import '../../../protocol/evm/evm-types.js';
+import { COMMON } from '../../../protocol/evm/fork.js';
+import { loadKzg, pointEvaluationPrecompile } from '../../../protocol/evm/kzg.js';
+import { pointEvaluationInput, wrongPointEvaluationInput } from '../../../support/kzg.js';
 
 const bytes = (hex: string) => Uint8Array.from(Buffer.from(hex.slice(2), 'hex'));
 const hex = (data: Uint8Array | undefined) => `0x${Buffer.from(data ?? []).toString('hex')}`;

@@ -1,0 +1,29 @@
+/**
+ * The chain's rules as a library (issue 26): transaction codecs (the standard types and the
+ * frame transaction, type 0x06), signature schemes (incl. 0x65 ML-DSA-65), the frame rules and
+ * their gas, approval and the direct evaluation of default code. It imports nothing of src/,
+ * plugins/ or devnet/ (test/protocol/boundary.test.ts). The EIP-8141 EVM is the second door,
+ * protocol/evm/index.ts, loaded only where frames run in an EVM.
+ */
+export { Approvals, NEW_ACCOUNT_STATE_GAS, defaultCodeScope } from './approval.js';
+export { codeHashOf, decodeCode } from './code-entry.js';
+export type { CodeEntry } from './code-entry.js';
+export { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS, evaluateDirectly } from './direct-evaluation.js';
+export {
+  EXPIRY_VERIFIER,
+  EXPIRY_VERIFIER_CODE,
+  PREFIX_GAS_BUDGET,
+  PREFIX_STATE_GAS_BUDGET,
+  TRANSACTION_EXECUTION_CAP,
+  checkFrameTransaction,
+  frameGas,
+} from './frame-checks.js';
+export type { FrameFacts, FrameLimits } from './frame-checks.js';
+export { FRAME_TX_TYPE, FrameMode, blankedEncoding, decodeFrameTransaction } from './frame-codec.js';
+export type { Frame, FrameTransaction, SignatureEntry } from './frame-codec.js';
+export { bytesOfHex, keccakHex } from './hex.js';
+export { SECP256K1_N, recoverAddress, verifyFrameSignatures } from './signatures.js';
+export type { SignedFrames } from './signatures.js';
+export { decodeStandardTransaction } from './standard-codec.js';
+export { frameRefusal, Refusal, refuse, refuseFrame } from './refusal.js';
+export type { StateDependencies } from './refusal.js';
