@@ -9,78 +9,37 @@
  */
 import { p256 } from '@noble/curves/nist.js';
 import { expect } from 'chai';
-import { computeAddress, getBytes, keccak256, SigningKey } from 'ethers';
-import {
-  encodeFrameTx,
-  frameSigHash,
-  RECIPIENT,
-  secp256k1Entry,
-  type EntryFields,
-  type FrameFields,
-  type FrameTxFields,
-} from '../../support/frames.js';
-import { call, rpc } from '../../support/http.js';
-import { p256SecretFor, secretFor } from '../../support/keys.js';
+import { getBytes, keccak256, SigningKey } from 'ethers';
+import { encodeFrameTx, secp256k1Entry, type EntryFields, type FrameFields, type FrameTxFields } from '../../support/frames.js';
+import { rpc } from '../../support/http.js';
+import { p256SecretFor } from '../../support/keys.js';
 import { APPROVE_3, STOPS } from '../../support/verify-code.js';
 import { useFrameIngress } from '../helpers/submit-target.js';
+import {
+  accountFor,
+  base,
+  contractAt,
+  deflt,
+  EXPIRY_VERIFIER,
+  expiry,
+  FOREIGN_TARGET,
+  GWEI,
+  itCases,
+  refused,
+  sender,
+  type Case,
+  type Suite,
+  verify,
+} from './eest.js';
 
-const GWEI = 1_000_000_000n;
 const U64 = 1n << 64n;
 const U256 = 1n << 256n;
 const SECP_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
-const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
-const FOREIGN_TARGET = '0x0000000000000000000000000000000000001234';
 const DIGEST = keccak256('0x01');
 const TX_GAS_CAP = 16_777_216n;
 
 const word = (value: bigint) => value.toString(16).padStart(64, '0');
-
-/** A sender: its key and address, funded on anvil before its case is sent. */
-interface Sender {
-  readonly key: string;
-  readonly address: string;
-}
-
-/** A case: the transaction from `sender`, and what the gate answers (`admitted`, or the reason of its refusal). */
-interface Case {
-  readonly id: string;
-  readonly build: (sender: Sender) => FrameTxFields | Promise<FrameTxFields>;
-  readonly expected: 'admitted' | { readonly reason: string; readonly message: string };
-  /** Why the gate's verdict differs from EEST's, when it does. */
-  readonly diverges?: string;
-  /** The raw transaction as sent, when a field cannot be written through the encoder's types. */
-  readonly raw?: (fields: FrameTxFields) => string;
-}
-
-const verify = (extra: Partial<FrameFields> = {}): FrameFields => ({ mode: 1, flags: 3, executionGas: 10_000n, ...extra });
-const deflt = (extra: Partial<FrameFields> = {}): FrameFields => ({ mode: 0, flags: 0, target: RECIPIENT, executionGas: 1_000n, ...extra });
-const sender = (extra: Partial<FrameFields> = {}): FrameFields => ({ mode: 2, flags: 0, executionGas: 1_000n, ...extra });
-const expiry = (extra: Partial<FrameFields> = {}): FrameFields => ({
-  mode: 1,
-  flags: 0,
-  target: EXPIRY_VERIFIER,
-  executionGas: 3_000n,
-  data: '0x00000000ffffffff',
-  ...extra,
-});
-
-/** EEST's base: `[verify_frame()]` with the sender's canonical SECP256K1 entry. */
-const base = (from: Sender, frames: FrameFields[] = [verify()], more: EntryFields[] = []): FrameTxFields => ({
-  sender: from.address,
-  frames,
-  signatures: [{ scheme: 1, signer: from.address }, ...more],
-  fees: [0n, 2n * GWEI, 0n],
-});
-
-/** Signs the entries that carry no signature yet: an empty-msg SECP256K1 entry by the sender over the signature hash. */
-function sign(fields: FrameTxFields, key: string): FrameTxFields {
-  const digest = frameSigHash(fields);
-  for (const entry of fields.signatures) {
-    if (entry.signature === undefined && entry.scheme === 1 && entry.msg === undefined) entry.signature = secp256k1Entry(key, digest);
-  }
-  return fields;
-}
 
 /** A SECP256K1 entry over DIGEST by `key`, its signature bytes (v, r, s) replaced by `tamper` if given. */
 function secpDigestEntry(key: string, signer: string | undefined, tamper?: (v: number, r: bigint, s: bigint) => string): EntryFields {
@@ -101,8 +60,6 @@ function p256Entry(digest = DIGEST, signer: string | undefined = P256_SIGNER, ov
   const signature = override ?? `0x${Buffer.from(sig).toString('hex')}${Buffer.from(P256_POINT).toString('hex')}`;
   return { scheme: 2, ...(signer === undefined ? {} : { signer }), msg: digest, signature };
 }
-
-const refused = (reason: string, message: string) => ({ reason, message });
 
 const TX_FIELD_CASES: Case[] = [
   {
@@ -287,7 +244,8 @@ const EXPIRY_CASES: Case[] = [
   },
   {
     id: 'verify_frame_with_expiry_data_to_other_target',
-    build: async (s) => base(s, [verify(), verify({ flags: 0, target: await contract(STOPS), data: `0x${'ff'.repeat(7)}` })]),
+    build: async (s, suite) =>
+      base(s, [verify(), verify({ flags: 0, target: await contractAt(suite, STOPS), data: `0x${'ff'.repeat(7)}` })]),
     expected: refused('prefix-shape', 'rejected: frame 1: no VERIFY frame after the payment grant'),
     diverges: 'valid in a block; the pin’s public mempool takes no VERIFY frame after the validation prefix (structural rule 8)',
   },
@@ -342,7 +300,7 @@ const SIGNATURE_CASES: Case[] = [
   },
   {
     id: 'secp256k1_wrong_key',
-    build: (s) => base(s, [verify()], [secpDigestEntry(secretFor('conformance: another key'), undefined)]),
+    build: (s) => base(s, [verify()], [secpDigestEntry(accountFor('another key').key, undefined)]),
     expected: NOT_RECOVERED,
   },
   {
@@ -425,13 +383,9 @@ const SIGNATURE_CASES: Case[] = [
   },
 ];
 
-let contract: (code: string) => Promise<string> = async () => {
-  throw new Error('anvil not started');
-};
-
 /** The contract sender of the gas-cap tables: `APPROVE(3)`, funded, nonce 1 (a deployed contract), no entries. */
-async function contractSender(verifyGas: bigint, frames: FrameFields[] = []): Promise<FrameTxFields> {
-  const address = await contract(APPROVE_3);
+async function contractSender(suite: Suite, verifyGas: bigint, frames: FrameFields[] = []): Promise<FrameTxFields> {
+  const address = await contractAt(suite, APPROVE_3);
   return {
     sender: address,
     nonce: 1n,
@@ -444,13 +398,13 @@ async function contractSender(verifyGas: bigint, frames: FrameFields[] = []): Pr
 const GAS_CAP_CASES: Case[] = [
   {
     id: 'at_cap',
-    build: () => contractSender(TX_GAS_CAP - 12_475n),
+    build: (_s, suite) => contractSender(suite, TX_GAS_CAP - 12_475n),
     expected: refused('prefix-gas', 'rejected: validation prefix needs 16764741 gas, over the budget of 100000'),
     diverges: 'valid in a block; the pin’s public mempool takes at most MAX_VERIFY_GAS (100,000) of validation prefix',
   },
   {
     id: 'above_cap',
-    build: () => contractSender(TX_GAS_CAP - 12_475n + 1n),
+    build: (_s, suite) => contractSender(suite, TX_GAS_CAP - 12_475n + 1n),
     expected: refused('gas-cap', 'rejected: intrinsic plus execution gas 16777217 exceeds 16777216'),
   },
 ];
@@ -465,16 +419,6 @@ const TABLES: ReadonlyArray<readonly [string, readonly Case[]]> = [
 
 describe('conformance: EEST test_static_validity (EIP-8141), against the gate', () => {
   const suite = useFrameIngress();
-  let counter = 0;
-  before(() => {
-    contract = async (code) => {
-      const address = `0x${(0xc0f0000n + BigInt(counter++)).toString(16).padStart(40, '0')}`;
-      await call(suite.anvil.url, 'anvil_setCode', [address, code]);
-      await call(suite.anvil.url, 'anvil_setBalance', [address, '0xde0b6b3a7640000']);
-      await call(suite.anvil.url, 'anvil_setNonce', [address, '0x1']);
-      return address;
-    };
-  });
 
   // CALLDATA_FLOOR_CAP_CASES: `below_cap` (valid in a block) and `above_cap` (over EIP-7825's cap
   // through the calldata floor) both carry ~262 KB of frame data. Diverges: this chain takes raw
@@ -485,7 +429,7 @@ describe('conformance: EEST test_static_validity (EIP-8141), against the gate', 
   ] as const) {
     it(`CALLDATA_FLOOR_CAP_CASES[${id}] (diverges: see the case)`, async () => {
       const length = (TX_GAS_CAP - 12_950n) / 64n + extra;
-      const fields = await contractSender(10_000n, [deflt({ executionGas: 0n, data: `0x${'00'.repeat(Number(length))}` })]);
+      const fields = await contractSender(suite, 10_000n, [deflt({ executionGas: 0n, data: `0x${'00'.repeat(Number(length))}` })]);
       const reply = await rpc(suite.ingress.url, 'eth_sendRawTransaction', [encodeFrameTx(fields)]);
       expect(JSON.parse(reply.text)).to.deep.equal({
         jsonrpc: '2.0',
@@ -496,28 +440,5 @@ describe('conformance: EEST test_static_validity (EIP-8141), against the gate', 
     });
   }
 
-  for (const [table, cases] of TABLES) {
-    for (const c of cases) {
-      it(`${table}[${c.id}]${c.diverges === undefined ? '' : ' (diverges: see the case)'}`, async () => {
-        const key = secretFor(`conformance: static validity ${c.id}`);
-        const from = { key, address: computeAddress(key).toLowerCase() };
-        await call(suite.anvil.url, 'anvil_setBalance', [from.address, '0xde0b6b3a7640000']);
-        await call(suite.anvil.url, 'evm_mine', []);
-        const fields = sign(await c.build(from), key);
-        const raw = c.raw?.(fields) ?? encodeFrameTx(fields);
-        const answer = JSON.parse((await rpc(suite.ingress.url, 'eth_sendRawTransaction', [raw])).text);
-        const seen =
-          answer.result !== undefined
-            ? 'admitted'
-            : { code: answer.error.code, reason: answer.error.data?.reason, message: answer.error.message };
-        if (c.expected === 'admitted') {
-          expect(seen).to.equal('admitted');
-          expect(suite.target.received).to.deep.equal([raw]);
-        } else {
-          expect(seen).to.deep.equal({ code: -32000, ...c.expected });
-          expect(suite.target.received).to.deep.equal([]);
-        }
-      });
-    }
-  }
+  itCases(suite, TABLES);
 });
