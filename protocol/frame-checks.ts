@@ -52,20 +52,39 @@ export interface FrameFacts {
   readonly prefixGas: bigint;
 }
 
-export function checkFrameTransaction(tx: FrameTransaction, limits: FrameLimits): FrameFacts {
-  if (tx.chainId !== limits.chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${limits.chainId}`);
+/** What EIP-8141's static validity leaves known: the gas figures and the expiry frame, if any. */
+export interface StaticFacts {
+  readonly gas: FrameGas;
+  readonly expiry: { readonly index: number; readonly deadline: bigint } | undefined;
+}
+
+/**
+ * EIP-8141's static validity, and EIP-2681's nonce bound: what makes a frame transaction invalid
+ * in any block, whatever the state. This chain carries no blobs. The devnet's executor applies
+ * exactly this; the gate adds the public-mempool rules (`checkFrameTransaction`).
+ */
+export function checkStaticValidity(tx: FrameTransaction, chainId: bigint): StaticFacts {
+  if (tx.chainId !== chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${chainId}`);
+  if (tx.nonce >= U64_MAX) refuse('nonce-max', `nonce has max value: ${tx.nonce} cannot be incremented (EIP-2681)`);
   if (tx.blobVersionedHashes.length > 0 || tx.maxFeePerBlobGas !== 0n) {
     refuse('blob-not-supported', 'frame transactions on this chain carry no blobs');
   }
   if (tx.maxPriorityFeePerGas > tx.maxFeePerGas) refuse('fee-order', 'max_priority_fee_per_gas exceeds max_fee_per_gas');
   checkFrames(tx);
-  const deadline = checkExpiry(tx.frames);
+  const expiry = checkExpiry(tx.frames);
   tx.signatures.forEach(checkEntryShape);
   const gas = frameGas(tx);
   if (gas.capped > TRANSACTION_EXECUTION_CAP) {
     refuse('gas-cap', `intrinsic plus execution gas ${gas.capped} exceeds ${TRANSACTION_EXECUTION_CAP}`);
   }
-  const { payerTarget, prefixEnd } = checkPrefixShape(tx, deadline !== undefined ? 1 : 0);
+  return { gas, expiry };
+}
+
+/** Static validity, then the pin's public-mempool rules: the expiry frame first, a recognised prefix within its budgets. */
+export function checkFrameTransaction(tx: FrameTransaction, limits: FrameLimits): FrameFacts {
+  const { gas, expiry } = checkStaticValidity(tx, limits.chainId);
+  if (expiry !== undefined && expiry.index !== 0) refuse('expiry-invalid', `frame ${expiry.index}: the expiry frame must be frame 0`);
+  const { payerTarget, prefixEnd } = checkPrefixShape(tx, expiry !== undefined ? 1 : 0);
   // The expiry frame is part of the validation prefix: its limit counts against the budget.
   const prefixGas = checkPrefixBudgets(tx, prefixEnd, limits);
   return {
@@ -74,7 +93,7 @@ export function checkFrameTransaction(tx: FrameTransaction, limits: FrameLimits)
     maxCost: gas.maxGas * tx.maxFeePerGas,
     executionReservation: gas.capped,
     stateReservation: gas.maxGas - gas.capped,
-    deadline,
+    deadline: expiry?.deadline,
     prefixEnd,
     prefixGas,
   };
@@ -107,18 +126,17 @@ function checkFrames(tx: FrameTransaction): void {
   });
 }
 
-function checkExpiry(frames: readonly Frame[]): bigint | undefined {
-  let deadline: bigint | undefined;
+function checkExpiry(frames: readonly Frame[]): StaticFacts['expiry'] {
+  let expiry: StaticFacts['expiry'];
   frames.forEach((frame, i) => {
     if (frame.mode !== FrameMode.Verify || frame.target !== EXPIRY_VERIFIER) return;
     const bad = (why: string) => refuse('expiry-invalid', `frame ${i}: ${why}`);
-    if (deadline !== undefined) bad('at most one expiry frame');
-    if (i !== 0) bad('the expiry frame must be frame 0');
+    if (expiry !== undefined) bad('at most one expiry frame');
     if (frame.flags !== 0 || frame.value !== 0n || frame.stateGas !== 0n) bad('the expiry frame has flags, value and state gas 0');
     if (frame.data.length !== 8) bad('the expiry frame carries exactly 8 bytes of deadline');
-    deadline = Buffer.from(frame.data).readBigUInt64BE();
+    expiry = { index: i, deadline: Buffer.from(frame.data).readBigUInt64BE() };
   });
-  return deadline;
+  return expiry;
 }
 
 function checkEntryShape(entry: SignatureEntry, i: number): void {

@@ -6,6 +6,8 @@
  * protocol/evm/index.ts, loaded only where frames run in an EVM.
  */
 export { Approvals, NEW_ACCOUNT_STATE_GAS, defaultCodeScope } from './approval.js';
+export { logsBloom } from './bloom.js';
+export type { BloomedLog } from './bloom.js';
 export { codeHashOf, decodeCode } from './code-entry.js';
 export type { CodeEntry } from './code-entry.js';
 export { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS, evaluateDirectly } from './direct-evaluation.js';
@@ -16,6 +18,7 @@ export {
   PREFIX_STATE_GAS_BUDGET,
   TRANSACTION_EXECUTION_CAP,
   checkFrameTransaction,
+  checkStaticValidity,
   frameGas,
 } from './frame-checks.js';
 export type { FrameFacts, FrameLimits } from './frame-checks.js';

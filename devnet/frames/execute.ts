@@ -5,16 +5,20 @@
  * the calldata floor, the payer's refund, the coinbase's priority fee). It runs in the gate's
  * EVM (plugins/gate/simulation) over `state`; the caller applies what it wrote to the EL.
  *
+ * EIP-7708 transfer logs come from the EVM (its fork activates 7708). A frame's entry warms its
+ * target inside the frame's own checkpoint: a frame that fails leaves no warmth behind.
+ *
  * Where this stand-in is simpler than the chain's client, said rather than hidden:
  * - the EVM has no EIP-8037 state-gas dimension: SSTORE, CREATE and code deposit are paid from
  *   execution gas; only the frame-level charges (APPROVE creating the sender, value sent to a
  *   new account) draw state gas, so state-gas refills never happen;
- * - no EIP-7708 transfer logs; no blobs (the chain carries none).
+ * - no blobs (the chain carries none).
  */
 import { createEVM } from '@ethereumjs/evm';
 import { Account, bytesToHex, createAddressFromString, hexToBytes, type Address } from '@ethereumjs/util';
 import {
   Approvals,
+  checkStaticValidity,
   COLD_ACCOUNT_ACCESS_GAS,
   defaultCodeScope,
   EXPIRY_VERIFIER,
@@ -29,6 +33,7 @@ import {
   WARM_ACCOUNT_ACCESS_GAS,
 } from '../../protocol/index.js';
 import {
+  CHAIN_ID,
   COMMON,
   type CompletedFrame,
   type FrameContext,
@@ -94,6 +99,12 @@ export async function executeFrameTransaction(
   block: ExecutionBlock,
   state: HeadStateManager,
 ): Promise<ExecutedFrameTransaction> {
+  try {
+    checkStaticValidity(tx, BigInt(CHAIN_ID));
+  } catch (err) {
+    if (err instanceof Refusal) invalid('other', err.message);
+    throw err;
+  }
   if (tx.maxFeePerGas < block.baseFee)
     invalid('fee_cap_too_low', `max fee per gas ${tx.maxFeePerGas} less than block base fee ${block.baseFee}`);
   const sender = createAddressFromString(tx.sender);
@@ -234,8 +245,21 @@ export async function executeFrameTransaction(
       ctx.approveRefused = undefined;
       ctx.stateGasLeft = frame.stateGas;
       evm.transientStorage.clear();
-      const { result, refund } = await runFrame(i, frame);
+      // The frame's own checkpoint: a frame that fails leaves nothing, not even its target's warmth.
+      await evm.journal.checkpoint();
+      let outcome: Awaited<ReturnType<typeof runFrame>>;
+      try {
+        outcome = await runFrame(i, frame);
+      } catch (err) {
+        await evm.journal.revert();
+        throw err;
+      }
+      const { result, refund } = outcome;
+      if (result.status === 1) await evm.journal.commit();
+      else await evm.journal.revert();
       results.push(result);
+      // EIP-8037's existence rule, as APPROVE meets it: a deploy frame may have created the sender.
+      if (!(await account(sender)).isEmpty()) approvals.senderCreated();
       if (frame.mode === FrameMode.Verify && result.status !== 1) invalid('other', `VERIFY frame ${i} failed`);
       refundCounter += refund;
       if (batch === undefined) continue;

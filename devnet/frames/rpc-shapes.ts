@@ -5,12 +5,11 @@
  * the EIP asks of an interface that must show one: 0x1 when no frame failed, 0x0 otherwise.
  */
 import { bytesToHex } from '@ethereumjs/util';
-import { frameGas } from '../../protocol/index.js';
+import { frameGas, logsBloom } from '../../protocol/index.js';
 import { CHAIN_ID } from '../anvil.js';
 import type { FrameRecord } from './frame-chain.js';
 
 const hex = (value: bigint | number) => `0x${value.toString(16)}`;
-const EMPTY_BLOOM = `0x${'0'.repeat(512)}`;
 
 export function frameTransactionRpc(record: FrameRecord): object {
   const { tx } = record;
@@ -83,7 +82,6 @@ export function frameReceiptRpc(record: FrameRecord): object {
       logs: frame.logs,
     })),
     logs,
-    // The stand-in computes no bloom; clients filter by eth_getLogs, which the EL front answers with these logs.
-    logsBloom: EMPTY_BLOOM,
+    logsBloom: logsBloom(logs),
   };
 }

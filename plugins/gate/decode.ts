@@ -102,7 +102,6 @@ function decodeStandard(raw: RawTransaction, limits: DecodeLimits): Submission {
 function decodeFrame(raw: RawTransaction, limits: DecodeLimits): Submission {
   const tx = decodeFrameTransaction(raw);
   const facts = checkFrameTransaction(tx, limits);
-  checkNonce(tx.nonce);
   // EIP-8141 "Block-level gas accounting": each dimension is reserved on its own.
   for (const [dimension, reservation] of [
     ['execution', facts.executionReservation],

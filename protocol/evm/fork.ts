@@ -11,6 +11,8 @@ export const CHAIN_ID = 8141;
 
 export const COMMON: Common = createCustomCommon({ chainId: CHAIN_ID }, Mainnet, {
   hardfork: Hardfork.Osaka,
+  // EIP-8141 requires EIP-7708: a value transfer to another account logs a Transfer.
+  eips: [7708],
   // ECRECOVER natively (ecrecover.ts); the KZG is given on first use (kzg.ts).
   customCrypto: { ecrecover: nativeEcrecover },
 });

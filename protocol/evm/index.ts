@@ -5,7 +5,7 @@
  */
 export { curveBackends } from './curves.js';
 export { evmPatchApplied } from './evm-patch.js';
-export { COMMON, PRECOMPILES, isPrecompile } from './fork.js';
+export { CHAIN_ID, COMMON, PRECOMPILES, isPrecompile } from './fork.js';
 export { frameOpcodes, journalApprovals } from './frame-opcodes.js';
 export type { CompletedFrame, FrameContext } from './frame-opcodes.js';
 export { installJumpAnalysisCache } from './jump-analysis.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { checkFrameTransaction, frameGas } from '../../protocol/frame-checks.js';
+import { checkFrameTransaction, checkStaticValidity, frameGas } from '../../protocol/frame-checks.js';
 import { decodeFrameTransaction } from '../../protocol/frame-codec.js';
 import { encodeFrameTx, type FrameFields, type FrameTxFields } from '../../support/frames.js';
 import { verdictOf } from '../helpers/refusals.js';
@@ -402,5 +402,27 @@ describe('gate: frame static checks', () => {
         `gas-cap: intrinsic plus execution gas ${CAP + 64n} exceeds ${CAP}`,
       );
     });
+  });
+});
+
+describe("protocol: EIP-8141's static validity alone (what the devnet's executor applies)", () => {
+  const staticFacts = (fields: FrameTxFields) => checkStaticValidity(decodeFrameTransaction(encodeFrameTx(fields)), 8141n);
+
+  it('takes what only the public-mempool rules refuse: the expiry frame second, no recognised prefix', () => {
+    const fields = transfer();
+    fields.frames.splice(1, 0, expiry());
+    expect(staticFacts(fields).expiry).to.deep.equal({ index: 1, deadline: 0xffffffffn });
+    expect(verdictOf(() => check(fields))).to.equal('expiry-invalid: frame 1: the expiry frame must be frame 0');
+    const noPrefix = transfer();
+    noPrefix.frames = [{ mode: 2, flags: 0, executionGas: 1_000n }];
+    expect(staticFacts(noPrefix).expiry).to.equal(undefined);
+    expect(verdictOf(() => check(noPrefix))).to.match(/^prefix-shape: /);
+  });
+
+  it('refuses what no block may hold: another chain id, a nonce at 2^64 - 1', () => {
+    expect(verdictOf(() => staticFacts({ ...transfer(), chainId: 1n }))).to.equal('wrong-chain-id: chain id 1 is not 8141');
+    expect(verdictOf(() => staticFacts({ ...transfer(), nonce: (1n << 64n) - 1n }))).to.equal(
+      'nonce-max: nonce has max value: 18446744073709551615 cannot be incremented (EIP-2681)',
+    );
   });
 });

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { id, Wallet } from 'ethers';
+import { getCreate2Address, id, keccak256, Wallet, zeroPadValue } from 'ethers';
 import { FrameChain } from '../../../devnet/frames/frame-chain.js';
 import { rpcClient, type Rpc } from '../../../devnet/rpc.js';
 import { decodeFrameTransaction, frameGas, NEW_ACCOUNT_STATE_GAS } from '../../../protocol/index.js';
 import { mldsaEntry, mldsaKeys, secp256k1Entry, signed, type FrameTxFields } from '../../../support/frames.js';
-import { APPROVE_3, LOGS, REVERTS, STORES_VALUE } from '../../../support/verify-code.js';
+import { APPROVE_2, APPROVE_3, CREATE2_FACTORY, initCodeOf, LOGS, REVERTS, STORES_VALUE } from '../../../support/verify-code.js';
 import { useAnvil } from '../../helpers/el.js';
 
 const FUNDS = 10n ** 18n;
@@ -14,6 +14,7 @@ const LOGGER = '0x0000000000000000000000000000000000010601';
 const REVERTER = '0x0000000000000000000000000000000000010602';
 const STORER = '0x0000000000000000000000000000000000010603';
 const ACCOUNT = '0x0000000000000000000000000000000000010604';
+const FACTORY = '0x0000000000000000000000000000000000010605';
 
 /** Fixed keys: what each test covers never depends on a draw. */
 const secp = (label: string) => {
@@ -55,6 +56,7 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     await el('anvil_setCode', [REVERTER, REVERTS]);
     await el('anvil_setCode', [STORER, STORES_VALUE]);
     await el('anvil_setCode', [ACCOUNT, APPROVE_3]);
+    await el('anvil_setCode', [FACTORY, CREATE2_FACTORY]);
   });
   after(() => chain.close());
 
@@ -139,7 +141,15 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
       [1, 0],
       [1, 0],
       [0, 0],
-      [1, 0],
+      [1, 1],
+    ]);
+    // EIP-7708: the value the last frame sends is logged as a Transfer from the system address.
+    expect(executed.frames[3]!.logs).to.deep.equal([
+      {
+        address: '0xfffffffffffffffffffffffffffffffffffffffe',
+        topics: [id('Transfer(address,address,uint256)'), zeroPadValue(ACCOUNT, 32), zeroPadValue(STORER, 32)],
+        data: zeroPadValue('0x07', 32),
+      },
     ]);
     expect(await el('eth_getStorageAt', [STORER, '0x0', 'latest'])).to.equal(`0x${'8'.padStart(64, '0')}`);
 
@@ -203,6 +213,70 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     expect(await balance(sponsor.address)).to.equal(FUNDS - executed.gasUsed * executed.effectiveGasPrice);
   });
 
+  it("forgets a failed frame's warmth: the next frame to the same target pays its cold entry again", async () => {
+    const raw = signed(
+      { sender: ACCOUNT, nonce: await nonce(ACCOUNT), fees: FEES, signatures: [], frames: [SELF, send(REVERTER, 0n), send(REVERTER, 0n)] },
+      [],
+    );
+    await block(raw);
+    const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
+    expect(executed.frames.map((f) => [f.status, f.executionGas])).to.deep.equal([
+      [1, 107n],
+      [0, 2_604n],
+      [0, 2_604n],
+    ]);
+  });
+
+  it('leaves out what is statically invalid under EIP-8141 (another chain id, a reserved flag), naming the rule', async () => {
+    const account = secp('static');
+    await el('anvil_setBalance', [account.address, `0x${FUNDS.toString(16)}`]);
+    const transfer = (extra: Partial<FrameTxFields>, flags = 0) =>
+      signed(
+        { sender: account.address, fees: FEES, signatures: [{ scheme: 1 }], frames: [SELF, send(RECIPIENT, 1n, { flags })], ...extra },
+        [account.sign],
+      );
+    const skipped = await block(transfer({ chainId: 1n }), transfer({}, 8));
+    expect(skipped.map((s) => [s.reason, s.why])).to.deep.equal([
+      ['other', 'wrong-chain-id: chain id 1 is not 8141'],
+      ['other', 'frame-invalid: frame 1: flags above bit 2 must be zero'],
+    ]);
+    expect(await nonce(account.address)).to.equal(0n);
+  });
+
+  it('onboards a sender its deploy frame creates ([deploy, only, pay]): no creation state gas owed at the pay frame', async () => {
+    const init = initCodeOf(APPROVE_2);
+    const sender = getCreate2Address(FACTORY, `0x${'00'.repeat(32)}`, keccak256(init)).toLowerCase();
+    const sponsor = secp('onboarding sponsor');
+    await el('anvil_setBalance', [sponsor.address, `0x${FUNDS.toString(16)}`]);
+    const raw = signed(
+      {
+        sender,
+        fees: FEES,
+        // Default code reads a payment's entry at index 1; the sender's code approves without one.
+        signatures: [{ scheme: 0 }, { scheme: 1, signer: sponsor.address }],
+        frames: [
+          { mode: 0, flags: 0, target: FACTORY, executionGas: 80_000n, data: init },
+          { mode: 1, flags: 2, executionGas: 10_000n },
+          { mode: 1, flags: 1, target: sponsor.address, executionGas: 10_000n },
+          send(LOGGER, 0n),
+        ],
+      },
+      [() => '0x', sponsor.sign],
+    );
+    expect(await block(raw)).to.deep.equal([]);
+    const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
+    expect(executed.payer).to.equal(sponsor.address);
+    expect(executed.frames.map((f) => [f.status, f.stateGas])).to.deep.equal([
+      [1, 0n],
+      [1, 0n],
+      [1, 0n],
+      [1, 0n],
+    ]);
+    // A contract starts at nonce 1 (EIP-161); APPROVE then takes the transaction's.
+    expect(await nonce(sender)).to.equal(2n);
+    expect(await el('eth_getCode', [sender, 'latest'])).to.equal(APPROVE_2.toLowerCase());
+  });
+
   it('leaves out what the EL would refuse, names why, and writes nothing of it', async () => {
     const account = secp('refused');
     const stranger = secp('stranger');
@@ -234,7 +308,7 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
         nonce: await nonce(ACCOUNT),
         fees: FEES,
         signatures: [],
-        frames: [{ mode: 1, flags: 3, target: REVERTER, executionGas: 10_000n }, send(RECIPIENT, 1n)],
+        frames: [{ mode: 1, flags: 1, target: REVERTER, executionGas: 10_000n }, send(RECIPIENT, 1n)],
       },
       [],
     );
