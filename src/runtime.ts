@@ -49,7 +49,10 @@ export class Runtime {
     const carried = new CarryOver(previous?.carried.kept);
     const onError = (kind: 'unavailable' | 'invalid') => metrics.upstreamError(kind);
     const execution = new Upstream(config.upstreams.execution, onError);
-    const stateReads = new Upstream({ ...config.upstreams.execution, connections: STATE_READ_CONNECTIONS }, onError);
+    const stateReads = new Upstream(
+      { ...config.upstreams.execution, connections: STATE_READ_CONNECTIONS, retryClosedConnection: true },
+      onError,
+    );
     const heavy = new Upstream(config.upstreams.heavy, onError);
     const submit =
       config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit, onError);

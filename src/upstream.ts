@@ -12,7 +12,7 @@
  * `RpcFailure` or a bug, never an undici error.
  */
 import type { ServerResponse } from 'node:http';
-import { Pool } from 'undici';
+import { type Dispatcher, interceptors, Pool } from 'undici';
 import { AnswerStream } from './answer-stream.js';
 import { AnswerText } from './answer-text.js';
 import { errors, RpcFailure } from './errors.js';
@@ -31,7 +31,23 @@ export interface UpstreamOptions {
    * JSON-RPC -32005 to pass on, not a broken response.
    */
   readonly isIngress?: boolean;
+  /**
+   * `call()` sends a request again, once, when the connection it went out on was closed before
+   * any answer (a keep-alive connection the upstream had just closed: "other side closed"). Only
+   * for reads: a read sent twice answers the same; a submission must never be.
+   */
+  readonly retryClosedConnection?: boolean;
 }
+
+/** One more try, at once, only for a connection closed before any answer; never on an HTTP status. */
+const RETRY_CLOSED_CONNECTION = {
+  maxRetries: 1,
+  minTimeout: 0,
+  timeoutFactor: 1,
+  methods: ['POST' as const],
+  statusCodes: [],
+  errorCodes: ['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'],
+};
 
 /** Told of every failed call, for metrics. */
 export type UpstreamErrorListener = (kind: 'unavailable' | 'invalid') => void;
@@ -42,6 +58,8 @@ const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
 export class Upstream {
   private readonly pool: Pool;
+  /** Where `call()` dispatches: the pool, or the pool behind undici's retry interceptor. */
+  private readonly calls: Dispatcher;
   private readonly path: string;
 
   constructor(
@@ -57,6 +75,7 @@ export class Upstream {
       bodyTimeout: options.bodyTimeoutMs,
       connect: { timeout: Math.min(options.headersTimeoutMs, 5_000) },
     });
+    this.calls = options.retryClosedConnection === true ? this.pool.compose(interceptors.retry(RETRY_CLOSED_CONNECTION)) : this.pool;
   }
 
   /**
@@ -105,7 +124,7 @@ export class Upstream {
           reject(this.failure(parseErr));
         }
       });
-      this.pool.dispatch(
+      this.calls.dispatch(
         { path: this.path, method: 'POST', headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers }, body },
         answer,
       );

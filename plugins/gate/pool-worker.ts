@@ -53,7 +53,7 @@ export interface SimulateAnswer {
 
 const settings = workerData as PoolSettings | undefined;
 // Reads for the EVM; a head-long cache shared by every simulation this thread runs.
-const state = settings && new HeadState(new Upstream(settings.execution), 0);
+const state = settings && new HeadState(new Upstream({ ...settings.execution, retryClosedConnection: true }), 0);
 
 function refusalOf(err: unknown): PoolRefusal {
   if (err instanceof Refusal)

@@ -485,3 +485,50 @@ async function waitFor(timeoutMs: number, what: string, condition: () => boolean
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe('upstream: a keep-alive connection the EL closed under a call', () => {
+  /** An EL that answers the first request of each connection, and closes the connection on the second, unanswered. */
+  let server: Server;
+  let url: string;
+  let connections = 0;
+  before(async () => {
+    server = createServer((req, res) => {
+      const socket = req.socket as Socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      if (socket.served > 1) {
+        socket.destroy();
+        return;
+      }
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":"0x2a"}'));
+    });
+    server.on('connection', () => connections++);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const upstream = (retryClosedConnection: boolean) =>
+    new Upstream({ url, connections: 1, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, retryClosedConnection });
+
+  it('a state read is sent again, once, on a new connection: the caller gets the answer', async () => {
+    const reads = upstream(true);
+    const before = connections;
+    expect(await reads.call('eth_blockNumber', [])).to.deep.equal({ result: '0x2a' });
+    expect(await reads.call('eth_blockNumber', [])).to.deep.equal({ result: '0x2a' });
+    expect(connections - before).to.equal(2);
+    await reads.close();
+  });
+
+  it('anything else is not sent twice: the call fails as the EL being unavailable', async () => {
+    const submissions = upstream(false);
+    expect(await submissions.call('eth_blockNumber', [])).to.deep.equal({ result: '0x2a' });
+    const failed = await submissions.call('eth_blockNumber', []).then(
+      () => 'answered',
+      (err: Error) => err.message,
+    );
+    expect(failed).to.equal('upstream unavailable: the execution layer did not answer');
+    await submissions.close();
+  });
+});
