@@ -49,8 +49,9 @@ export async function checkAdmission(
     );
   }
   const deadline = sub.frame?.facts.deadline;
-  if (deadline !== undefined && deadline < head.timestamp) {
-    refuse('expiry-invalid', `the transaction expired at ${deadline}, before the latest block (${head.timestamp})`);
+  // A block after the head has a later timestamp: a deadline at the head's own can never be met.
+  if (deadline !== undefined && deadline <= head.timestamp) {
+    refuse('expiry-invalid', `the transaction expires at ${deadline}, and the next block comes after the latest (${head.timestamp})`);
   }
 
   const cap = sub.frame !== undefined ? limits.frameInFlightCap : limits.inFlightCap;

@@ -96,11 +96,13 @@ const NONCE: Case[] = [
 
 /** The timestamp of the head the last expiry case was judged at. */
 let headAt = 0n;
+// EEST's block at timestamp T holds the transaction; the gate judges at a head at T and admits for
+// a later block (T + 1 at the earliest), so the deadlines here stand one second later: 2, 1, 0.
 const EXPIRY: Case[] = (
   [
-    ['future_expiry', 1n],
-    ['expiry_at_block_timestamp', 0n],
-    ['expired', -1n],
+    ['future_expiry', 2n],
+    ['expiry_at_block_timestamp', 1n],
+    ['expired', 0n],
   ] as const
 ).map(([id, offset]) => ({
   id,
@@ -110,9 +112,12 @@ const EXPIRY: Case[] = (
   },
   // Read once the case is built, when the head's timestamp is known.
   get expected() {
-    return offset >= 0n
+    return offset > 0n
       ? ('admitted' as const)
-      : refused('expiry-invalid', `rejected: the transaction expired at ${headAt + offset}, before the latest block (${headAt})`);
+      : refused(
+          'expiry-invalid',
+          `rejected: the transaction expires at ${headAt + offset}, and the next block comes after the latest (${headAt})`,
+        );
   },
   diverges: FIRST,
 }));

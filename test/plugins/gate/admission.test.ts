@@ -168,13 +168,16 @@ describe('gate: admission against head state', () => {
     expect(await outcome(await standardTx(STATE_NONCE + 1n)), 'standard, state nonce + 1').to.equal('admitted');
   });
 
-  it('refuses a frame transaction whose expiry is earlier than the head timestamp, and admits it at the timestamp', async () => {
+  it('refuses a frame transaction whose expiry no block after the head can meet (at or before its timestamp)', async () => {
     const t = HEAD.timestamp;
     expect(await outcome(selfFrame({ deadline: t - 1n })), 'deadline = timestamp - 1').to.deep.equal({
       reason: 'expiry-invalid',
-      detail: 'the transaction expired at 1699999999, before the latest block (1700000000)',
+      detail: 'the transaction expires at 1699999999, and the next block comes after the latest (1700000000)',
     });
-    expect(await outcome(selfFrame({ deadline: t })), 'deadline = timestamp').to.equal('admitted');
+    expect(await outcome(selfFrame({ deadline: t })), 'deadline = timestamp').to.deep.equal({
+      reason: 'expiry-invalid',
+      detail: 'the transaction expires at 1700000000, and the next block comes after the latest (1700000000)',
+    });
     expect(await outcome(selfFrame({ deadline: t + 1n })), 'deadline = timestamp + 1').to.equal('admitted');
     expect(await outcome(selfFrame()), 'no expiry frame').to.equal('admitted');
   });
