@@ -14,6 +14,8 @@ export interface AdmissionLimits {
   readonly inFlightCap: number;
   /** Frame transactions: upstream pool policy keeps one pending per sender. */
   readonly frameInFlightCap: number;
+  /** A nonce ahead of the state nonce only over every nonce between in flight (the chain runs in arrival order). */
+  readonly contiguousNonces: boolean;
 }
 
 /** Gives the in-flight slot back (the EL or the submission target refused after all). */
@@ -56,11 +58,23 @@ export async function checkAdmission(
 
   const cap = sub.frame !== undefined ? limits.frameInFlightCap : limits.inFlightCap;
   const entry = { hash: sub.hash, nonce: sub.nonce, payer: sub.payer, cost: sub.maxCost, head: head.number };
-  const reservation = await ledger.reserve({ sender: sub.sender, entry, stateNonce: sender.nonce, cap });
+  const reservation = await ledger.reserve({
+    sender: sub.sender,
+    entry,
+    stateNonce: sender.nonce,
+    cap,
+    contiguous: limits.contiguousNonces,
+  });
   if (reservation === 'nonce-in-flight') {
     refuse('nonce-in-flight', `a transaction with nonce ${sub.nonce} from this sender is already in flight`);
   }
   if (reservation === 'cap') refuse('in-flight-cap', `too many in-flight transactions for the sender (cap ${cap})`);
+  if (reservation === 'gap') {
+    refuse(
+      'nonce-not-contiguous',
+      `nonce too high: nonce ${sub.nonce} is ahead of the sender's next nonce ${sender.nonce}, and not every nonce between is in flight (this chain runs transactions in arrival order: it would be skipped)`,
+    );
+  }
   const release: Release = () => ledger.release(sub.sender, sub.nonce, sub.hash);
 
   try {

@@ -108,7 +108,13 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
   };
 
   /** An admission, or the over-quota answer; throws what refuses. `judged.head`: the head read, once state is. */
-  const decide = async (raw: RawTransaction, facts: Facts, judged: { head?: bigint }, meter: Meter): Promise<Admission | Answer> => {
+  const decide = async (
+    raw: RawTransaction,
+    facts: Facts,
+    sync: Sync,
+    judged: { head?: bigint },
+    meter: Meter,
+  ): Promise<Admission | Answer> => {
     const sub = decodeSubmission(raw, options);
     const prefixJudge = prefixJudgeFor(meter);
     if (sub.frame !== undefined) {
@@ -120,7 +126,14 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     }
     const atHead = async (head: Head): Promise<Admission> => {
       judged.head = head.number;
-      const release = await checkAdmission(sub, head, state, ledger, options);
+      // EIP-7966 answers any nonce ahead of the sender's next with its own error (`admit`).
+      const release = await checkAdmission(
+        sub,
+        head,
+        state,
+        ledger,
+        sync === undefined ? options : { ...options, contiguousNonces: false },
+      );
       try {
         if (sub.frame !== undefined) await judgePrefix(sub, head, state, prefixJudge);
         await validate?.(sub);
@@ -225,7 +238,7 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     };
     let decided: Admission | Answer;
     try {
-      decided = await decide(raw, facts, judged, meter);
+      decided = await decide(raw, facts, sync, judged, meter);
     } catch (err) {
       return refused(err, raw.hash, judged.head);
     } finally {

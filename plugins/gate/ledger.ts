@@ -11,7 +11,8 @@ import type { Carried, PrimaryCall, SharedState } from '../../src/plugin.js';
 import { InFlight, type InFlightEntry } from './in-flight.js';
 import { storedRefusal, VerdictCache, type CachedRefusal } from './verdict-cache.js';
 
-export type Reservation = 'ok' | 'nonce-in-flight' | 'cap';
+/** `gap`: a nonce between the state nonce and this one is not in flight. */
+export type Reservation = 'ok' | 'nonce-in-flight' | 'cap' | 'gap';
 
 export interface ReserveRequest {
   readonly sender: string;
@@ -19,6 +20,8 @@ export interface ReserveRequest {
   /** The sender's state nonce at `entry.head`: slots below it are done. */
   readonly stateNonce: bigint;
   readonly cap: number;
+  /** Take a nonce ahead of the state nonce only if every nonce between is in flight (`contiguous_nonces`). */
+  readonly contiguous: boolean;
 }
 
 export interface Ledger {
@@ -81,7 +84,7 @@ export class MemoryLedger implements Ledger {
   async remember(hash: string, refusal: CachedRefusal) {
     this.cache.refuse(hash, refusal);
   }
-  async reserve({ sender, entry, stateNonce, cap }: ReserveRequest): Promise<Reservation> {
+  async reserve({ sender, entry, stateNonce, cap, contiguous }: ReserveRequest): Promise<Reservation> {
     if (Date.now() - this.lastSweep > SWEEP_EVERY_MS) {
       this.lastSweep = Date.now();
       this.inFlight.sweep(entry.head);
@@ -89,6 +92,8 @@ export class MemoryLedger implements Ledger {
     const pending = this.inFlight.pending(sender, stateNonce, entry.head);
     if (pending.has(entry.nonce)) return 'nonce-in-flight';
     if (pending.size >= cap) return 'cap';
+    // Pending nonces are at or above the state nonce: all of those below this one are there, or not.
+    if (contiguous && [...pending.keys()].filter((nonce) => nonce < entry.nonce).length !== Number(entry.nonce - stateNonce)) return 'gap';
     this.inFlight.add(sender, entry);
     return 'ok';
   }
@@ -112,10 +117,10 @@ const IN_FLIGHT_TTL_MS = 10 * 60_000;
  */
 const RESERVE_SCRIPT = `
 local slots = KEYS[1]
-local nonce, value, stateNonce, head, skip, cap, ttl, payerPrefix =
-  ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local nonce, value, stateNonce, head, skip, cap, ttl, payerPrefix, below =
+  ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9])
 local entries = redis.call('HGETALL', slots)
-local count = 0
+local count, before = 0, 0
 for i = 1, #entries, 2 do
   local h, payer, cost, at = string.match(entries[i + 1], '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
   if tonumber(entries[i]) < stateNonce or head >= tonumber(at) + skip then
@@ -123,10 +128,12 @@ for i = 1, #entries, 2 do
     redis.call('HDEL', payerPrefix .. payer, h)
   else
     count = count + 1
+    if tonumber(entries[i]) < tonumber(nonce) then before = before + 1 end
   end
 end
 if redis.call('HEXISTS', slots, nonce) == 1 then return 'nonce-in-flight' end
 if count >= cap then return 'cap' end
+if below >= 0 and before ~= below then return 'gap' end
 local h, payer, cost, at = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
 redis.call('HSET', slots, nonce, value)
 redis.call('PEXPIRE', slots, ttl)
@@ -192,7 +199,7 @@ export class RedisLedger implements Ledger {
     const stored = { ...storedRefusal(refusal), head: refusal.head === undefined ? null : refusal.head.toString() };
     await this.redis.set(`${PREFIX}:refused:${hash}`, JSON.stringify(stored), 'PX', this.options.verdictTtlMs);
   }
-  async reserve({ sender, entry, stateNonce, cap }: ReserveRequest): Promise<Reservation> {
+  async reserve({ sender, entry, stateNonce, cap, contiguous }: ReserveRequest): Promise<Reservation> {
     const value = `${entry.hash}|${entry.payer}|${entry.cost}|${entry.head}`;
     return (await this.redis.eval(
       RESERVE_SCRIPT,
@@ -206,6 +213,8 @@ export class RedisLedger implements Ledger {
       String(cap),
       String(IN_FLIGHT_TTL_MS),
       `${PREFIX}:reserved:`,
+      // How many nonces below this one must be in flight; -1: no such rule.
+      contiguous ? (entry.nonce - stateNonce).toString() : '-1',
     )) as Reservation;
   }
   async release(sender: string, nonce: bigint, hash: string) {

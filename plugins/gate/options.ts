@@ -44,6 +44,7 @@ export function parseGateOptions(options: OptionsReader): GateOptions {
     nonceGapMax: BigInt(options.integer('nonce_gap_max', 64, { min: 0 })),
     inFlightCap: options.integer('in_flight_cap', 16),
     frameInFlightCap: options.integer('frame_in_flight_cap', 1),
+    contiguousNonces: options.boolean('contiguous_nonces', true),
     skipAfterBlocks: BigInt(options.integer('skip_after_blocks', 1)),
     duplicateWindowMs: options.integer('duplicate_window_ms', 60_000),
     verdictTtlMs: options.integer('verdict_ttl_ms', 30_000),

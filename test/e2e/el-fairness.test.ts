@@ -39,7 +39,10 @@ describe('el-fairness: another source is served while one floods the EL with gas
   let quiet: VictimLatencies;
 
   before(async () => {
-    ingress = await startIngressProcess(productionChain(anvil.current.url));
+    // anvil's block clock runs on its own: a transfer reaching it just as a block seals lands in the
+    // next but one, after the gate counted it skipped (skip_after_blocks 1); with contiguous nonces the
+    // victim's next transfer would be refused for that, which is not what this suite measures.
+    ingress = await startIngressProcess(productionChain(anvil.current.url, [['contiguous_nonces: true', 'contiguous_nonces: false']]));
     await placeLoop(anvil.current.url);
     transfers = { raws: await signTransfers(1, 0, 200), next: 0 };
     quiet = await victim(ingress.url, transfers, Date.now() + PHASE_MS);

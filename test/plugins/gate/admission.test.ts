@@ -4,7 +4,7 @@ import { checkAdmission, type AdmissionLimits, type Release } from '../../../plu
 import { decodeSubmission, type Submission } from '../../../plugins/gate/decode.js';
 import { Refusal } from '../../../plugins/gate/errors.js';
 import type { InFlightEntry } from '../../../plugins/gate/in-flight.js';
-import type { Ledger, Reservation, ReserveRequest } from '../../../plugins/gate/ledger.js';
+import { MemoryLedger, type Ledger, type Reservation, type ReserveRequest } from '../../../plugins/gate/ledger.js';
 import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import type { Account, Head, HeadState } from '../../../plugins/gate/state.js';
 import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../../support/frames.js';
@@ -16,7 +16,7 @@ const SPONSOR = new Wallet(SPONSOR_KEY).address.toLowerCase();
 const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 
 const DECODE_LIMITS = { chainId: 8141n, blockGasLimit: 60_000_000n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n };
-const LIMITS: AdmissionLimits = { nonceGapMax: 64n, inFlightCap: 16, frameInFlightCap: 1 };
+const LIMITS: AdmissionLimits = { nonceGapMax: 64n, inFlightCap: 16, frameInFlightCap: 1, contiguousNonces: false };
 const HEAD: Head = { number: 100n, baseFee: 1_000_000_000n, timestamp: 1_700_000_000n, coinbase: `0x${'00'.repeat(20)}` };
 const STATE_NONCE = 5n;
 const RICH = 10n ** 24n;
@@ -166,6 +166,23 @@ describe('gate: admission against head state', () => {
     expect(await outcome(selfFrame({ nonce: STATE_NONCE })), 'state nonce').to.equal('admitted');
     // A standard transaction may run ahead of the state nonce (up to the gap bound).
     expect(await outcome(await standardTx(STATE_NONCE + 1n)), 'standard, state nonce + 1').to.equal('admitted');
+  });
+
+  it('with contiguous_nonces: refuses a nonce ahead of the state nonce until every nonce between is in flight (nonce-not-contiguous)', async () => {
+    const ledger = new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 1n });
+    const limits = { ...LIMITS, contiguousNonces: true };
+    const gapped = {
+      reason: 'nonce-not-contiguous',
+      detail:
+        "nonce too high: nonce 7 is ahead of the sender's next nonce 5, and not every nonce between is in flight (this chain runs transactions in arrival order: it would be skipped)",
+    };
+    expect(await outcome(await standardTx(STATE_NONCE + 2n), { ledger, limits }), 'state nonce + 2, nothing in flight').to.deep.equal(
+      gapped,
+    );
+    expect(await outcome(await standardTx(STATE_NONCE), { ledger, limits }), 'state nonce').to.equal('admitted');
+    expect(await outcome(await standardTx(STATE_NONCE + 2n), { ledger, limits }), 'state nonce + 2, + 1 missing').to.deep.equal(gapped);
+    expect(await outcome(await standardTx(STATE_NONCE + 1n), { ledger, limits }), 'state nonce + 1').to.equal('admitted');
+    expect(await outcome(await standardTx(STATE_NONCE + 2n), { ledger, limits }), 'state nonce + 2, a run').to.equal('admitted');
   });
 
   it('refuses a frame transaction whose expiry no block after the head can meet (at or before its timestamp)', async () => {

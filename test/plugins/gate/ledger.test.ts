@@ -47,12 +47,23 @@ interface Slot {
   readonly payer?: string;
   readonly cost?: bigint;
   readonly hash?: string;
+  readonly contiguous?: boolean;
 }
 
-/** Reserves Alice's `nonce` at HEAD, state nonce 0, cap 16, 1 wei she pays herself, unless told otherwise. */
+/** Reserves Alice's `nonce` at HEAD, state nonce 0, cap 16, 1 wei she pays herself, gaps allowed, unless told otherwise. */
 function take(ledger: Ledger, slot: Slot): Promise<Reservation> {
-  const { sender = ALICE, nonce, head = HEAD, stateNonce = 0n, cap = 16, payer = sender, cost = 1n, hash = hashOf(sender, nonce) } = slot;
-  return ledger.reserve({ sender, entry: { hash, nonce, payer, cost, head }, stateNonce, cap });
+  const {
+    sender = ALICE,
+    nonce,
+    head = HEAD,
+    stateNonce = 0n,
+    cap = 16,
+    payer = sender,
+    cost = 1n,
+    hash = hashOf(sender, nonce),
+    contiguous = false,
+  } = slot;
+  return ledger.reserve({ sender, entry: { hash, nonce, payer, cost, head }, stateNonce, cap, contiguous });
 }
 
 /** Polls (bounded) until `hash` has left the duplicate window; returns the ms since `since`. */
@@ -249,6 +260,20 @@ const ROWS: Row[] = [
       return { first, second, third, takenAtCap, capZero: await take(ledger, { sender: BOB, nonce: 0n, cap: 0 }) };
     },
     expected: { first: 'ok', second: 'ok', third: 'cap', takenAtCap: 'nonce-in-flight', capZero: 'cap' },
+  },
+  {
+    name: 'with contiguous nonces: takes a nonce ahead of the state nonce only over every nonce between in flight',
+    async run(ledger) {
+      const gapped = await take(ledger, { nonce: 7n, stateNonce: 5n, contiguous: true });
+      const first = await take(ledger, { nonce: 5n, stateNonce: 5n, contiguous: true });
+      const stillGapped = await take(ledger, { nonce: 7n, stateNonce: 5n, contiguous: true });
+      const next = await take(ledger, { nonce: 6n, stateNonce: 5n, contiguous: true });
+      const third = await take(ledger, { nonce: 7n, stateNonce: 5n, contiguous: true });
+      // 5 executed: the state nonce moves to 6, and 6 and 7 still make a run for 8.
+      const afterExecution = await take(ledger, { nonce: 8n, stateNonce: 6n, contiguous: true });
+      return { gapped, first, stillGapped, next, third, afterExecution, reserved: await ledger.reserved(ALICE, HEAD) };
+    },
+    expected: { gapped: 'gap', first: 'ok', stillGapped: 'gap', next: 'ok', third: 'ok', afterExecution: 'ok', reserved: 3n },
   },
   {
     name: 'frees the slots below the state nonce and keeps the slot exactly at it',
