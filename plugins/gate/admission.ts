@@ -18,6 +18,9 @@ export interface AdmissionLimits {
   readonly contiguousNonces: boolean;
 }
 
+/** EIP-8141 "Mempool": pending transactions one non-canonical paymaster may pay for. */
+export const MAX_PENDING_TXS_USING_NON_CANONICAL_PAYMASTER = 1;
+
 /** Gives the in-flight slot back (the EL or the submission target refused after all). */
 export type Release = () => Promise<void>;
 
@@ -58,17 +61,30 @@ export async function checkAdmission(
 
   const cap = sub.frame !== undefined ? limits.frameInFlightCap : limits.inFlightCap;
   const entry = { hash: sub.hash, nonce: sub.nonce, payer: sub.payer, cost: sub.maxCost, head: head.number };
+  // EIP-8141's mempool: a paymaster with code pays for at most one pending transaction at a time
+  // (no paymaster counts as canonical until its code is pinned); a code-less sponsor, only its funds.
+  const payerCap =
+    sub.frame !== undefined && sub.payer !== sub.sender && (await state.codeEntry(sub.payer, head)).bytes.length > 0
+      ? MAX_PENDING_TXS_USING_NON_CANONICAL_PAYMASTER
+      : undefined;
   const reservation = await ledger.reserve({
     sender: sub.sender,
     entry,
     stateNonce: sender.nonce,
     cap,
     contiguous: limits.contiguousNonces,
+    ...(payerCap === undefined ? {} : { payerCap }),
   });
   if (reservation === 'nonce-in-flight') {
     refuse('nonce-in-flight', `a transaction with nonce ${sub.nonce} from this sender is already in flight`);
   }
   if (reservation === 'cap') refuse('in-flight-cap', `too many in-flight transactions for the sender (cap ${cap})`);
+  if (reservation === 'payer-cap') {
+    refuse(
+      'paymaster-pending',
+      `the paymaster ${sub.payer} already pays for ${payerCap} pending transaction${payerCap === 1 ? '' : 's'}: a sponsor with code takes one at a time (EIP-8141 mempool rules); retry once it is included`,
+    );
+  }
   if (reservation === 'gap') {
     refuse(
       'nonce-not-contiguous',

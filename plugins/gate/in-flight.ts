@@ -49,6 +49,12 @@ export class InFlight {
     return sum;
   }
 
+  /** Forgets the payer's entries that `head` shows skipped, then counts the rest. */
+  paidBy(payer: string, head: bigint): number {
+    this.reserved(payer, head);
+    return this.byPayer.get(payer)?.size ?? 0;
+  }
+
   /** Takes the slot at `entry.nonce`, in place of the entry that held it, if any. */
   add(sender: string, entry: InFlightEntry): void {
     const replaced = this.bySender.get(sender)?.get(entry.nonce);

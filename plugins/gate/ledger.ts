@@ -11,8 +11,11 @@ import type { Carried, PrimaryCall, SharedState } from '../../src/plugin.js';
 import { InFlight, type InFlightEntry } from './in-flight.js';
 import { storedRefusal, VerdictCache, type CachedRefusal } from './verdict-cache.js';
 
-/** `gap`: a nonce between the state nonce and this one is not in flight. */
-export type Reservation = 'ok' | 'nonce-in-flight' | 'cap' | 'gap';
+/**
+ * `gap`: a nonce between the state nonce and this one is not in flight; `payer-cap`: the payer
+ * already pays for `payerCap` pending transactions.
+ */
+export type Reservation = 'ok' | 'nonce-in-flight' | 'cap' | 'gap' | 'payer-cap';
 
 export interface ReserveRequest {
   readonly sender: string;
@@ -22,6 +25,8 @@ export interface ReserveRequest {
   readonly cap: number;
   /** Take a nonce ahead of the state nonce only if every nonce between is in flight (`contiguous_nonces`). */
   readonly contiguous: boolean;
+  /** At most this many pending transactions paid by `entry.payer` (a paymaster with code: EIP-8141's 1); none if absent. */
+  readonly payerCap?: number;
 }
 
 export interface Ledger {
@@ -84,7 +89,7 @@ export class MemoryLedger implements Ledger {
   async remember(hash: string, refusal: CachedRefusal) {
     this.cache.refuse(hash, refusal);
   }
-  async reserve({ sender, entry, stateNonce, cap, contiguous }: ReserveRequest): Promise<Reservation> {
+  async reserve({ sender, entry, stateNonce, cap, contiguous, payerCap }: ReserveRequest): Promise<Reservation> {
     if (Date.now() - this.lastSweep > SWEEP_EVERY_MS) {
       this.lastSweep = Date.now();
       this.inFlight.sweep(entry.head);
@@ -94,6 +99,7 @@ export class MemoryLedger implements Ledger {
     if (pending.size >= cap) return 'cap';
     // Pending nonces are at or above the state nonce: all of those below this one are there, or not.
     if (contiguous && [...pending.keys()].filter((nonce) => nonce < entry.nonce).length !== Number(entry.nonce - stateNonce)) return 'gap';
+    if (payerCap !== undefined && this.inFlight.paidBy(entry.payer, entry.head) >= payerCap) return 'payer-cap';
     this.inFlight.add(sender, entry);
     return 'ok';
   }
@@ -117,8 +123,8 @@ const IN_FLIGHT_TTL_MS = 10 * 60_000;
  */
 const RESERVE_SCRIPT = `
 local slots = KEYS[1]
-local nonce, value, stateNonce, head, skip, cap, ttl, payerPrefix, below =
-  ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9])
+local nonce, value, stateNonce, head, skip, cap, ttl, payerPrefix, below, payerCap =
+  ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10])
 local entries = redis.call('HGETALL', slots)
 local count, before = 0, 0
 for i = 1, #entries, 2 do
@@ -135,6 +141,19 @@ if redis.call('HEXISTS', slots, nonce) == 1 then return 'nonce-in-flight' end
 if count >= cap then return 'cap' end
 if below >= 0 and before ~= below then return 'gap' end
 local h, payer, cost, at = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+if payerCap >= 0 then
+  local held = redis.call('HGETALL', payerPrefix .. payer)
+  local live = 0
+  for i = 1, #held, 2 do
+    local c, a = string.match(held[i + 1], '^([^|]*)|([^|]*)$')
+    if a == nil or head >= tonumber(a) + skip then
+      redis.call('HDEL', payerPrefix .. payer, held[i])
+    else
+      live = live + 1
+    end
+  end
+  if live >= payerCap then return 'payer-cap' end
+end
 redis.call('HSET', slots, nonce, value)
 redis.call('PEXPIRE', slots, ttl)
 redis.call('HSET', payerPrefix .. payer, h, cost .. '|' .. at)
@@ -199,7 +218,7 @@ export class RedisLedger implements Ledger {
     const stored = { ...storedRefusal(refusal), head: refusal.head === undefined ? null : refusal.head.toString() };
     await this.redis.set(`${PREFIX}:refused:${hash}`, JSON.stringify(stored), 'PX', this.options.verdictTtlMs);
   }
-  async reserve({ sender, entry, stateNonce, cap, contiguous }: ReserveRequest): Promise<Reservation> {
+  async reserve({ sender, entry, stateNonce, cap, contiguous, payerCap }: ReserveRequest): Promise<Reservation> {
     const value = `${entry.hash}|${entry.payer}|${entry.cost}|${entry.head}`;
     return (await this.redis.eval(
       RESERVE_SCRIPT,
@@ -215,6 +234,7 @@ export class RedisLedger implements Ledger {
       `${PREFIX}:reserved:`,
       // How many nonces below this one must be in flight; -1: no such rule.
       contiguous ? (entry.nonce - stateNonce).toString() : '-1',
+      payerCap === undefined ? '-1' : String(payerCap),
     )) as Reservation;
   }
   async release(sender: string, nonce: bigint, hash: string) {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Wallet } from 'ethers';
 import { checkAdmission, type AdmissionLimits, type Release } from '../../../plugins/gate/admission.js';
+import { decodeCode } from '../../../protocol/index.js';
 import { decodeSubmission, type Submission } from '../../../plugins/gate/decode.js';
 import { Refusal } from '../../../plugins/gate/errors.js';
 import type { InFlightEntry } from '../../../plugins/gate/in-flight.js';
@@ -45,10 +46,10 @@ function selfFrame(options: { nonce?: bigint; deadline?: bigint; maxFee?: bigint
 }
 
 /** [only (sender), pay (SPONSOR), SENDER to RECIPIENT]: the sponsor pays. */
-function sponsoredFrame(): Submission {
+function sponsoredFrame(from: { key: string; address: string } = { key: SENDER_KEY, address: SENDER }): Submission {
   const fields: FrameTxFields = {
     nonce: STATE_NONCE,
-    sender: SENDER,
+    sender: from.address,
     frames: [
       { mode: 1, flags: 2, executionGas: 10_000n },
       { mode: 1, flags: 1, target: SPONSOR, executionGas: 10_000n },
@@ -57,7 +58,7 @@ function sponsoredFrame(): Submission {
     signatures: [{ scheme: 1 }, { scheme: 1, signer: SPONSOR }],
     fees: [0n, 2_000_000_000n, 0n],
   };
-  return decode(signed(fields, [signSender, signSponsor]));
+  return decode(signed(fields, [(digest) => secp256k1Entry(from.key, digest), signSponsor]));
 }
 
 /** A type 0x02 transfer from the same sender (key) as the frame transactions. */
@@ -75,9 +76,14 @@ async function standardTx(nonce: bigint): Promise<Submission> {
 }
 
 /** Head state at `head`: accounts by address; any other address is empty (nonce 0, balance 0). */
-function fakeStateAt(head: Head, accounts: Record<string, Account> = { [SENDER]: { nonce: STATE_NONCE, balance: RICH } }): HeadState {
+function fakeStateAt(
+  head: Head,
+  accounts: Record<string, Account> = { [SENDER]: { nonce: STATE_NONCE, balance: RICH } },
+  codes: Record<string, string> = {},
+): HeadState {
   const fake = {
     account: async (address: string, asked: Head) => (asked === head ? accounts[address] : undefined) ?? { nonce: 0n, balance: 0n },
+    codeEntry: async (address: string) => decodeCode(codes[address] ?? '0x'),
   };
   // HeadState is a class with private members: a plain object fits it only through a cast.
   return fake as unknown as HeadState;
@@ -183,6 +189,26 @@ describe('gate: admission against head state', () => {
     expect(await outcome(await standardTx(STATE_NONCE + 2n), { ledger, limits }), 'state nonce + 2, + 1 missing').to.deep.equal(gapped);
     expect(await outcome(await standardTx(STATE_NONCE + 1n), { ledger, limits }), 'state nonce + 1').to.equal('admitted');
     expect(await outcome(await standardTx(STATE_NONCE + 2n), { ledger, limits }), 'state nonce + 2, a run').to.equal('admitted');
+  });
+
+  it('admits one pending transaction per paymaster with code, from any sender (paymaster-pending); a code-less sponsor, as its funds allow', async () => {
+    const other = { key: `0x${'00'.repeat(31)}03`, address: new Wallet(`0x${'00'.repeat(31)}03`).address.toLowerCase() };
+    const accounts = {
+      [SENDER]: { nonce: STATE_NONCE, balance: 0n },
+      [other.address]: { nonce: STATE_NONCE, balance: 0n },
+      [SPONSOR]: { nonce: 0n, balance: RICH },
+    };
+    const withCode = fakeStateAt(HEAD, accounts, { [SPONSOR]: '0x6001' });
+    const ledger = new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 1n });
+    expect(await outcome(sponsoredFrame(), { ledger, state: withCode }), 'first').to.equal('admitted');
+    expect(await outcome(sponsoredFrame(other), { ledger, state: withCode }), 'second, another sender').to.deep.equal({
+      reason: 'paymaster-pending',
+      detail: `the paymaster ${SPONSOR} already pays for 1 pending transaction: a sponsor with code takes one at a time (EIP-8141 mempool rules); retry once it is included`,
+    });
+    const codeless = fakeStateAt(HEAD, accounts);
+    const another = new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 1n });
+    expect(await outcome(sponsoredFrame(), { ledger: another, state: codeless }), 'code-less, first').to.equal('admitted');
+    expect(await outcome(sponsoredFrame(other), { ledger: another, state: codeless }), 'code-less, second').to.equal('admitted');
   });
 
   it('refuses a frame transaction whose expiry no block after the head can meet (at or before its timestamp)', async () => {

@@ -18,6 +18,7 @@ import { startRedis, type RedisServer } from '../../helpers/redis.js';
 
 const ALICE = `0x${'11'.repeat(20)}`;
 const BOB = `0x${'22'.repeat(20)}`;
+const CAROL = `0x${'33'.repeat(20)}`;
 const SPONSOR = `0x${'33'.repeat(20)}`;
 const HEAD = 100n;
 const TX = `0x${'aa'.repeat(32)}`;
@@ -48,6 +49,7 @@ interface Slot {
   readonly cost?: bigint;
   readonly hash?: string;
   readonly contiguous?: boolean;
+  readonly payerCap?: number;
 }
 
 /** Reserves Alice's `nonce` at HEAD, state nonce 0, cap 16, 1 wei she pays herself, gaps allowed, unless told otherwise. */
@@ -62,8 +64,16 @@ function take(ledger: Ledger, slot: Slot): Promise<Reservation> {
     cost = 1n,
     hash = hashOf(sender, nonce),
     contiguous = false,
+    payerCap,
   } = slot;
-  return ledger.reserve({ sender, entry: { hash, nonce, payer, cost, head }, stateNonce, cap, contiguous });
+  return ledger.reserve({
+    sender,
+    entry: { hash, nonce, payer, cost, head },
+    stateNonce,
+    cap,
+    contiguous,
+    ...(payerCap === undefined ? {} : { payerCap }),
+  });
 }
 
 /** Polls (bounded) until `hash` has left the duplicate window; returns the ms since `since`. */
@@ -274,6 +284,20 @@ const ROWS: Row[] = [
       return { gapped, first, stillGapped, next, third, afterExecution, reserved: await ledger.reserved(ALICE, HEAD) };
     },
     expected: { gapped: 'gap', first: 'ok', stillGapped: 'gap', next: 'ok', third: 'ok', afterExecution: 'ok', reserved: 3n },
+  },
+  {
+    name: 'with a payer cap of 1: a paymaster pays for one pending transaction, from any sender, until the head shows it done',
+    async run(ledger) {
+      const paymaster = '0x00000000000000000000000000000000000f00d5';
+      const first = await take(ledger, { sender: ALICE, nonce: 0n, payer: paymaster, payerCap: 1 });
+      const second = await take(ledger, { sender: BOB, nonce: 0n, payer: paymaster, payerCap: 1 });
+      const uncapped = await take(ledger, { sender: BOB, nonce: 0n, payer: paymaster });
+      // Three heads later (skipAfterBlocks 3) they count as done: the paymaster may pay again.
+      const stillHeld = await take(ledger, { sender: CAROL, nonce: 0n, payer: paymaster, payerCap: 1, head: HEAD + 2n });
+      const nextHead = await take(ledger, { sender: CAROL, nonce: 0n, payer: paymaster, payerCap: 1, head: HEAD + 3n });
+      return { first, second, uncapped, stillHeld, nextHead };
+    },
+    expected: { first: 'ok', second: 'payer-cap', uncapped: 'ok', stillHeld: 'payer-cap', nextHead: 'ok' },
   },
   {
     name: 'frees the slots below the state nonce and keeps the slot exactly at it',
