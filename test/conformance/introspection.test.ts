@@ -12,11 +12,8 @@
  */
 import { expect } from 'chai';
 import { id, Wallet } from 'ethers';
-import { FrameChain } from '../../devnet/frames/frame-chain.js';
-import { rpcClient, type Rpc } from '../../devnet/rpc.js';
-import { decodeFrameTransaction } from '../../protocol/index.js';
 import { secp256k1Entry, signed, type EntryFields, type FrameFields, type FrameTxFields } from '../../support/frames.js';
-import { useAnvil } from '../helpers/el.js';
+import { useRunner } from './runner.js';
 
 const FUNDS = 10n ** 18n;
 const MAX_FEE = 1_000_000_000n;
@@ -223,23 +220,14 @@ const TRANSACTION: Case[] = [
 ];
 
 describe('conformance: EEST test_introspection (EIP-8141), against the devnet frame runner', () => {
-  const anvil = useAnvil({ extraArgs: ['--no-mining'] });
-  let el: Rpc;
-  let chain: FrameChain;
-  let probes = 0;
-  before(() => {
-    el = rpcClient(anvil.current.url);
-    chain = new FrameChain(anvil.current.url);
-  });
-  after(() => chain.close());
+  const runner = useRunner();
 
   for (const c of [...TXPARAM, ...TRANSACTION, ...FRAMEPARAM, ...HALTS, ...DATA_READS, ...SIGNATURES]) {
     it(`${c.id}${c.diverges === undefined ? '' : ' (diverges: see the case)'}`, async () => {
-      const probe = `0x${(0x1e0000n + BigInt(probes++)).toString(16).padStart(40, '0')}`;
-      await el('anvil_setCode', [probe, c.code]);
+      const probe = await runner.contract(c.code);
       const sender = new Wallet(id(`conformance introspection ${c.id}`));
       const address = sender.address.toLowerCase();
-      await el('anvil_setBalance', [address, `0x${FUNDS.toString(16)}`]);
+      await runner.el('anvil_setBalance', [address, `0x${FUNDS.toString(16)}`]);
       const fields: FrameTxFields = {
         sender: address,
         fees: [PRIORITY_FEE, MAX_FEE, 0n],
@@ -250,10 +238,8 @@ describe('conformance: EEST test_introspection (EIP-8141), against the devnet fr
         fields,
         fields.signatures.map((entry) => (digest: string) => entry.signature ?? secp256k1Entry(sender.privateKey, digest)),
       );
-      await el('evm_mine');
-      expect(await chain.closeBlock([raw])).to.deep.equal([]);
-      const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
-      const slot = async (n: number) => BigInt(await el('eth_getStorageAt', [probe, `0x${n.toString(16)}`, 'latest']));
+      const executed = await runner.run(raw);
+      const slot = (n: number) => runner.slot(probe, n);
       if (c.expected === 'halts') {
         expect(executed.frames[1]!.status).to.equal(0);
         expect(await slot(1)).to.equal(0n);

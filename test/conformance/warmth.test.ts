@@ -7,11 +7,8 @@
  */
 import { expect } from 'chai';
 import { id, Wallet } from 'ethers';
-import { FrameChain } from '../../devnet/frames/frame-chain.js';
-import { rpcClient, type Rpc } from '../../devnet/rpc.js';
-import { decodeFrameTransaction } from '../../protocol/index.js';
 import { secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
-import { useAnvil } from '../helpers/el.js';
+import { useRunner } from './runner.js';
 
 const FUNDS = 10n ** 18n;
 const FEES: [bigint, bigint, bigint] = [1_000_000_000n, 3_000_000_000n, 0n];
@@ -185,28 +182,23 @@ const CASES: Case[] = [
   ),
 ];
 describe('conformance: EEST test_warmth (EIP-8141), against the devnet frame runner', () => {
-  const anvil = useAnvil({ extraArgs: ['--no-mining'] });
-  let el: Rpc;
-  let chain: FrameChain;
-  let contracts = 0;
+  const runner = useRunner();
   const payer = new Wallet(id('conformance warmth payer'));
   before(async () => {
-    el = rpcClient(anvil.current.url);
-    chain = new FrameChain(anvil.current.url);
-    await el('anvil_setCoinbase', [COINBASE]);
-    await el('anvil_setBalance', [payer.address.toLowerCase(), `0x${FUNDS.toString(16)}`]);
+    await runner.el('anvil_setCoinbase', [COINBASE]);
+    await runner.el('anvil_setBalance', [payer.address.toLowerCase(), `0x${FUNDS.toString(16)}`]);
   });
-  after(() => chain.close());
 
   for (const c of CASES) {
     it(c.id, async () => {
       const sender = new Wallet(id(`conformance warmth ${c.id}`));
       const address = sender.address.toLowerCase();
-      await el('anvil_setBalance', [address, `0x${FUNDS.toString(16)}`]);
+      await runner.el('anvil_setBalance', [address, `0x${FUNDS.toString(16)}`]);
       const at: Record<string, string> = { payer: payer.address.toLowerCase() };
-      for (const name of Object.keys(c.code ?? {})) at[name] = `0x${(0x3a0000n + BigInt(contracts++)).toString(16).padStart(40, '0')}`;
+      // Addresses first (a contract's code may name another's), then the code.
+      for (const name of Object.keys(c.code ?? {})) at[name] = await runner.contract('0x');
       for (const [name, code] of Object.entries(c.code ?? {})) {
-        await el('anvil_setCode', [at[name], typeof code === 'function' ? code(at, address) : code]);
+        await runner.el('anvil_setCode', [at[name], typeof code === 'function' ? code(at, address) : code]);
       }
       const fields: FrameTxFields = {
         sender: address,
@@ -218,14 +210,12 @@ describe('conformance: EEST test_warmth (EIP-8141), against the devnet frame run
         (digest) => secp256k1Entry(sender.privateKey, digest),
         (digest) => secp256k1Entry(payer.privateKey, digest),
       ]);
-      await el('evm_mine');
-      expect(await chain.closeBlock([raw])).to.deep.equal([]);
-      const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
+      const executed = await runner.run(raw);
       expect(executed.frames.map((f, i) => [f.status, c.receipts[i]?.[1] === undefined ? undefined : f.executionGas])).to.deep.equal(
         c.receipts.map(([status, gas]) => [status, gas]),
       );
       if (c.measured !== undefined) {
-        expect(BigInt(await el('eth_getStorageAt', [at.probe, '0x0', 'latest']))).to.equal(c.measured);
+        expect(await runner.slot(at.probe!, 0)).to.equal(c.measured);
       }
     });
   }

@@ -1,0 +1,229 @@
+/**
+ * EEST execution cases re-expressed against the devnet's frame runner: test_value_transfer
+ * (@d4d56adb), the valid cases of test_frame_transactions (@78a3207) and of
+ * test_target_resolution (@2ff2383) that need no EIP-2780 delegation charge. Each checks the
+ * frames' receipts, the payer, the settled gas and the state after, as EEST does; the sender's
+ * VERIFY frame pays the pin's 100 (its warm entry), where older EEST revisions have 0.
+ */
+import { expect } from 'chai';
+import { id, Wallet, zeroPadValue } from 'ethers';
+import { decodeFrameTransaction, frameGas, NEW_ACCOUNT_STATE_GAS } from '../../protocol/index.js';
+import { secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
+import { APPROVE_3, LOGS, REVERTS } from '../../support/verify-code.js';
+import { useRunner } from './runner.js';
+
+const FUNDS = 10n ** 18n;
+const FEES: [bigint, bigint, bigint] = [1_000_000_000n, 3_000_000_000n, 0n];
+const VERIFY: FrameFields = { mode: 1, flags: 3, executionGas: 100_000n };
+const IDENTITY = '0x0000000000000000000000000000000000000004';
+const BN254_ADD = '0x0000000000000000000000000000000000000006';
+const SYSTEM = '0xfffffffffffffffffffffffffffffffffffffffe';
+const TRANSFER = id('Transfer(address,address,uint256)');
+const FRAME_GAS = 50_000n;
+/** SSTORE(1, 1), STOP. */
+const SSTORE_1_1 = '0x600160015500';
+
+const account = (label: string) => new Wallet(id(`conformance execution ${label}`));
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+
+describe('conformance: EEST execution cases (EIP-8141), against the devnet frame runner', () => {
+  const runner = useRunner();
+
+  /** `fields` from `from` (funded), signed by `from` and `also` in entry order. */
+  async function send(from: Wallet, fields: Omit<FrameTxFields, 'sender'> & { sender?: string }, also: Wallet[] = []) {
+    await runner.el('anvil_setBalance', [from.address.toLowerCase(), `0x${FUNDS.toString(16)}`]);
+    const tx: FrameTxFields = { sender: from.address.toLowerCase(), fees: FEES, ...fields };
+    const raw = signed(
+      tx,
+      [from, ...also].map((key) => (digest: string) => secp256k1Entry(key.privateKey, digest)),
+    );
+    return { raw, executed: await runner.run(raw) };
+  }
+
+  describe('test_value_transfer', () => {
+    for (const [name, target, entry] of [
+      ['target_other_account', 'other', 2_600n],
+      ['target_sender_explicitly', 'sender', 100n],
+      ['target_sender_via_empty_target', undefined, 100n],
+    ] as const) {
+      it(`test_value_transfer[${name}]`, async () => {
+        const sender = account(name);
+        const recipient = `0x${'00'.repeat(16)}${Buffer.from(name.slice(0, 4)).toString('hex')}`;
+        await runner.el('anvil_setBalance', [recipient, '0x1']);
+        const to = target === 'other' ? recipient : target === 'sender' ? sender.address.toLowerCase() : undefined;
+        const value = 10n ** 15n;
+        const { raw, executed } = await send(sender, {
+          signatures: [{ scheme: 1 }],
+          frames: [VERIFY, { mode: 2, flags: 0, ...(to === undefined ? {} : { target: to }), executionGas: 30_000n, value }],
+        });
+        const gas = frameGas(decodeFrameTransaction(raw));
+        expect(executed.payer).to.equal(sender.address.toLowerCase());
+        expect(executed.gasUsed).to.equal(max(gas.intrinsic + 100n + entry, gas.calldataFloor));
+        const logs =
+          target === 'other'
+            ? [
+                {
+                  address: SYSTEM,
+                  topics: [TRANSFER, zeroPadValue(sender.address.toLowerCase(), 32), zeroPadValue(recipient, 32)],
+                  data: zeroPadValue('0x038d7ea4c68000', 32),
+                },
+              ]
+            : [];
+        expect(executed.frames).to.deep.equal([
+          { status: 1, executionGas: 100n, stateGas: 0n, logs: [] },
+          { status: 1, executionGas: entry, stateGas: 0n, logs },
+        ]);
+        expect(await runner.nonce(sender.address)).to.equal(1n);
+        if (target === 'other') expect(await runner.balance(recipient)).to.equal(1n + value);
+      });
+    }
+  });
+
+  describe('test_frame_transactions', () => {
+    it('test_transfer_with_default_code', async () => {
+      const sender = account('transfer');
+      const recipient = '0x00000000000000000000000000000000000e4e01';
+      await runner.el('anvil_setBalance', [recipient, '0x1']);
+      const { executed } = await send(sender, {
+        signatures: [{ scheme: 1 }],
+        frames: [VERIFY, { mode: 2, flags: 0, target: recipient, executionGas: 100_000n, value: 10n ** 17n }],
+      });
+      expect(executed.payer).to.equal(sender.address.toLowerCase());
+      expect(executed.frames[0]!.logs).to.deep.equal([]);
+      expect(await runner.balance(recipient)).to.equal(1n + 10n ** 17n);
+      expect(await runner.nonce(sender.address)).to.equal(1n);
+    });
+
+    it('test_contract_sender_approves', async () => {
+      const contract = await runner.contract(APPROVE_3);
+      const store = await runner.contract(SSTORE_1_1);
+      await runner.el('anvil_setBalance', [contract, `0x${FUNDS.toString(16)}`]);
+      await runner.el('anvil_setNonce', [contract, '0x1']);
+      const raw = signed(
+        {
+          sender: contract,
+          nonce: 1n,
+          fees: FEES,
+          signatures: [],
+          frames: [VERIFY, { mode: 2, flags: 0, target: store, executionGas: 100_000n }],
+        },
+        [],
+      );
+      const executed = await runner.run(raw);
+      expect(executed.payer).to.equal(contract);
+      expect(executed.frames.map((f) => f.status)).to.deep.equal([1, 1]);
+      expect(await runner.nonce(contract)).to.equal(2n);
+      expect(await runner.slot(store, 1)).to.equal(1n);
+    });
+
+    it('test_eoa_paymaster', async () => {
+      const sender = account('paymaster sender');
+      const payer = account('paymaster');
+      await runner.el('anvil_setBalance', [payer.address.toLowerCase(), `0x${FUNDS.toString(16)}`]);
+      const { executed } = await send(
+        sender,
+        {
+          signatures: [{ scheme: 1 }, { scheme: 1, signer: payer.address.toLowerCase() }],
+          frames: [
+            { mode: 1, flags: 2, executionGas: 100_000n },
+            { mode: 1, flags: 1, target: payer.address.toLowerCase(), executionGas: 100_000n },
+            { mode: 2, flags: 0, target: '0x00000000000000000000000000000000000e4e02', executionGas: 100_000n },
+          ],
+        },
+        [payer],
+      );
+      expect(executed.payer).to.equal(payer.address.toLowerCase());
+      expect(await runner.balance(sender.address)).to.equal(FUNDS);
+      expect(await runner.nonce(sender.address)).to.equal(1n);
+      expect(await runner.nonce(payer.address)).to.equal(0n);
+    });
+
+    for (const [name, first, second, statuses, logsOfFirst] of [
+      ['unrolls_executed_frames', 'logger', 'reverter', [1, 1, 0], 0],
+      ['skips_remaining_frames', 'reverter', 'logger', [1, 0, 2], undefined],
+    ] as const) {
+      it(`test_atomic_batch_rollback[${name}]`, async () => {
+        const at = { logger: await runner.contract(LOGS), reverter: await runner.contract(REVERTS) };
+        const { executed } = await send(account(`batch ${name}`), {
+          signatures: [{ scheme: 1 }],
+          frames: [
+            VERIFY,
+            { mode: 2, flags: 4, target: at[first], executionGas: 100_000n },
+            { mode: 2, flags: 0, target: at[second], executionGas: 100_000n },
+          ],
+        });
+        expect(executed.frames.map((f) => f.status)).to.deep.equal(statuses);
+        if (logsOfFirst !== undefined) expect(executed.frames[1]!.logs).to.have.length(logsOfFirst);
+        if (statuses[2] === 2) expect(executed.frames[2]!.executionGas).to.equal(0n);
+      });
+    }
+  });
+
+  describe('test_target_resolution', () => {
+    for (const [data, words] of [
+      ['no_input', 0n],
+      ['one_word', 1n],
+      ['two_words', 2n],
+    ] as const) {
+      for (const [mode, modeName] of [
+        [0, 'default_mode'],
+        [2, 'sender_mode'],
+      ] as const) {
+        it(`test_precompile_target[${data}-${modeName}]`, async () => {
+          const bytes = data === 'no_input' ? '0x' : `0x${'01'.repeat(data === 'one_word' ? 32 : 33)}`;
+          const { executed } = await send(account(`precompile ${data} ${modeName}`), {
+            signatures: [{ scheme: 1 }],
+            frames: [VERIFY, { mode, flags: 0, target: IDENTITY, executionGas: FRAME_GAS, data: bytes }],
+          });
+          // A precompile is warm: 100 at entry, then IDENTITY's 15 + 3 a word.
+          expect(executed.frames[1]).to.deep.include({ status: 1, executionGas: 100n + 15n + 3n * words });
+        });
+      }
+    }
+
+    it('test_precompile_target_rejecting_its_input', async () => {
+      const { executed } = await send(account('bn254 rejects'), {
+        signatures: [{ scheme: 1 }],
+        frames: [VERIFY, { mode: 0, flags: 0, target: BN254_ADD, executionGas: FRAME_GAS, data: `0x${'ff'.repeat(128)}` }],
+      });
+      expect(executed.frames[1]).to.deep.include({ status: 0, executionGas: FRAME_GAS });
+    });
+
+    for (const [name, stateGas, status] of [
+      ['affordable', NEW_ACCOUNT_STATE_GAS, 1],
+      ['unaffordable', NEW_ACCOUNT_STATE_GAS - 1n, 0],
+    ] as const) {
+      it(`test_dead_target_entry_charge[${name}]`, async () => {
+        const dead = `0x${'00'.repeat(17)}de${name === 'affordable' ? 'a1' : 'a2'}00`;
+        const { executed } = await send(account(`dead ${name}`), {
+          signatures: [{ scheme: 1 }],
+          frames: [VERIFY, { mode: 2, flags: 0, target: dead, executionGas: FRAME_GAS, value: 10n ** 15n, stateGas }],
+        });
+        const frame = executed.frames[1]!;
+        if (status === 1) {
+          expect(frame).to.deep.include({ status: 1, executionGas: 2_600n, stateGas: NEW_ACCOUNT_STATE_GAS });
+          expect(await runner.balance(dead)).to.equal(10n ** 15n);
+        } else {
+          expect(frame).to.deep.include({ status: 0, executionGas: FRAME_GAS, stateGas: 0n, logs: [] });
+          expect(await runner.balance(dead)).to.equal(0n);
+          expect(await runner.el('eth_getTransactionCount', [dead, 'latest'])).to.equal('0x0');
+        }
+      });
+    }
+
+    for (const [name, limit, status] of [
+      ['affordable', 2_600n, 1],
+      ['one_gas_short', 2_599n, 0],
+    ] as const) {
+      it(`test_frame_entry_gas_boundary[${name}]`, async () => {
+        const funded = `0x${'00'.repeat(17)}eb${name === 'affordable' ? '01' : '02'}00`;
+        await runner.el('anvil_setBalance', [funded, '0x1']);
+        const { executed } = await send(account(`entry ${name}`), {
+          signatures: [{ scheme: 1 }],
+          frames: [VERIFY, { mode: 0, flags: 0, target: funded, executionGas: limit }],
+        });
+        expect(executed.frames[1]).to.deep.include({ status, executionGas: limit });
+      });
+    }
+  });
+});
