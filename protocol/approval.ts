@@ -5,11 +5,12 @@
  * both read the rules from one place.
  */
 import type { Frame, FrameTransaction } from './frame-codec.js';
+import { COST_PER_STATE_BYTE, STATE_BYTES_PER_NEW_ACCOUNT } from './state-gas.js';
 
 export const APPROVE_PAYMENT = 1;
 export const APPROVE_EXECUTION = 2;
 /** EIP-8037 STATE_BYTES_PER_NEW_ACCOUNT × CPSB, charged by APPROVE when the nonce creates the sender. */
-export const NEW_ACCOUNT_STATE_GAS = 120n * 1_530n;
+export const NEW_ACCOUNT_STATE_GAS = STATE_BYTES_PER_NEW_ACCOUNT * COST_PER_STATE_BYTE;
 
 /** Schemes default code accepts: upstream's SECP256K1 and the project's MLDSA65 (frame-transactions.md section 7). */
 const DEFAULT_CODE_SCHEMES = new Set([0x01, 0x65]);

@@ -122,6 +122,17 @@ export class HeadStateManager extends SimpleStateManager {
     return { accounts: [...this.topAccountStack()], codes: [...this.topCodeStack()], storage };
   }
 
+  /** Slots of `owner` written non-zero that were zero at the head (new storage, EIP-8037). */
+  newSlotsOf(owner: string): number {
+    let count = 0;
+    for (const [address, slot, value] of this.writes().storage) {
+      if (address !== owner || value.every((byte) => byte === 0)) continue;
+      const original = this.senderSlots.get(slot);
+      if (original === undefined || BigInt(original) === 0n) count++;
+    }
+    return count;
+  }
+
   /** Addresses whose code the prefix wrote (a deploy frame's CREATE*). */
   writtenCode(): string[] {
     return [...this.topCodeStack().keys()];

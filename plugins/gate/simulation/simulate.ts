@@ -23,6 +23,7 @@ import {
   Approvals,
   COLD_ACCOUNT_ACCESS_GAS,
   defaultCodeScope,
+  deployStateGas,
   EXPIRY_VERIFIER,
   EXPIRY_VERIFIER_GAS,
   type FrameFacts,
@@ -113,6 +114,7 @@ async function run(
 ): Promise<void> {
   await budget.waiting(installJumpAnalysisCache());
   const senderAccount = await stateManager.getAccount(createAddressFromString(tx.sender));
+  const senderExisted = senderAccount !== undefined;
   const senderCode = await stateManager.getCode(createAddressFromString(tx.sender));
   const approvals = new Approvals(tx, senderAccount !== undefined);
   const balanceOf = async (address: string) => (await stateManager.getAccount(createAddressFromString(address)))?.balance ?? 0n;
@@ -226,8 +228,14 @@ async function run(
           rules.senderHasCode ? 'the deploy frame installed none; the code there was already' : undefined,
         );
       }
-      approvals.senderCreated();
       if (stateManager.writtenCode().some((address) => address !== tx.sender)) fail('state change outside the sender');
+      // EIP-8037 in the frame's own pool: this EVM charges none of it, so the deploy frame's
+      // creations are priced here, once it has run (a slot set and cleared within it is not seen).
+      const needed = deployStateGas({ created: !senderExisted, codeBytes: installed.length, newSlots: stateManager.newSlotsOf(tx.sender) });
+      if (needed > frame.stateGas) {
+        fail('out of state gas', `its creations need ${needed} state gas (EIP-8037), the frame's limit is ${frame.stateGas}`);
+      }
+      approvals.senderCreated();
       rules.senderHasCode = true;
       continue;
     }

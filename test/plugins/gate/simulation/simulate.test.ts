@@ -62,6 +62,9 @@ const sponsoredFrames = (sender: string, sponsor: string, signatures: FrameTxFie
   fees: [0n, 2_000_000_000n, 0n],
 });
 
+/** EIP-8037: a new account (120 bytes) with APPROVE_2's code, 1,530 a byte. */
+const DEPLOY_APPROVE_2 = 1_530n * (120n + BigInt((APPROVE_2.length - 2) / 2));
+
 describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', () => {
   const suite = useFrameIngress();
 
@@ -126,7 +129,9 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
       await el('anvil_setBalance', [sender, ONE_ETH]);
       await el('evm_mine', []);
       const fields = selfFrames(sender, 20_000n);
-      fields.frames.unshift({ mode: 0, flags: 0, target: factory, executionGas: 70_000n, data: INIT_APPROVE_3 });
+      // EIP-8037: the code deposited, 1,530 a byte (the sender exists already: it is funded).
+      const stateGas = 1_530n * BigInt((APPROVE_3.length - 2) / 2);
+      fields.frames.unshift({ mode: 0, flags: 0, target: factory, executionGas: 70_000n, stateGas, data: INIT_APPROVE_3 });
       const raw = encodeFrameTx(fields);
       expect(await submit(raw)).to.equal(admitted(raw));
     });
@@ -190,7 +195,7 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     const fields: FrameTxFields = {
       sender,
       frames: [
-        { mode: 0, flags: 0, target: factory, executionGas: 60_000n, data: init },
+        { mode: 0, flags: 0, target: factory, executionGas: 60_000n, stateGas: DEPLOY_APPROVE_2, data: init },
         { mode: 1, flags: 2, executionGas: 10_000n },
         { mode: 1, flags: 1, target: sponsor, executionGas: 10_000n },
         { ...transfer, value: 0n },
@@ -200,6 +205,32 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     };
     const raw = encodeFrameTx(fields);
     expect(await submit(raw)).to.equal(admitted(raw));
+  });
+
+  it('refuses a deploy frame whose state gas cannot pay for its creations (EIP-8037: the account, its code), one short', async () => {
+    const factory = await account(CREATE2_FACTORY, { funded: false });
+    const init = initCodeOf(APPROVE_2);
+    const sender = getCreate2Address(factory, `0x${'00'.repeat(32)}`, keccak256(`${init}00`)).toLowerCase();
+    const sponsor = await account(APPROVE_1);
+    const fields: FrameTxFields = {
+      sender,
+      frames: [
+        { mode: 0, flags: 0, target: factory, executionGas: 60_000n, stateGas: DEPLOY_APPROVE_2 - 1n, data: `${init}00` },
+        { mode: 1, flags: 2, executionGas: 10_000n },
+        { mode: 1, flags: 1, target: sponsor, executionGas: 10_000n },
+        { ...transfer, value: 0n },
+      ],
+      signatures: [],
+      fees: [0n, 2_000_000_000n, 0n],
+    };
+    expect(await refusalOf(encodeFrameTx(fields))).to.deep.equal(
+      rejected(
+        0,
+        'out of state gas',
+        `its creations need ${DEPLOY_APPROVE_2} state gas (EIP-8037), the frame's limit is ${DEPLOY_APPROVE_2 - 1n}`,
+        'deploy',
+      ),
+    );
   });
 
   it('counts an APPROVE made in a nested call only while every call around it succeeds', async () => {
