@@ -2,8 +2,8 @@
  * Full execution of one frame transaction (EIP-8141 "Behavior" and "Gas Accounting"), for the
  * devnet's execution stand-in: every frame in its mode, APPROVE with the sender's nonce and the
  * max cost collected from the payer, value, atomic batches, then settlement (storage refunds,
- * the calldata floor, the payer's refund, the coinbase's priority fee). It runs in the gate's
- * EVM (plugins/gate/simulation) over `state`; the caller applies what it wrote to the EL.
+ * the calldata floor, the payer's refund, the coinbase's priority fee). It runs in the EIP-8141
+ * EVM (protocol/evm) over `state`; the caller applies what it wrote to the EL.
  *
  * EIP-7708 transfer logs come from the EVM (its fork activates 7708). A frame's entry warms its
  * target inside the frame's own checkpoint: a frame that fails leaves no warmth behind.

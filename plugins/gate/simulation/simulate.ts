@@ -116,7 +116,7 @@ async function run(
   const senderAccount = await stateManager.getAccount(createAddressFromString(tx.sender));
   const senderExisted = senderAccount !== undefined;
   const senderCode = await stateManager.getCode(createAddressFromString(tx.sender));
-  const approvals = new Approvals(tx, senderAccount !== undefined);
+  const approvals = new Approvals(tx, senderExisted);
   const balanceOf = async (address: string) => (await stateManager.getAccount(createAddressFromString(address)))?.balance ?? 0n;
   const frames: FrameContext = {
     tx,
