@@ -45,7 +45,7 @@ describe('systemd unit', () => {
       (r) => r.stdout.trim(),
       () => '',
     );
-    // .ci/run installs systemd; a developer machine without it still gets the checks above.
+    // The test command installs systemd (.ci/requirements); a machine without it still gets the checks above.
     if (analyze === '') return console.log('      (systemd-analyze not installed: verify not run)');
     const dir = mkdtempSync(join(tmpdir(), 'svc-unit-'));
     const local = text.replace('/usr/local/bin/svc-ingress', `${process.execPath} ${resolve('dist/src/cli.js')}`);

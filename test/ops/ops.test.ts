@@ -1,6 +1,6 @@
 /**
  * The operator kit (ops/): the alerting rules pass `promtool check rules` (Debian's prometheus
- * package; .ci/run installs it), and every metric the rules and the dashboard name is on
+ * package; the test command installs it, .ci/requirements), and every metric the rules and the dashboard name is on
  * /metrics of the running devnet, the node's gauges included.
  */
 import { expect } from 'chai';
