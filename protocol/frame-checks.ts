@@ -65,7 +65,7 @@ export interface StaticFacts {
  */
 export function checkStaticValidity(tx: FrameTransaction, chainId: bigint): StaticFacts {
   if (tx.chainId !== chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${chainId}`);
-  if (tx.nonce >= U64_MAX) refuse('nonce-max', `nonce has max value: ${tx.nonce} cannot be incremented (EIP-2681)`);
+  checkNonceBound(tx.nonce);
   if (tx.blobVersionedHashes.length > 0 || tx.maxFeePerBlobGas !== 0n) {
     refuse('blob-not-supported', 'frame transactions on this chain carry no blobs');
   }
@@ -78,6 +78,11 @@ export function checkStaticValidity(tx: FrameTransaction, chainId: bigint): Stat
     refuse('gas-cap', `intrinsic plus execution gas ${gas.capped} exceeds ${TRANSACTION_EXECUTION_CAP}`);
   }
   return { gas, expiry };
+}
+
+/** EIP-2681: a nonce of 2^64 - 1 cannot be incremented, so no transaction of any type may carry it. */
+export function checkNonceBound(nonce: bigint): void {
+  if (nonce >= U64_MAX) refuse('nonce-max', `nonce has max value: ${nonce} cannot be incremented (EIP-2681)`);
 }
 
 /** Static validity, then the pin's public-mempool rules: the expiry frame first, a recognised prefix within its budgets. */

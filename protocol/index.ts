@@ -18,6 +18,7 @@ export {
   PREFIX_STATE_GAS_BUDGET,
   TRANSACTION_EXECUTION_CAP,
   checkFrameTransaction,
+  checkNonceBound,
   checkStaticValidity,
   frameGas,
 } from './frame-checks.js';

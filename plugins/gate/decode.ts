@@ -9,6 +9,7 @@
  */
 import {
   checkFrameTransaction,
+  checkNonceBound,
   decodeFrameTransaction,
   decodeStandardTransaction,
   FRAME_TX_TYPE,
@@ -58,17 +59,10 @@ export function decodeSubmission(raw: RawTransaction, limits: DecodeLimits): Sub
   return decodeStandard(raw, limits);
 }
 
-/** EIP-2681: a nonce of 2^64 - 1 cannot be incremented, so no transaction may carry it. */
-const NONCE_MAX = (1n << 64n) - 1n;
-
-function checkNonce(nonce: bigint): void {
-  if (nonce >= NONCE_MAX) refuse('nonce-max', `nonce has max value: ${nonce} cannot be incremented (EIP-2681)`);
-}
-
 function decodeStandard(raw: RawTransaction, limits: DecodeLimits): Submission {
   const tx = decodeStandardTransaction(raw.bytes);
   if (tx.chainId !== limits.chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${limits.chainId}`);
-  checkNonce(tx.nonce);
+  checkNonceBound(tx.nonce);
   if (tx.gasLimit > limits.blockGasLimit) {
     refuse('gas-limit', `gas limit ${tx.gasLimit} exceeds the block gas limit ${limits.blockGasLimit}`);
   }
