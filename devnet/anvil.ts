@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE } from '../protocol/index.js';
+import { rpcClient } from './rpc.js';
 
 const require = createRequire(import.meta.url);
 export const ANVIL_BIN = join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
@@ -36,13 +37,7 @@ export interface Anvil {
  * (its code at 0x…8141). Put in place with `anvil_setCode`, as a stock EL's genesis would.
  */
 async function installPredeploys(url: string): Promise<void> {
-  const answer = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_setCode', params: [EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE] }),
-  });
-  const body = (await answer.json()) as { error?: { message: string } };
-  if (body.error !== undefined) throw new Error(`anvil_setCode of the expiry verifier failed: ${body.error.message}`);
+  await rpcClient(url)('anvil_setCode', [EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE]);
 }
 
 export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
