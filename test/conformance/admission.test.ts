@@ -23,12 +23,12 @@ import {
   type Account,
   type Case,
   type Suite,
+  TX_GAS_CAP,
+  U64,
+  U256,
   verify,
 } from './eest.js';
 
-const U64 = 1n << 64n;
-const U256 = 1n << 256n;
-const TX_GAS_CAP = 16_777_216n;
 const IDENTITY = '0x0000000000000000000000000000000000000004';
 
 /** The sponsor of the [only, pay] cases: a code-less SECP256K1 account, funded. */

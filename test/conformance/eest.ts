@@ -20,6 +20,10 @@ import { secretFor } from '../../support/keys.js';
 import type { useFrameIngress } from '../helpers/submit-target.js';
 
 export const GWEI = 1_000_000_000n;
+export const U64 = 1n << 64n;
+export const U256 = 1n << 256n;
+/** EIP-7825. */
+export const TX_GAS_CAP = 16_777_216n;
 export const ONE_ETH = 10n ** 18n;
 export const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 export const FOREIGN_TARGET = '0x0000000000000000000000000000000000001234';

@@ -29,15 +29,15 @@ import {
   sender,
   type Case,
   type Suite,
+  TX_GAS_CAP,
+  U64,
+  U256,
   verify,
 } from './eest.js';
 
-const U64 = 1n << 64n;
-const U256 = 1n << 256n;
 const SECP_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 const DIGEST = keccak256('0x01');
-const TX_GAS_CAP = 16_777_216n;
 
 const word = (value: bigint) => value.toString(16).padStart(64, '0');
 

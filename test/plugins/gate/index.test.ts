@@ -17,6 +17,19 @@ const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const VECTOR = JSON.parse(readFileSync('test/protocol/mldsa65-vector.json', 'utf8')) as { sender: string; raw: string; hash: string };
 const KEYS = DEV_KEYS.slice(1);
 
+/** A signed type 0x02 transfer of `value` wei from `key` at `nonce`, within the gate's limits. */
+const transferFrom = (key: string, nonce = 0, value = 1n) =>
+  new Wallet(key).signTransaction({
+    chainId: 8141,
+    nonce,
+    to: RECIPIENT,
+    value,
+    gasLimit: 21_000,
+    maxFeePerGas: 3_000_000_000n,
+    maxPriorityFeePerGas: 0n,
+    type: 2,
+  });
+
 const gateYaml = (options: string) => PRODUCTION_PLUGINS.replace('  - gate\n', `  - gate:\n${options}\n`);
 const rejected = (id: unknown, reason: string, message: string, cached = false) =>
   JSON.stringify({
@@ -367,17 +380,7 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
   });
   after(() => ingress?.shutdown());
 
-  const transfer = async (key: string, nonce: number, value = 1n) =>
-    new Wallet(key).signTransaction({
-      chainId: 8141,
-      nonce,
-      to: RECIPIENT,
-      value,
-      gasLimit: 21_000,
-      maxFeePerGas: 3_000_000_000n,
-      maxPriorityFeePerGas: 0n,
-      type: 2,
-    });
+  const transfer = transferFrom;
   const sync = async (params: unknown[], id = 1) => JSON.parse((await rpc(ingress.url, 'eth_sendRawTransactionSync', params, id)).text);
 
   it('answers with the receipt once the transaction is mined, judged by the same gate', async () => {
@@ -444,16 +447,7 @@ describe('gate: an unexpected error while judging', () => {
     );
     const ingress = await startTestIngress(testConfig(el.url, gateYaml('      head_cache_ms: 0')));
     try {
-      const raw = await new Wallet(DEV_KEY).signTransaction({
-        chainId: 8141,
-        nonce: 0,
-        to: RECIPIENT,
-        value: 1n,
-        gasLimit: 21_000,
-        maxFeePerGas: 3_000_000_000n,
-        maxPriorityFeePerGas: 0n,
-        type: 2,
-      });
+      const raw = await transferFrom(DEV_KEY);
       const refusal = { code: -32000, message: 'rejected: judging failed unexpectedly (SyntaxError)', data: { reason: 'gate-error' } };
       expect(JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [raw])).text).error).to.deep.equal(refusal);
       expect(JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [raw], 2)).text).error).to.deep.equal({
@@ -524,17 +518,7 @@ describe('gate: role follower', () => {
   });
   after(() => validator.shutdown());
 
-  const transfer = () =>
-    new Wallet(DEV_KEYS[1]).signTransaction({
-      chainId: 8141,
-      nonce: 0,
-      to: RECIPIENT,
-      value: 1n,
-      gasLimit: 21_000,
-      maxFeePerGas: 3_000_000_000n,
-      maxPriorityFeePerGas: 0n,
-      type: 2,
-    });
+  const transfer = () => transferFrom(DEV_KEYS[1]!);
 
   it('refuses submissions when it has no validator to relay to', async () => {
     const follower = await startTestIngress(testConfig(anvil.current.url, gateYaml('      role: follower')));
@@ -573,17 +557,7 @@ describe('gate: role follower', () => {
     const follower = await startTestIngress(
       testConfig(anvil.current.url, gateYaml(`      role: follower\n      relay_url: ${limited.url}`)),
     );
-    const sign = (key: string) =>
-      new Wallet(key).signTransaction({
-        chainId: 8141,
-        nonce: 0,
-        to: RECIPIENT,
-        value: 1n,
-        gasLimit: 21_000,
-        maxFeePerGas: 3_000_000_000n,
-        maxPriorityFeePerGas: 0n,
-        type: 2,
-      });
+    const sign = (key: string) => transferFrom(key);
     const submitFrom = async (from: string, raw: string) => {
       const agent = new Agent({ localAddress: from });
       try {
