@@ -5,7 +5,7 @@
  */
 import type { Submission } from './decode.js';
 import type { Ledger } from './ledger.js';
-import { refuse } from './errors.js';
+import { InFlightRefusal, refuse } from './errors.js';
 import type { Head, HeadState } from './state.js';
 
 export interface AdmissionLimits {
@@ -75,18 +75,21 @@ export async function checkAdmission(
     contiguous: limits.contiguousNonces,
     ...(payerCap === undefined ? {} : { payerCap }),
   });
+  const refuseInFlight = (reason: string, detail: string): never => {
+    throw new InFlightRefusal(reason, detail);
+  };
   if (reservation === 'nonce-in-flight') {
-    refuse('nonce-in-flight', `a transaction with nonce ${sub.nonce} from this sender is already in flight`);
+    refuseInFlight('nonce-in-flight', `a transaction with nonce ${sub.nonce} from this sender is already in flight`);
   }
-  if (reservation === 'cap') refuse('in-flight-cap', `too many in-flight transactions for the sender (cap ${cap})`);
+  if (reservation === 'cap') refuseInFlight('in-flight-cap', `too many in-flight transactions for the sender (cap ${cap})`);
   if (reservation === 'payer-cap') {
-    refuse(
+    refuseInFlight(
       'paymaster-pending',
       `the paymaster ${sub.payer} already pays for ${payerCap} pending transaction${payerCap === 1 ? '' : 's'}: a sponsor with code takes one at a time (EIP-8141 mempool rules); retry once it is included`,
     );
   }
   if (reservation === 'gap') {
-    refuse(
+    refuseInFlight(
       'nonce-not-contiguous',
       `nonce too high: nonce ${sub.nonce} is ahead of the sender's next nonce ${sender.nonce}, and not every nonce between is in flight (this chain runs transactions in arrival order: it would be skipped)`,
     );
@@ -100,7 +103,8 @@ export async function checkAdmission(
     if (payer.balance < reserved) {
       const others = reserved - sub.maxCost;
       // frame-transactions.md section 6 names this `payer-balance`; the gate's own code for the rest.
-      refuse(
+      // With other transactions reserving, it rests on what is in flight too.
+      (others > 0n ? refuseInFlight : refuse)(
         sub.frame !== undefined ? 'payer-balance' : 'insufficient-funds',
         `insufficient funds for gas * price + value: the payer ${sub.payer} cannot cover the maximum cost ${sub.maxCost} wei (balance ${payer.balance}` +
           `${others > 0n ? `, ${others} reserved by its in-flight transactions` : ''})`,

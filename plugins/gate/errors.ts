@@ -20,6 +20,13 @@ export class ExecutionLayerRefusal extends Refusal {
   }
 }
 
+/**
+ * A refusal that rests on what is in flight now (the ledger's slots and reservations), which other
+ * submissions change within a head: answered, never cached, so that the same bytes sent again
+ * once the nonce before them is in flight, or a slot was given back, are judged anew.
+ */
+export class InFlightRefusal extends Refusal {}
+
 /** The EL could not be read: not a verdict on the transaction. */
 export class Unavailable extends Error {
   override name = 'Unavailable';

@@ -21,7 +21,7 @@ import { checkAdmission, type Release } from './admission.js';
 import { decodeSubmission, type Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
 import type { ElValidation } from './el-validation.js';
-import { Abandoned, answerFor, cachedRefusalOf, describeFault, Refusal, refusalError, Unavailable } from './errors.js';
+import { Abandoned, answerFor, cachedRefusalOf, describeFault, InFlightRefusal, Refusal, refusalError, Unavailable } from './errors.js';
 import type { Ledger } from './ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
@@ -164,7 +164,7 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     if (answer !== undefined) return answer;
     const verdict = err instanceof Refusal ? err : unexpected(err);
     const refusal = cachedRefusalOf(verdict, head);
-    await ledger.remember(hash, refusal);
+    if (!(verdict instanceof InFlightRefusal)) await ledger.remember(hash, refusal);
     verdicts.inc('refused', verdict.reason);
     return { error: refusalError(refusal, false) };
   };

@@ -507,6 +507,21 @@ describe('gate: in-flight cap', () => {
     expect(await call(anvil.current.url, 'eth_getTransactionCount', [w.address, 'latest'])).to.equal('0x2');
     expect((await send(2)).error).to.equal(undefined);
   });
+
+  it('takes a nonce ahead of the state nonce only over a run of nonces in flight (contiguous_nonces, on by default)', async () => {
+    const send = async (nonce: number) =>
+      JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [await transferFrom(DEV_KEYS[2]!, nonce)])).text);
+    const gap = (nonce: number) => ({
+      code: -32000,
+      message: `rejected: nonce too high: nonce ${nonce} is ahead of the sender's next nonce 0, and not every nonce between is in flight (this chain runs transactions in arrival order: it would be skipped)`,
+      data: { reason: 'nonce-not-contiguous' },
+    });
+    expect((await send(1)).error).to.deep.equal(gap(1));
+    expect((await send(0)).error).to.equal(undefined);
+    expect((await send(2)).error, 'nonce 1 missing').to.deep.equal(gap(2));
+    // The same bytes refused a moment ago: judged anew (a refusal on what is in flight is not cached).
+    expect((await send(1)).error).to.equal(undefined);
+  });
 });
 
 describe('gate: role follower', () => {
