@@ -147,6 +147,22 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     expect(suite.target.received).to.deep.equal([]);
   });
 
+  it('one pending transaction per paymaster with code: a second sender is refused until the first is done', async () => {
+    const sponsor = await account(APPROVE_1);
+    const first = encodeFrameTx(sponsoredFrames(await account(APPROVE_2, { funded: false }), sponsor));
+    const second = encodeFrameTx(sponsoredFrames(await account(APPROVE_2, { funded: false }), sponsor));
+    expect(await submit(first)).to.equal(admitted(first));
+    expect(await refusalOf(second)).to.deep.equal({
+      code: -32000,
+      message: `rejected: the paymaster ${sponsor} already pays for 1 pending transaction: a sponsor with code takes one at a time (EIP-8141 mempool rules); retry once it is included`,
+      data: { reason: 'paymaster-pending' },
+    });
+    // The next head shows the first done (skip_after_blocks 1): the paymaster may pay again.
+    await el('evm_mine', []);
+    expect(await submit(second)).to.equal(admitted(second));
+    expect(suite.target.received).to.deep.equal([first, second]);
+  });
+
   describe('the EIP-8141 instructions read the transaction', () => {
     it('TXPARAM(0x02) is the sender', async () => {
       const raw = encodeFrameTx(selfFrames(await account(IF_TXPARAM_SENDER_IS_ME)));
