@@ -10,7 +10,7 @@
 import type { EVM } from '@ethereumjs/evm';
 import type { Approvals, ApprovalState } from '../approval.js';
 import { FRAME_TX_TYPE, type FrameTransaction } from '../frame-codec.js';
-import { addressWord, FORK_OPCODES, halt, word, type AddOpcode, type GasFunction, type RunState } from './evm-types.js';
+import { addressWord, FORK_OPCODES, halt, word, type AddOpcode, type GasFunction } from './evm-types.js';
 
 /** A completed frame as FRAMEPARAM reports it: status 0 failed, 1 succeeded, 2 skipped. */
 export interface CompletedFrame {
@@ -64,9 +64,19 @@ function slice(data: Uint8Array, offset: bigint, length: number): Uint8Array {
   return out;
 }
 
-function copyToMemory(runState: RunState, source: Uint8Array, memOffset: bigint, dataOffset: bigint, length: bigint): void {
-  if (length === 0n) return;
-  runState.memory.write(Number(memOffset), Number(length), slice(source, dataOffset, Number(length)));
+/** FRAMEDATACOPY and SIGDATACOPY: `(memOffset, dataOffset, length, index)` from the bytes `source(index)` gives, CALLDATACOPY's gas. */
+function copyOpcode(opcode: number, opcodeName: string, source: (index: bigint) => Uint8Array): AddOpcode {
+  return {
+    opcode,
+    opcodeName,
+    baseFee: 3,
+    gasFunction: copyGas,
+    logicFunction: (runState) => {
+      const [memOffset, dataOffset, length, index] = runState.stack.popN(4) as [bigint, bigint, bigint, bigint];
+      const bytes = source(index);
+      if (length !== 0n) runState.memory.write(Number(memOffset), Number(length), slice(bytes, dataOffset, Number(length)));
+    },
+  };
 }
 
 /**
@@ -164,16 +174,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
         runState.stack.push(word(slice(frameAt(index).data, offset, 32)));
       },
     },
-    {
-      opcode: 0xb2,
-      opcodeName: 'FRAMEDATACOPY',
-      baseFee: 3,
-      gasFunction: copyGas,
-      logicFunction: (runState) => {
-        const [memOffset, dataOffset, length, index] = runState.stack.popN(4) as [bigint, bigint, bigint, bigint];
-        copyToMemory(runState, frameAt(index).data, memOffset, dataOffset, length);
-      },
-    },
+    copyOpcode(0xb2, 'FRAMEDATACOPY', (index) => frameAt(index).data),
     {
       opcode: 0xb3,
       opcodeName: 'FRAMEPARAM',
@@ -216,17 +217,10 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
         runState.stack.push(value);
       },
     },
-    {
-      opcode: 0xb5,
-      opcodeName: 'SIGDATACOPY',
-      baseFee: 3,
-      gasFunction: copyGas,
-      logicFunction: (runState) => {
-        const [memOffset, dataOffset, length, index] = runState.stack.popN(4) as [bigint, bigint, bigint, bigint];
-        const entry = entryAt(index);
-        if (entry.scheme !== ARBITRARY) halt('SIGDATACOPY of a protocol-validated entry');
-        copyToMemory(runState, entry.signature, memOffset, dataOffset, length);
-      },
-    },
+    copyOpcode(0xb5, 'SIGDATACOPY', (index) => {
+      const entry = entryAt(index);
+      if (entry.scheme !== ARBITRARY) halt('SIGDATACOPY of a protocol-validated entry');
+      return entry.signature;
+    }),
   ];
 }
