@@ -79,14 +79,12 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
         await ingress.shutdown();
         await running.stop();
         await front.close();
-        await frames.close();
         await anvil.stop();
       },
     };
   } catch (err) {
     await node?.stop();
     await el?.close();
-    await frames.close();
     await anvil.stop();
     throw err;
   }

@@ -54,7 +54,8 @@ export class Approvals {
 
   /**
    * APPROVE(scope) by code running at `address` in `frame` (EIP-8141 "APPROVE Instruction").
-   * `payerBalance` is read only for a payment scope. On success the context is updated.
+   * `payerBalance` is read only for a payment scope; `stateGasLeft` is the frame's pool (its
+   * limit until something in the frame drew on it). On success the context is updated.
    */
   async approve(
     frame: Frame,
@@ -62,6 +63,7 @@ export class Approvals {
     scope: bigint,
     maxCost: bigint,
     payerBalance: () => Promise<bigint>,
+    stateGasLeft = frame.stateGas,
   ): Promise<ApproveOutcome> {
     const target = frame.target ?? this.tx.sender;
     if (address !== target) return revert('APPROVE outside the frame target');
@@ -74,11 +76,11 @@ export class Approvals {
       if (this.payer !== undefined) return revert('payment approved twice');
       if (!execution && !this.senderApproved) return revert('payment approved before execution');
       if ((await payerBalance()) < maxCost) return revert('the payer cannot cover the maximum cost');
-      if (!this.senderExists && frame.stateGas < NEW_ACCOUNT_STATE_GAS) {
+      if (!this.senderExists && stateGasLeft < NEW_ACCOUNT_STATE_GAS) {
         return {
           ok: false,
           halt: true,
-          why: `creating the sender needs ${NEW_ACCOUNT_STATE_GAS} state gas, the frame's limit is ${frame.stateGas}`,
+          why: `creating the sender needs ${NEW_ACCOUNT_STATE_GAS} state gas, the frame has ${stateGasLeft} left`,
         };
       }
     }

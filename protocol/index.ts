@@ -29,6 +29,5 @@ export { bytesOfHex, keccakHex } from './hex.js';
 export { SECP256K1_N, recoverAddress, verifyFrameSignatures } from './signatures.js';
 export type { SignedFrames } from './signatures.js';
 export { decodeStandardTransaction } from './standard-codec.js';
-export { deployStateGas } from './state-gas.js';
 export { frameRefusal, Refusal, refuse, refuseFrame } from './refusal.js';
 export type { StateDependencies } from './refusal.js';

@@ -9,11 +9,15 @@
 import { bytesToHex } from '@ethereumjs/util';
 import { keccak256 } from 'ethers';
 import { decodeFrameTransaction, type FrameTransaction } from '../../protocol/index.js';
-import { HeadState } from '../../plugins/gate/state.js';
-import { HeadStateManager } from '../../plugins/gate/simulation/head-state-manager.js';
-import { Upstream } from '../../src/upstream.js';
+import {
+  type ExecutedFrameTransaction,
+  executeFrameTransaction,
+  InvalidFrameTransaction,
+  OverlayStateManager,
+  type SkipReason,
+} from '../../protocol/evm/index.js';
 import { rpcClient, type Rpc } from '../rpc.js';
-import { executeFrameTransaction, InvalidFrameTransaction, type ExecutedFrameTransaction, type SkipReason } from './execute.js';
+import { blockReader } from './block-reader.js';
 
 /** An executed frame transaction where the chain put it. */
 export interface FrameRecord {
@@ -56,13 +60,9 @@ export class FrameChain {
   private closing: Promise<unknown> = Promise.resolve();
   private readonly byBlock = new Map<string, FrameRecord[]>();
   private readonly anvil: Rpc;
-  private readonly state: HeadState;
-  private readonly reads: Upstream;
 
   constructor(anvilUrl: string) {
     this.anvil = rpcClient(anvilUrl);
-    this.reads = new Upstream({ url: anvilUrl, connections: 4, headersTimeoutMs: 10_000, bodyTimeoutMs: 10_000 });
-    this.state = new HeadState(this.reads, 0);
   }
 
   /** Runs `raws` (in order) as the last transactions of anvil's latest block; returns what was left out. */
@@ -79,7 +79,7 @@ export class FrameChain {
     let logIndex = receipts.reduce((sum, receipt) => sum + receipt.logs.length, 0);
     let cumulative = BigInt(block.gasUsed);
     let index = block.transactions.length;
-    const state = new HeadStateManager(this.state, head, '');
+    const state = new OverlayStateManager(blockReader(this.anvil, head.number), '');
     const skipped: Skipped[] = [];
     const included: FrameRecord[] = [];
     for (const raw of raws) {
@@ -153,11 +153,7 @@ export class FrameChain {
     return [...this.records.values()].filter((record) => record.blockNumber >= from && record.blockNumber <= to);
   }
 
-  close(): Promise<void> {
-    return this.reads.close();
-  }
-
-  private async apply(state: HeadStateManager): Promise<void> {
+  private async apply(state: OverlayStateManager): Promise<void> {
     const { accounts, codes, storage } = state.writes();
     for (const [address, account] of accounts) {
       await this.anvil('anvil_setBalance', [address, HEX(account?.balance ?? 0n)]);

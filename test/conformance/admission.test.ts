@@ -181,7 +181,7 @@ const STATE_GAS: Case[] = [
     build: (s) => sponsored(s, { stateGas: 0n }),
     expected: refused(
       'verify-rejected',
-      "rejected: VERIFY frame 1: out of state gas (creating the sender needs 183600 state gas, the frame's limit is 0)",
+      'rejected: VERIFY frame 1: out of state gas (creating the sender needs 183600 state gas, the frame has 0 left)',
     ),
   },
 ];

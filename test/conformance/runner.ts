@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { FrameChain } from '../../devnet/frames/frame-chain.js';
-import type { ExecutedFrameTransaction } from '../../devnet/frames/execute.js';
+import type { ExecutedFrameTransaction } from '../../protocol/evm/index.js';
 import { rpcClient, type Rpc } from '../../devnet/rpc.js';
 import { decodeFrameTransaction } from '../../protocol/index.js';
 import { useAnvil } from '../helpers/el.js';
@@ -30,7 +30,6 @@ export function useRunner(): Runner {
     el = rpcClient(anvil.current.url);
     chain = new FrameChain(anvil.current.url);
   });
-  after(() => chain.close());
   return {
     get el() {
       return el;

@@ -51,7 +51,9 @@ const frame = (target: string, extra: Partial<FrameFields> = {}): FrameFields =>
   ...extra,
 });
 const PROBE_GAS = 500_000n;
-const probeFrame = (target: string): FrameFields => ({ mode: 0, flags: 0, target, executionGas: PROBE_GAS });
+/** EEST's probe budget: its fresh SSTORE draws 97,920 of it (EIP-8037). */
+const PROBE_STATE_GAS = 100_000n;
+const probeFrame = (target: string): FrameFields => ({ mode: 0, flags: 0, target, executionGas: PROBE_GAS, stateGas: PROBE_STATE_GAS });
 /** The probe's own cost: GAS, PUSH20, BALANCE, POP, GAS, SWAP1, SUB, PUSH1, SWAP1, SUB, PUSH0 and a fresh SSTORE. */
 const probeCost = (balance: bigint) => 2n + 3n + balance + 2n + 2n + 3n + 3n + 3n + 3n + 3n + 2n + 22_100n;
 

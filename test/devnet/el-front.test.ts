@@ -75,7 +75,6 @@ describe("devnet: the EL front (what the chain's own EL answers and anvil does n
       expect(await head).to.equal(await call<string>(anvil.current.url, 'eth_blockNumber'));
     } finally {
       await withFrames.close();
-      await frames.close();
     }
   });
 });

@@ -160,7 +160,7 @@ describe('gate: the approval context (EIP-8141 APPROVE and default code)', () =>
       expect(await approvals.approve(frame, SENDER, 3n, MAX_COST, rich())).to.deep.equal({
         ok: false,
         halt: true,
-        why: "creating the sender needs 183600 state gas, the frame's limit is 183599",
+        why: 'creating the sender needs 183600 state gas, the frame has 183599 left',
       });
       expect(approvals.snapshot()).to.deep.equal({ senderApproved: false, payer: undefined, senderExists: false });
     });
@@ -178,7 +178,7 @@ describe('gate: the approval context (EIP-8141 APPROVE and default code)', () =>
       expect(await approvals.approve(PAY, SPONSOR, 1n, MAX_COST, rich())).to.deep.equal({
         ok: false,
         halt: true,
-        why: "creating the sender needs 183600 state gas, the frame's limit is 0",
+        why: 'creating the sender needs 183600 state gas, the frame has 0 left',
       });
       expect(approvals.snapshot()).to.deep.equal({ senderApproved: true, payer: undefined, senderExists: false });
     });
@@ -199,7 +199,7 @@ describe('gate: the approval context (EIP-8141 APPROVE and default code)', () =>
       expect(await approvals.approve(SELF, SENDER, 3n, MAX_COST, rich())).to.deep.equal({
         ok: false,
         halt: true,
-        why: "creating the sender needs 183600 state gas, the frame's limit is 0",
+        why: 'creating the sender needs 183600 state gas, the frame has 0 left',
       });
       expect(await approvals.approve(verify(3, undefined, NEW_ACCOUNT_STATE_GAS), SENDER, 3n, MAX_COST, rich())).to.deep.equal({
         ok: true,

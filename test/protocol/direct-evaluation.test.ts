@@ -159,7 +159,7 @@ describe('gate: direct evaluation of protocol-defined frames (EIP-8141; frame-tr
   describe('a sender that does not exist yet', () => {
     it('halts a self frame without the state gas to create it, as out of state gas', async () => {
       expect((await evaluate(selfTx(), 0, { senderExists: false })).outcome).to.equal(
-        "VERIFY frame 0: out of state gas (creating the sender needs 183600 state gas, the frame's limit is 0)",
+        'VERIFY frame 0: out of state gas (creating the sender needs 183600 state gas, the frame has 0 left)',
       );
     });
 

@@ -14,6 +14,8 @@ const LOGGER = '0x0000000000000000000000000000000000010601';
 const REVERTER = '0x0000000000000000000000000000000000010602';
 const STORER = '0x0000000000000000000000000000000000010603';
 const ACCOUNT = '0x0000000000000000000000000000000000010604';
+/** EIP-8037: a slot set from zero, 64 state bytes at 1,530. */
+const FRESH_SLOT = 97_920n;
 const FACTORY = '0x0000000000000000000000000000000000010605';
 
 /** Fixed keys: what each test covers never depends on a draw. */
@@ -58,7 +60,6 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     await el('anvil_setCode', [ACCOUNT, APPROVE_3]);
     await el('anvil_setCode', [FACTORY, CREATE2_FACTORY]);
   });
-  after(() => chain.close());
 
   it('runs an ML-DSA-65 transfer: value moved, nonce up, the payer charged gas_used × price and the coinbase the tip', async () => {
     const account = mldsa('transfer');
@@ -132,7 +133,7 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
       nonce: n,
       fees: FEES,
       signatures: [],
-      frames: [SELF, send(LOGGER, 0n, { flags: 4 }), send(REVERTER, 0n), send(STORER, 7n)],
+      frames: [SELF, send(LOGGER, 0n, { flags: 4 }), send(REVERTER, 0n), send(STORER, 7n, { stateGas: FRESH_SLOT })],
     });
     const raw = signed(fields(await nonce(ACCOUNT)), []);
     await block(raw);
@@ -247,6 +248,8 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     const init = initCodeOf(APPROVE_2);
     const sender = getCreate2Address(FACTORY, `0x${'00'.repeat(32)}`, keccak256(init)).toLowerCase();
     const sponsor = secp('onboarding sponsor');
+    // EIP-8037 in the deploy frame's pool: the account (120 bytes) and its code, at 1,530 a byte.
+    const deployed = 1_530n * (120n + BigInt((APPROVE_2.length - 2) / 2));
     await el('anvil_setBalance', [sponsor.address, `0x${FUNDS.toString(16)}`]);
     const raw = signed(
       {
@@ -255,7 +258,7 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
         // Default code reads a payment's entry at index 1; the sender's code approves without one.
         signatures: [{ scheme: 0 }, { scheme: 1, signer: sponsor.address }],
         frames: [
-          { mode: 0, flags: 0, target: FACTORY, executionGas: 80_000n, data: init },
+          { mode: 0, flags: 0, target: FACTORY, executionGas: 80_000n, stateGas: deployed, data: init },
           { mode: 1, flags: 2, executionGas: 10_000n },
           { mode: 1, flags: 1, target: sponsor.address, executionGas: 10_000n },
           send(LOGGER, 0n),
@@ -267,7 +270,7 @@ describe('devnet: frame transactions executed in full over anvil (frames/frame-c
     const { executed } = chain.record(decodeFrameTransaction(raw).hash)!;
     expect(executed.payer).to.equal(sponsor.address);
     expect(executed.frames.map((f) => [f.status, f.stateGas])).to.deep.equal([
-      [1, 0n],
+      [1, deployed],
       [1, 0n],
       [1, 0n],
       [1, 0n],

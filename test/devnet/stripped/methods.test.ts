@@ -66,7 +66,6 @@ describe('devnet: the stripped store on the EL front (svc_getStrippedTransaction
   });
   after(async () => {
     await front?.close();
-    await chain?.close();
   });
 
   it("proves each transaction's record against the root its block carries, and the sidecar restores it byte for byte", async () => {

@@ -123,7 +123,7 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
         await fund(sponsor.address);
         const raw = signed(sponsored(sender.address, sponsor.address, 0n), [sender.sign, sponsor.sign]);
         expect(await submit(raw, 4)).to.equal(
-          verifyRejected(4, 1, 'out of state gas', "creating the sender needs 183600 state gas, the frame's limit is 0"),
+          verifyRejected(4, 1, 'out of state gas', 'creating the sender needs 183600 state gas, the frame has 0 left'),
         );
       });
 

@@ -31,7 +31,7 @@ import { encodeFrameTx, RECIPIENT, secpAccount, signed, type FrameFields, type F
 import { call, rpc } from '../../../../support/http.js';
 import { pointEvaluationInput, wrongPointEvaluationInput } from '../../../../support/kzg.js';
 import { walletFor } from '../../../../support/keys.js';
-import { checkFrameTransaction, decodeCode, decodeFrameTransaction } from '../../../../protocol/index.js';
+import { checkFrameTransaction, decodeCode, decodeFrameTransaction, NEW_ACCOUNT_STATE_GAS } from '../../../../protocol/index.js';
 import { Refusal } from '../../../../plugins/gate/errors.js';
 import { SimulationFault, simulatePrefix } from '../../../../plugins/gate/simulation/simulate.js';
 import type { HeadState } from '../../../../plugins/gate/state.js';
@@ -223,30 +223,36 @@ describe('gate: validation prefix simulated in the embedded EVM (stock anvil)', 
     expect(await submit(raw)).to.equal(admitted(raw));
   });
 
-  it('refuses a deploy frame whose state gas cannot pay for its creations (EIP-8037: the account, its code), one short', async () => {
-    const factory = await account(CREATE2_FACTORY, { funded: false });
-    const init = initCodeOf(APPROVE_2);
-    const sender = getCreate2Address(factory, `0x${'00'.repeat(32)}`, keccak256(`${init}00`)).toLowerCase();
-    const sponsor = await account(APPROVE_1);
-    const fields: FrameTxFields = {
-      sender,
-      frames: [
-        { mode: 0, flags: 0, target: factory, executionGas: 60_000n, stateGas: DEPLOY_APPROVE_2 - 1n, data: `${init}00` },
-        { mode: 1, flags: 2, executionGas: 10_000n },
-        { mode: 1, flags: 1, target: sponsor, executionGas: 10_000n },
-        { ...transfer, value: 0n },
-      ],
-      signatures: [],
-      fees: [0n, 2_000_000_000n, 0n],
+  describe("draws a deploy frame's creations from its own state-gas pool (EIP-8037 in the EVM)", () => {
+    const deploying = async (stateGas: bigint) => {
+      const factory = await account(CREATE2_FACTORY, { funded: false });
+      const init = initCodeOf(APPROVE_2);
+      const sender = getCreate2Address(factory, `0x${'00'.repeat(32)}`, keccak256(`${init}00`)).toLowerCase();
+      const sponsor = await account(APPROVE_1);
+      return encodeFrameTx({
+        sender,
+        frames: [
+          { mode: 0, flags: 0, target: factory, executionGas: 60_000n, stateGas, data: `${init}00` },
+          { mode: 1, flags: 2, executionGas: 10_000n },
+          { mode: 1, flags: 1, target: sponsor, executionGas: 10_000n },
+          { ...transfer, value: 0n },
+        ],
+        signatures: [],
+        fees: [0n, 2_000_000_000n, 0n],
+      });
     };
-    expect(await refusalOf(encodeFrameTx(fields))).to.deep.equal(
-      rejected(
-        0,
-        'out of state gas',
-        `its creations need ${DEPLOY_APPROVE_2} state gas (EIP-8037), the frame's limit is ${DEPLOY_APPROVE_2 - 1n}`,
-        'deploy',
-      ),
-    );
+
+    it('halts the frame when the pool cannot create the account (CREATE2 charges it first)', async () => {
+      expect(await refusalOf(await deploying(NEW_ACCOUNT_STATE_GAS - 1n))).to.deep.equal(
+        rejected(0, 'out of state gas', undefined, 'deploy'),
+      );
+    });
+
+    it('fails the creation when the pool covers the account but not its code, one short: nothing installed', async () => {
+      expect(await refusalOf(await deploying(DEPLOY_APPROVE_2 - 1n))).to.deep.equal(
+        rejected(0, 'no code at the sender after deploy', undefined, 'deploy'),
+      );
+    });
   });
 
   it('counts an APPROVE made in a nested call only while every call around it succeeds', async () => {

@@ -1,24 +1,30 @@
 /**
- * The EVM's view of the chain while a validation prefix runs: the EL's state at one head, read
- * on demand (account, code, storage slot) through the gate's `HeadState`, which caches each
- * read for that head; and the prefix's own writes (a deploy frame's) in the checkpointed maps
- * of @ethereumjs/statemanager's SimpleStateManager, never sent anywhere.
+ * The EVM's view of the chain while frames run: one block's state, read on demand (account,
+ * code, storage slot) through a `StateReader` (the gate's reads the EL at its head, cached per
+ * head; the devnet's reads anvil), under the frames' own writes, kept in the checkpointed maps
+ * of @ethereumjs/statemanager's SimpleStateManager and never sent anywhere by this class.
  *
  * Why not the package's RPCStateManager: its commit() folds only the account cache, so storage
  * written before a reverted checkpoint stays visible; and its reads (eth_getProof) bypass the
- * gate's per-head cache and upstream pool.
+ * reader's cache and upstream pool.
  *
- * It also records what the verdict depends on: every account, code and sender slot read; and,
- * for the simulation's compute budget (budget.ts), the time spent waiting for those reads.
- * Code is decoded and hashed once per address per head (HeadState.codeEntry), not on every access.
+ * It also records what a verdict depends on: every account, code and sender slot read.
+ * Code comes decoded and hashed once per address (CodeEntry), not on every access.
  */
 import { SimpleStateManager } from '@ethereumjs/statemanager';
 import { Account, bytesToHex, hexToBytes, unpadBytes, type Address } from '@ethereumjs/util';
-import type { CodeEntry } from '../../../protocol/index.js';
-import type { StateDependencies } from '../dependencies.js';
-import type { Head, HeadState } from '../state.js';
-import type { ComputeBudget } from './budget.js';
-import { COMMON } from '../../../protocol/evm/index.js';
+import type { CodeEntry } from '../code-entry.js';
+import type { StateDependencies } from '../refusal.js';
+import { COMMON } from './fork.js';
+
+/** Reads one block's state; addresses lower-case 0x, slots and words 32-byte 0x hex. */
+export interface StateReader {
+  account(address: string): Promise<{ readonly nonce: bigint; readonly balance: bigint }>;
+  code(address: string): Promise<CodeEntry>;
+  storage(address: string, slot: string): Promise<string>;
+  /** Wraps each read the EVM waits on (the gate's compute budget leaves that time out). */
+  waiting?<T>(read: Promise<T>): Promise<T>;
+}
 
 export interface StateWrites {
   readonly accounts: ReadonlyArray<readonly [string, Account | undefined]>;
@@ -29,17 +35,15 @@ export interface StateWrites {
 /** Marks, in the storage overlay, an account whose stored slots were wiped (no fall-through to the EL). */
 const CLEARED = '_cleared';
 
-export class HeadStateManager extends SimpleStateManager {
+export class OverlayStateManager extends SimpleStateManager {
   /** Sender slots read (32-byte hex key → word), and code read per address: the verdict's dependencies. */
   readonly senderSlots = new Map<string, string>();
   readonly codes = new Map<string, CodeEntry>();
   readonly accounts = new Map<string, { nonce: bigint; balance: bigint }>();
 
   constructor(
-    private readonly state: HeadState,
-    private readonly head: Head,
+    private readonly reader: StateReader,
     private readonly sender: string,
-    private readonly budget?: ComputeBudget,
   ) {
     super({ common: COMMON });
   }
@@ -51,7 +55,7 @@ export class HeadStateManager extends SimpleStateManager {
     let account = this.accounts.get(key);
     let code = this.codes.get(key);
     if (account === undefined || code === undefined) {
-      [account, code] = await this.waiting(Promise.all([this.state.account(key, this.head), this.headCode(key)]));
+      [account, code] = await this.waiting(Promise.all([this.reader.account(key), this.readCode(key)]));
       this.accounts.set(key, account);
     }
     const { nonce, balance } = account;
@@ -67,7 +71,7 @@ export class HeadStateManager extends SimpleStateManager {
     if (written !== undefined) return written;
     const top = this.topAccountStack();
     if (top.has(key) && top.get(key) === undefined) return new Uint8Array(0);
-    return (this.codes.get(key) ?? (await this.waiting(this.headCode(key)))).bytes;
+    return (this.codes.get(key) ?? (await this.waiting(this.readCode(key)))).bytes;
   }
 
   override async getCodeSize(address: Address): Promise<number> {
@@ -82,7 +86,7 @@ export class HeadStateManager extends SimpleStateManager {
     if (written !== undefined) return written;
     if (top.has(owner + CLEARED)) return new Uint8Array(0);
     const padded = `0x${key.slice(2).padStart(64, '0')}`;
-    const word = await this.waiting(this.state.storage(owner, padded, this.head));
+    const word = await this.waiting(this.reader.storage(owner, padded));
     if (owner === this.sender) this.senderSlots.set(padded, word);
     return unpadBytes(hexToBytes(word as `0x${string}`));
   }
@@ -98,7 +102,7 @@ export class HeadStateManager extends SimpleStateManager {
     await this.clearStorage(address);
   }
 
-  /** Everything read from the head so far, as a verdict's dependencies. */
+  /** Everything read so far, as a verdict's dependencies. */
   dependencies(): StateDependencies {
     return {
       accounts: [...this.accounts].map(([address, { nonce, balance }]) => [address, nonce.toString(), balance.toString()] as const),
@@ -110,7 +114,7 @@ export class HeadStateManager extends SimpleStateManager {
   /**
    * Everything written so far, committed or not: accounts (undefined: deleted), code, and
    * storage slots as 32-byte 0x keys. A wiped account's storage is not listed (EIP-6780 wipes
-   * only accounts created in the same transaction, which had none at the head).
+   * only accounts created in the same transaction, which had none before it).
    */
   writes(): StateWrites {
     const storage: Array<readonly [string, string, Uint8Array]> = [];
@@ -122,28 +126,17 @@ export class HeadStateManager extends SimpleStateManager {
     return { accounts: [...this.topAccountStack()], codes: [...this.topCodeStack()], storage };
   }
 
-  /** Slots of `owner` written non-zero that were zero at the head (new storage, EIP-8037). */
-  newSlotsOf(owner: string): number {
-    let count = 0;
-    for (const [address, slot, value] of this.writes().storage) {
-      if (address !== owner || value.every((byte) => byte === 0)) continue;
-      const original = this.senderSlots.get(slot);
-      if (original === undefined || BigInt(original) === 0n) count++;
-    }
-    return count;
-  }
-
-  /** Addresses whose code the prefix wrote (a deploy frame's CREATE*). */
+  /** Addresses whose code the frames wrote (a deploy frame's CREATE*). */
   writtenCode(): string[] {
     return [...this.topCodeStack().keys()];
   }
 
   private waiting<T>(read: Promise<T>): Promise<T> {
-    return this.budget === undefined ? read : this.budget.waiting(read);
+    return this.reader.waiting === undefined ? read : this.reader.waiting(read);
   }
 
-  private async headCode(address: string): Promise<CodeEntry> {
-    const code = await this.state.codeEntry(address, this.head);
+  private async readCode(address: string): Promise<CodeEntry> {
+    const code = await this.reader.code(address);
     this.codes.set(address, code);
     return code;
   }
