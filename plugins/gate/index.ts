@@ -50,7 +50,11 @@ export const gate: PluginModule<GateOptions> = {
     }
     const state = new HeadState(stateReads, options.headCacheMs);
     void evmPatchApplied().then((applied) => {
-      if (!applied) log.warn('gate: @ethereumjs/evm is not patched (npm ci ran without scripts?): simulations cost ~3x the pool time');
+      if (!applied) {
+        log.error(
+          'gate: @ethereumjs/evm is not patched (npm ci ran without scripts?): frame transactions that need the EVM are refused ("simulation error")',
+        );
+      }
     });
     const simulationBug = throttledWarning(
       log,

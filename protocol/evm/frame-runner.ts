@@ -22,6 +22,7 @@ import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS }
 import { EXPIRY_VERIFIER } from '../frame-checks.js';
 import { type Frame, FrameMode, type FrameTransaction } from '../frame-codec.js';
 import { curveBackends } from './curves.js';
+import { frameStateGasPatched } from './evm-patch.js';
 import type { AddOpcode } from './evm-types.js';
 import { COMMON, isPrecompile, PRECOMPILES } from './fork.js';
 import { type CompletedFrame, type FrameContext, frameOpcodes, journalApprovals } from './frame-opcodes.js';
@@ -96,6 +97,7 @@ export class FrameRunner {
   }
 
   static async create(options: RunnerOptions): Promise<FrameRunner> {
+    if (!frameStateGasPatched()) throw new Error('@ethereumjs/evm lacks the frame state-gas patch (patches/): npm ci applies it');
     const { tx, maxCost, state, block } = options;
     const waiting = options.waiting ?? (<T>(work: Promise<T>) => work);
     const sender = createAddressFromString(tx.sender);

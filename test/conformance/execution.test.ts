@@ -1,7 +1,7 @@
 /**
  * EEST execution cases re-expressed against the devnet's frame runner: test_value_transfer
  * (@d4d56adb), the valid cases of test_frame_transactions (@78a3207) and of
- * test_target_resolution (@2ff2383) that need no EIP-2780 delegation charge. Each checks the
+ * test_target_resolution (@2ff2383). Each checks the
  * frames' receipts, the payer, the settled gas and the state after, as EEST does; the sender's
  * VERIFY frame pays the pin's 100 (its warm entry), where older EEST revisions have 0.
  */
@@ -105,7 +105,8 @@ describe('conformance: EEST execution cases (EIP-8141), against the devnet frame
           nonce: 1n,
           fees: FEES,
           signatures: [],
-          frames: [VERIFY, { mode: 2, flags: 0, target: store, executionGas: 100_000n }],
+          // EEST gives the frame DEFAULT_FRAME_STATE_GAS_LIMIT; its fresh SSTORE needs 97,920 of it.
+          frames: [VERIFY, { mode: 2, flags: 0, target: store, executionGas: 100_000n, stateGas: 100_000n }],
         },
         [],
       );
@@ -210,6 +211,51 @@ describe('conformance: EEST execution cases (EIP-8141), against the devnet frame
         }
       });
     }
+
+    /** An EOA delegated (EIP-7702) to `delegate`: its code is the designation. */
+    const authority = async (label: string, delegate: string) => {
+      const address = account(`authority ${label}`).address.toLowerCase();
+      await runner.el('anvil_setCode', [address, `0xef0100${delegate.slice(2)}`]);
+      return address;
+    };
+
+    // EIP-2780 in the EVM: entering a delegated target also charges its delegate's access.
+    for (const [name, warmFirst, entry] of [
+      ['cold_delegate', false, 2_600n + 2_600n],
+      ['warm_delegate', true, 2_600n + 100n],
+    ] as const) {
+      it(`test_delegated_target_entry_charge[${name}]`, async () => {
+        const delegate = await runner.contract('0x00');
+        const target = await authority(name, delegate);
+        const warming: FrameFields[] = warmFirst ? [{ mode: 0, flags: 0, target: delegate, executionGas: FRAME_GAS }] : [];
+        const { executed } = await send(account(`delegated ${name}`), {
+          signatures: [{ scheme: 1 }],
+          frames: [VERIFY, ...warming, { mode: 0, flags: 0, target, executionGas: FRAME_GAS }],
+        });
+        if (warmFirst) expect(executed.frames[1]).to.deep.include({ status: 1, executionGas: 2_600n });
+        expect(executed.frames.at(-1)).to.deep.include({ status: 1, executionGas: entry });
+      });
+    }
+
+    it('test_delegated_to_precompile_target', async () => {
+      const target = await authority('to identity', IDENTITY);
+      const { executed } = await send(account('delegated to identity'), {
+        signatures: [{ scheme: 1 }],
+        frames: [VERIFY, { mode: 0, flags: 0, target, executionGas: FRAME_GAS, data: `0x${'01'.repeat(32)}` }],
+      });
+      // The precompile is warm (100) and is not run: a delegation to it is code-less.
+      expect(executed.frames[1]).to.deep.include({ status: 1, executionGas: 2_600n + 100n });
+    });
+
+    it('test_verify_frame_delegated_to_precompile_target', async () => {
+      const target = await authority('verify to identity', IDENTITY);
+      const { executed } = await send(account('verify delegated to identity'), {
+        signatures: [{ scheme: 1 }],
+        frames: [VERIFY, { mode: 1, flags: 0, target, executionGas: FRAME_GAS }],
+      });
+      // The delegation is followed, not default code: the frame succeeds without approving.
+      expect(executed.frames[1]).to.deep.include({ status: 1, executionGas: 2_600n + 100n });
+    });
 
     for (const [name, limit, status] of [
       ['affordable', 2_600n, 1],

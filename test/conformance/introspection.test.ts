@@ -6,9 +6,8 @@
  * (the probe writes 0xff first) while the transaction stays valid.
  *
  * Opcodes and parameters are the pin's (TXPARAM 0xb0, FRAMEDATALOAD 0xb1, FRAMEDATACOPY 0xb2,
- * FRAMEPARAM 0xb3, SIGPARAM 0xb4, SIGDATACOPY 0xb5). Not ported yet: the three cases that read
- * EIP-8037 state gas after a storage write (`test_txparam_state_gas_left`,
- * `test_frameparam_gas_used`): the runner's EVM has no state-gas dimension for SSTORE yet.
+ * FRAMEPARAM 0xb3, SIGPARAM 0xb4, SIGDATACOPY 0xb5). The two cases that read EIP-8037 state gas
+ * after a storage write are in state-gas.test.ts.
  */
 import { expect } from 'chai';
 import { id, Wallet } from 'ethers';
