@@ -9,7 +9,7 @@
  * (the caller's budget, an unreadable state, a bug) passes through; `progress` says where it was.
  */
 import { createAddressFromString } from '@ethereumjs/util';
-import type { FrameFacts } from '../frame-checks.js';
+import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
 import { refuseFrame } from '../refusal.js';
 import { FrameRunner } from './frame-runner.js';
@@ -83,6 +83,8 @@ export async function validatePrefix({ tx, facts, state, progress, checkBudget, 
       rules.senderHasCode = true;
       continue;
     }
+    // The expiry frame approves nothing: its verifier only reverts past the deadline.
+    if (i === 0 && (frame.target ?? tx.sender) === EXPIRY_VERIFIER) continue;
     const required = BigInt(frame.flags & 3);
     const { granted, approveRefused } = runner.ctx;
     if (granted.length === 0) fail('no APPROVE', approveRefused);

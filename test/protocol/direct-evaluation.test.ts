@@ -9,6 +9,9 @@ import { Refusal } from '../../protocol/refusal.js';
 import { decodeFrameTransaction, type FrameTransaction } from '../../protocol/frame-codec.js';
 import { RECIPIENT, secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
 import { walletFor } from '../../support/keys.js';
+import { decodeCode } from '../../protocol/code-entry.js';
+import { EXPIRY_VERIFIER_CODE, type FrameFacts } from '../../protocol/frame-checks.js';
+import { OverlayStateManager, type StateReader, validatePrefix } from '../../protocol/evm/index.js';
 
 const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 const FACTORY = '0x000000000000000000000000000000000000f00d';
@@ -20,6 +23,15 @@ const SENDER = senderKey.address.toLowerCase();
 const SPONSOR = sponsorKey.address.toLowerCase();
 const signSender = (digest: string) => secp256k1Entry(senderKey.privateKey, digest);
 const signSponsor = (digest: string) => secp256k1Entry(sponsorKey.privateKey, digest);
+
+/** The expiry frame with a far deadline. */
+const expiry = (executionGas: bigint): FrameFields => ({
+  mode: 1,
+  flags: 0,
+  target: EXPIRY_VERIFIER,
+  executionGas,
+  data: '0x00000000ffffffff',
+});
 
 const send: FrameFields = { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n };
 
@@ -99,13 +111,6 @@ describe('gate: direct evaluation of protocol-defined frames (EIP-8141; frame-tr
     });
 
     it("the expiry frame pays its cold target plus the verifier's 51: takes 2 651, refuses 2 650", async () => {
-      const expiry = (executionGas: bigint): FrameFields => ({
-        mode: 1,
-        flags: 0,
-        target: EXPIRY_VERIFIER,
-        executionGas,
-        data: '0x00000000ffffffff',
-      });
       expect(await evaluate(selfTx({ before: expiry(2_651n) }), 1)).to.deep.equal({ outcome: 'valid', balancesRead: [SENDER] });
       expect((await evaluate(selfTx({ before: expiry(2_650n) }), 1)).outcome).to.equal(
         'VERIFY frame 0: out of gas (the frame needs 2651, its limit is 2650)',
@@ -194,4 +199,58 @@ describe('gate: direct evaluation of protocol-defined frames (EIP-8141; frame-tr
       extra: { frame: 0, cause: 'out of gas' },
     });
   });
+
+  describe('holds the verdict of the EVM frame runner, which it stands in for (the same prefixes, one world)', () => {
+    /** A world of code-less accounts: balances (absent: none), the expiry verifier's canonical code. */
+    const both = async (tx: FrameTransaction, prefixEnd: number, balances: Record<string, bigint>) => {
+      const balanceOf = async (address: string) => balances[address] ?? 0n;
+      const direct = await outcomeOf(() =>
+        evaluateDirectly({ tx, prefixEnd, maxCost: MAX_COST, senderExists: (balances[tx.sender] ?? 0n) > 0n, balanceOf }),
+      );
+      const reader: StateReader = {
+        account: async (address) => ({ nonce: 0n, balance: await balanceOf(address) }),
+        code: async (address) => decodeCode(address === EXPIRY_VERIFIER ? EXPIRY_VERIFIER_CODE : '0x'),
+        storage: async () => `0x${'0'.repeat(64)}`,
+      };
+      const facts = { prefixEnd, maxCost: MAX_COST } as FrameFacts;
+      const progress = { frame: 0, mode: 'VERIFY' as const };
+      const state = new OverlayStateManager(reader, tx.sender);
+      const evm = await outcomeOf(() => validatePrefix({ tx, facts, state, progress, checkBudget: () => {}, waiting: (work) => work }));
+      return { direct, evm };
+    };
+    const funded = { [SENDER]: MAX_COST, [SPONSOR]: MAX_COST };
+    const cases: Array<[string, FrameTransaction, number, Record<string, bigint>]> = [
+      ['a self frame at its 100', selfTx({ verifyGas: 100n }), 0, funded],
+      ['a self frame one gas short', selfTx({ verifyGas: 99n }), 0, funded],
+      ["[only, pay] at the sponsor's cold 2 600", sponsoredTx({ payGas: 2_600n }), 1, funded],
+      ['[only, pay] one gas short', sponsoredTx({ payGas: 2_599n }), 1, funded],
+      ['the expiry frame at 2 651', selfTx({ before: expiry(2_651n) }), 1, funded],
+      ['the expiry frame at 2 650', selfTx({ before: expiry(2_650n) }), 1, funded],
+      [
+        'a deploy frame aimed at a code-less account',
+        selfTx({ before: { mode: 0, flags: 0, target: FACTORY, executionGas: 2_600n } }),
+        1,
+        funded,
+      ],
+      ['a payer one wei short', selfTx(), 0, { [SENDER]: MAX_COST - 1n }],
+      ["a pay entry not the sponsor's", sponsoredTx({ sponsorEntrySigner: SENDER, signSponsorWith: signSender }), 1, funded],
+      ['a sponsor paying for a sender that does not exist, without state gas', sponsoredTx(), 1, { [SPONSOR]: MAX_COST }],
+    ];
+    for (const [name, tx, prefixEnd, balances] of cases) {
+      it(name, async () => {
+        const { direct, evm } = await both(tx, prefixEnd, balances);
+        expect(evm).to.equal(direct);
+      });
+    }
+  });
 });
+
+async function outcomeOf(judge: () => Promise<void>): Promise<string> {
+  try {
+    await judge();
+    return 'valid';
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    return err.detail;
+  }
+}
