@@ -1,8 +1,12 @@
 /**
  * Admitted transactions not yet executed, per sender (spec 4.4 in-flight caps) and the balance
- * they reserve per payer. An entry stops counting as soon as the head shows it done:
+ * they reserve per payer: "pending" until seen executed or skipped. An entry stops counting as
+ * soon as the head shows it done:
  * - executed: the sender's state nonce has passed it;
- * - skipped (ordered, then dropped by the EL): `skipAfterBlocks` heads went by without that;
+ * - skipped (ordered, then dropped by the EL): `skipAfterBlocks` heads went by without that,
+ *   counted from the head read once the submission target acknowledged it (ordered: the next
+ *   block consensus closes holds it or skipped it), not from the possibly older head it was
+ *   judged at;
  * so the cap can never leak slots. A sender's entries are pruned when it submits again, a payer's
  * when its reservation is asked at a head, plus a bounded sweep of stale entries so that
  * abandoned senders do not hold memory. A payer knows no sender's state nonce: an executed entry
@@ -63,6 +67,15 @@ export class InFlight {
     this.bySender.set(sender, entries.set(entry.nonce, entry));
     const held = this.byPayer.get(entry.payer) ?? new Map<string, Held>();
     this.byPayer.set(entry.payer, held.set(entry.hash, { sender, entry }));
+  }
+
+  /** `hash` was acknowledged (ordered) when the head was `head`: it is pending until a block after that. */
+  acknowledge(sender: string, nonce: bigint, hash: string, head: bigint): void {
+    const entry = this.bySender.get(sender)?.get(nonce);
+    if (entry?.hash !== hash || head <= entry.head) return;
+    const seen = { ...entry, head };
+    this.bySender.get(sender)!.set(nonce, seen);
+    this.byPayer.get(entry.payer)!.set(hash, { sender, entry: seen });
   }
 
   /** Gives back the slot of `hash`, if it still holds one. */

@@ -216,6 +216,12 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     }
     verdicts.inc('admitted', '');
     parts.sequenced();
+    // Ordered now: pending until a block after the head as it stands (skip_after_blocks from there).
+    try {
+      await ledger.acknowledged(sub.sender, sub.nonce, raw.hash, (await state.fresh()).number);
+    } catch {
+      // The EL unreadable: the reservation keeps the head it was judged at.
+    }
     return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, facts, state, parts.stateReads);
   };
 

@@ -39,6 +39,8 @@ export interface Ledger {
   /** Frees slots the head shows done, then takes one for `entry` if the nonce and cap allow. */
   reserve(request: ReserveRequest): Promise<Reservation>;
   release(sender: string, nonce: bigint, hash: string): Promise<void>;
+  /** The submission target took `hash` when the head was `head`: pending is counted from there (in-flight.ts). */
+  acknowledged(sender: string, nonce: bigint, hash: string, head: bigint): Promise<void>;
   /**
    * Wei the payer's in-flight transactions may still spend, judged at `head`: reservations taken
    * `skipAfterBlocks` or more heads before it are done, and dropped.
@@ -106,6 +108,9 @@ export class MemoryLedger implements Ledger {
   async release(sender: string, nonce: bigint, hash: string) {
     this.inFlight.release(sender, nonce, hash);
   }
+  async acknowledged(sender: string, nonce: bigint, hash: string, head: bigint) {
+    this.inFlight.acknowledge(sender, nonce, hash, head);
+  }
   async reserved(payer: string, head: bigint) {
     return this.inFlight.reserved(payer, head);
   }
@@ -168,6 +173,19 @@ local h, payer = string.match(value, '^([^|]*)|([^|]*)|')
 if h ~= ARGV[2] then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', ARGV[3] .. payer, h)
+return 1
+`;
+
+/** Moves a slot's head (and its payer reservation's) forward to ARGV[3], if it still holds ARGV[2]. */
+const ACKNOWLEDGED_SCRIPT = `
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if not value then return 0 end
+local h, payer, cost, at = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+if h ~= ARGV[2] or tonumber(ARGV[3]) <= tonumber(at) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], h .. '|' .. payer .. '|' .. cost .. '|' .. ARGV[3])
+if redis.call('HEXISTS', ARGV[4] .. payer, h) == 1 then
+  redis.call('HSET', ARGV[4] .. payer, h, cost .. '|' .. ARGV[3])
+end
 return 1
 `;
 
@@ -240,6 +258,17 @@ export class RedisLedger implements Ledger {
   async release(sender: string, nonce: bigint, hash: string) {
     await this.redis.eval(RELEASE_SCRIPT, 1, `${PREFIX}:inflight:${sender}`, nonce.toString(), hash, `${PREFIX}:reserved:`);
   }
+  async acknowledged(sender: string, nonce: bigint, hash: string, head: bigint) {
+    await this.redis.eval(
+      ACKNOWLEDGED_SCRIPT,
+      1,
+      `${PREFIX}:inflight:${sender}`,
+      nonce.toString(),
+      hash,
+      head.toString(),
+      `${PREFIX}:reserved:`,
+    );
+  }
   async reserved(payer: string, head: bigint) {
     const key = `${PREFIX}:reserved:${payer}`;
     const costs = (await this.redis.eval(RESERVED_SCRIPT, 1, key, head.toString(), this.options.skipAfterBlocks.toString())) as string[];
@@ -283,6 +312,9 @@ export class PrimaryLedger implements Ledger {
   }
   release(sender: string, nonce: bigint, hash: string) {
     return this.call<void>('release', sender, nonce, hash);
+  }
+  acknowledged(sender: string, nonce: bigint, hash: string, head: bigint) {
+    return this.call<void>('acknowledged', sender, nonce, hash, head);
   }
   reserved(payer: string, head: bigint) {
     return this.call<bigint>('reserved', payer, head);
@@ -337,6 +369,7 @@ export function createLedger(state: SharedState, options: LedgerOptions, local =
     remember: either('verdict cache', (l) => l.remember),
     reserve: either('in-flight count', (l) => l.reserve),
     release: either('in-flight count', (l) => l.release),
+    acknowledged: either('in-flight count', (l) => l.acknowledged),
     reserved: either('in-flight count', (l) => l.reserved),
   };
 }

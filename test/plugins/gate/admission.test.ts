@@ -112,6 +112,8 @@ class FakeLedger implements Ledger {
     const slots = this.slots.get(sender);
     if (slots?.get(nonce)?.hash === hash) slots.delete(nonce);
   }
+  // Acknowledgement comes after admission (judge.ts).
+  async acknowledged() {}
   async reserved(payer: string, head: bigint) {
     this.reservedAsked.push([payer, head]);
     let sum = 0n;

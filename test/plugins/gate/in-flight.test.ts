@@ -75,6 +75,18 @@ describe('gate: in-flight slots', () => {
       expect(pendingNonces(inFlight, ALICE, 0n, 101n)).to.deep.equal([]);
     });
 
+    it('counts from the head an acknowledgement saw, only forward and only for the hash that holds the slot', () => {
+      const inFlight = new InFlight(1n);
+      inFlight.add(ALICE, entry(0n, { head: 100n, payer: SPONSOR, cost: 5n }));
+      inFlight.acknowledge(ALICE, 0n, hashOf(ALICE, 0n), 102n);
+      inFlight.acknowledge(ALICE, 0n, hashOf(ALICE, 0n), 101n);
+      inFlight.acknowledge(ALICE, 0n, OTHER_TX, 300n);
+      expect(pendingNonces(inFlight, ALICE, 0n, 102n)).to.deep.equal([0n]);
+      expect(inFlight.reserved(SPONSOR, 102n)).to.equal(5n);
+      expect(pendingNonces(inFlight, ALICE, 0n, 103n)).to.deep.equal([]);
+      expect(inFlight.reserved(SPONSOR, 103n)).to.equal(0n);
+    });
+
     it('leaves the slots of other senders alone when it prunes one', () => {
       const inFlight = new InFlight(3n);
       inFlight.add(ALICE, entry(0n));

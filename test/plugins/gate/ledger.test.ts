@@ -338,6 +338,23 @@ const ROWS: Row[] = [
     expected: { oneShort: 'nonce-in-flight', atSkip: 'ok', laterSlotKept: 'nonce-in-flight', reserved: 13n },
   },
   {
+    name: 'counts a slot pending from the head its acknowledgement saw: judged at 100, ordered at 102, held at 102, freed at 103',
+    options: { skipAfterBlocks: 1n },
+    async run(ledger) {
+      await take(ledger, { nonce: 0n, head: 100n, cost: 5n, payer: BOB });
+      await ledger.acknowledged(ALICE, 0n, hashOf(ALICE, 0n), 102n);
+      // Never backwards, and only for the hash that holds the slot.
+      await ledger.acknowledged(ALICE, 0n, hashOf(ALICE, 0n), 101n);
+      await ledger.acknowledged(ALICE, 0n, TX, 200n);
+      const reservedAt102 = await ledger.reserved(BOB, 102n);
+      const heldAt102 = await take(ledger, { nonce: 0n, head: 102n, hash: TX });
+      const reservedAt103 = await ledger.reserved(BOB, 103n);
+      const freedAt103 = await take(ledger, { nonce: 0n, head: 103n, hash: TX });
+      return { reservedAt102, heldAt102, reservedAt103, freedAt103 };
+    },
+    expected: { reservedAt102: 5n, heldAt102: 'nonce-in-flight', reservedAt103: 0n, freedAt103: 'ok' },
+  },
+  {
     name: 'releases a slot only for the hash that holds it, at its nonce, for its sender',
     async run(ledger) {
       await take(ledger, { nonce: 0n, cost: 5n });
