@@ -8,6 +8,7 @@ import { secp256k1Entry, selfTransfer, signed } from '../../support/frames.js';
 import { call, receiptOf, rpc } from '../../support/http.js';
 import { DEV_KEYS } from '../../support/keys.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
+import { until } from '../helpers/until.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 const transfer = (key: string, nonce: number) =>
@@ -21,17 +22,6 @@ const transfer = (key: string, nonce: number) =>
     maxPriorityFeePerGas: 0n,
     type: 2,
   });
-
-/** Polls (bounded) a node-local read until `done` holds: the stand-in has no push. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('devnet: node-local methods answered live through the ingress', () => {
   let devnet: Devnet;
