@@ -30,7 +30,8 @@ import {
 import { createElValidation } from './el-validation.js';
 import { createFollower } from './follower.js';
 import { holdPool } from './held-pool.js';
-import { createJudge } from './judge.js';
+import { createJudge, rejudgeWith } from './judge.js';
+import { Revalidator } from './revalidation.js';
 import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { readRawTransaction } from './raw-transaction.js';
@@ -65,10 +66,25 @@ export const gate: PluginModule<GateOptions> = {
     const { pool, letGo } = holdPool(carried, JSON.stringify({ limits, settings }), () =>
       createWorkPool(limits, settings, (bug) => simulationBug({ bug })),
     );
+    const ledger = createLedger(shared, options, carriedLedger(carried, options));
+    const revalidations = metrics.counter(
+      'svc_ingress_gate_revalidations_total',
+      'Pending frame transactions looked at again at a new head: unchanged, kept (judged again), released (now skipped), done.',
+      ['outcome'],
+    );
+    const revalidator = new Revalidator({
+      state,
+      ledger,
+      skipAfterBlocks: options.skipAfterBlocks,
+      rejudge: rejudgeWith({ state, pool }),
+      counted: (outcome) => revalidations.inc(outcome),
+      log,
+    });
     const verdictFor = createJudge({
       options,
       state,
-      ledger: createLedger(shared, options, carriedLedger(carried, options)),
+      ledger,
+      revalidator,
       pool,
       validate: createElValidation(stateReads, options.validationMethod),
       submit,
@@ -92,7 +108,10 @@ export const gate: PluginModule<GateOptions> = {
         const source = facts.get(SOURCE) ?? peer.address;
         return verdictFor(readRawTransaction(rawParams(request.params, request.method)), facts, sync, source);
       },
-      close: letGo,
+      close: () => {
+        revalidator.close();
+        return letGo();
+      },
     };
   },
 };

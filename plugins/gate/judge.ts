@@ -21,11 +21,23 @@ import { checkAdmission, type Release } from './admission.js';
 import { decodeSubmission, type Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
 import type { ElValidation } from './el-validation.js';
-import { Abandoned, answerFor, cachedRefusalOf, describeFault, InFlightRefusal, Refusal, refusalError, Unavailable } from './errors.js';
+import {
+  Abandoned,
+  answerFor,
+  cachedRefusalOf,
+  describeFault,
+  InFlightRefusal,
+  Refusal,
+  refusalError,
+  refuse,
+  Unavailable,
+} from './errors.js';
 import type { Ledger } from './ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
 import { isPrecompile } from '../../protocol/evm/index.js';
+import type { StateDependencies } from '../../protocol/index.js';
+import type { PendingFrame, Revalidator } from './revalidation.js';
 import type { Head, HeadState } from './state.js';
 import { receiptOf } from './sync.js';
 import { judgePrefix, type PrefixJudge } from './validation-prefix.js';
@@ -45,16 +57,19 @@ export interface JudgeParts {
   readonly unavailable: ThrottledWarning;
   /** An unexpected error while judging (a bug, or an EL answer nothing expected): logged throttled. */
   readonly bug: ThrottledWarning;
+  /** Follows admitted frame transactions while they are pending (revalidation.ts). */
+  readonly revalidator?: Revalidator;
 }
 
 /** EIP-7966's variant, answered with the receipt (`timeoutMs` to wait for it). */
 export type Sync = { readonly timeoutMs: number } | undefined;
 
-/** An admission: the decoded submission, the head it was judged at, and its in-flight slot. */
+/** An admission: the decoded submission, the head it was judged at, its in-flight slot, and for a frame transaction what its prefix read. */
 interface Admission {
   readonly sub: Submission;
   readonly head: Head;
   readonly release: Release;
+  readonly dependencies?: StateDependencies;
 }
 
 /** What a judgement whose client left before the forward ends with (nobody reads it). */
@@ -80,12 +95,22 @@ interface Meter extends PoolJob {
   paid: number;
 }
 
+const prefixJudgeFor = (pool: WorkPool, job: PoolJob): PrefixJudge => ({
+  isPrecompile,
+  simulate: (sub, head) => pool.simulate({ tx: sub.frame!.tx, facts: sub.frame!.facts, head }, job),
+});
+
+/** A pending frame transaction judged again at `head` (revalidation.ts): its payer's funds, then its prefix. */
+export function rejudgeWith({ state, pool }: Pick<JudgeParts, 'state' | 'pool'>) {
+  return async ({ sub, source }: PendingFrame, head: Head): Promise<StateDependencies> => {
+    const payer = await state.account(sub.payer, head);
+    if (payer.balance < sub.maxCost) refuse('payer-balance', `the payer ${sub.payer} cannot cover the maximum cost ${sub.maxCost} wei`);
+    return judgePrefix(sub, head, state, prefixJudgeFor(pool, { source, gone: () => false, spent: () => {} }));
+  };
+}
+
 export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Facts, sync: Sync, source: string) => Promise<Answer> {
   const { options, state, ledger, pool, validate, verdicts } = parts;
-  const prefixJudgeFor = (job: PoolJob): PrefixJudge => ({
-    isPrecompile,
-    simulate: (sub, head) => pool.simulate({ tx: sub.frame!.tx, facts: sub.frame!.facts, head }, job),
-  });
   const judging = new Map<string, Promise<Answer>>();
 
   const replay = async (hash: string): Promise<Answer | undefined> => {
@@ -116,7 +141,7 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     meter: Meter,
   ): Promise<Admission | Answer> => {
     const sub = decodeSubmission(raw, options);
-    const prefixJudge = prefixJudgeFor(meter);
+    const prefixJudge = prefixJudgeFor(pool, meter);
     if (sub.frame !== undefined) {
       const tokens = validationTokens(sub.frame.facts.prefixGas);
       const overQuota = await facts.get(EXTRA_COST)?.(tokens - 1);
@@ -134,14 +159,15 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
         ledger,
         sync === undefined ? options : { ...options, contiguousNonces: false },
       );
+      let dependencies: StateDependencies | undefined;
       try {
-        if (sub.frame !== undefined) await judgePrefix(sub, head, state, prefixJudge);
+        if (sub.frame !== undefined) dependencies = await judgePrefix(sub, head, state, prefixJudge);
         await validate?.(sub);
       } catch (err) {
         await release();
         throw err;
       }
-      return { sub, head, release };
+      return { sub, head, release, dependencies };
     };
     const cached = await state.latest();
     try {
@@ -180,7 +206,13 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     return new Refusal('gate-error', `judging failed unexpectedly (${errorClass})`);
   };
 
-  const admit = async (raw: RawTransaction, facts: Facts, sync: Sync, { sub, head, release }: Admission): Promise<Answer> => {
+  const admit = async (
+    raw: RawTransaction,
+    facts: Facts,
+    sync: Sync,
+    { sub, head, release, dependencies }: Admission,
+    source: string,
+  ): Promise<Answer> => {
     // EIP-7966: a nonce ahead of the sender's next one is not accepted at all, with that nonce.
     if (sync !== undefined) {
       const next = (await state.account(sub.sender, head)).nonce;
@@ -217,11 +249,14 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     verdicts.inc('admitted', '');
     parts.sequenced();
     // Ordered now: pending until a block after the head as it stands (skip_after_blocks from there).
+    let seenAt = head.number;
     try {
-      await ledger.acknowledged(sub.sender, sub.nonce, raw.hash, (await state.fresh()).number);
+      seenAt = (await state.fresh()).number;
+      await ledger.acknowledged(sub.sender, sub.nonce, raw.hash, seenAt);
     } catch {
       // The EL unreadable: the reservation keeps the head it was judged at.
     }
+    if (dependencies !== undefined) parts.revalidator?.track({ sub, source, dependencies, seenAt });
     return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, facts, state, parts.stateReads);
   };
 
@@ -250,7 +285,7 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     } finally {
       settle(meter, facts);
     }
-    return 'release' in decided ? admit(raw, facts, sync, decided) : decided;
+    return 'release' in decided ? admit(raw, facts, sync, decided, source) : decided;
   };
 
   const judgeOnce = (raw: RawTransaction, facts: Facts, sync: Sync, source: string): Promise<Answer> => {

@@ -40,12 +40,14 @@ export interface PoolSettings {
 /**
  * What `simulate` answers: the compute milliseconds it took (wall time less EL waits:
  * simulation/budget.ts), whatever the outcome, beside at most one of a refusal or an
- * unreadable EL (neither: admitted). `bug`, with a refusal, says it came from an unexpected
+ * unreadable EL (neither: admitted, with what it read). `bug`, with a refusal, says it came from an unexpected
  * error (its class, message and place): for a throttled log line; the refusal itself only
  * names the class.
  */
 export interface SimulateAnswer {
   readonly computeMs: number;
+  /** With an admission: what it read. */
+  readonly dependencies?: StateDependencies;
   readonly refusal?: PoolRefusal['refusal'];
   readonly unavailable?: string;
   readonly bug?: string;
@@ -94,8 +96,8 @@ export async function simulate({ tx, facts, head }: SimulateTask): Promise<Simul
   // Charged from here: the EVM's first load in the thread is not the transaction's.
   const budget = new ComputeBudget(settings?.simulationBudgetMs ?? DEFAULT_SIMULATION_BUDGET_MS);
   try {
-    await simulatePrefix(tx, facts, head, state!, budget);
-    return { computeMs: budget.computeMs() };
+    const dependencies = await simulatePrefix(tx, facts, head, state!, budget);
+    return { computeMs: budget.computeMs(), dependencies };
   } catch (err) {
     const computeMs = budget.computeMs();
     if (err instanceof Unavailable) return { computeMs, unavailable: err.message };

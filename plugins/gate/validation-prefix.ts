@@ -12,20 +12,20 @@
  *   worker thread (simulation/simulate.ts).
  */
 import type { Submission } from './decode.js';
-import { codeHashOf, evaluateDirectly, EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE } from '../../protocol/index.js';
+import { codeHashOf, evaluateDirectly, EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE, type StateDependencies } from '../../protocol/index.js';
 import { frameRefusal, Refusal } from './errors.js';
 import type { Head, HeadState } from './state.js';
 
-/** Runs the prefix in the embedded EVM; throws a `verify-rejected` Refusal (with its dependencies) on a rule violation. */
-export type PrefixSimulator = (sub: Submission, head: Head) => Promise<void>;
+/** Runs the prefix in the embedded EVM: what it read; throws a `verify-rejected` Refusal (with its dependencies) on a rule violation. */
+export type PrefixSimulator = (sub: Submission, head: Head) => Promise<StateDependencies>;
 
 export interface PrefixJudge {
   readonly isPrecompile: (address: string) => boolean;
   readonly simulate: PrefixSimulator;
 }
 
-/** Throws a Refusal (or Unavailable) unless the prefix would set the payer. */
-export async function judgePrefix(sub: Submission, head: Head, state: HeadState, judge: PrefixJudge): Promise<void> {
+/** What the verdict read, when the prefix would set the payer; otherwise throws a Refusal (or Unavailable). */
+export async function judgePrefix(sub: Submission, head: Head, state: HeadState, judge: PrefixJudge): Promise<StateDependencies> {
   const { tx, facts } = sub.frame!;
   if (facts.deadline !== undefined) await checkExpiryVerifier(state, head);
   const targets = new Set<string>();
@@ -45,18 +45,18 @@ export async function judgePrefix(sub: Submission, head: Head, state: HeadState,
     accounts.set(address, account);
     return account.balance;
   };
+  const dependencies = (): StateDependencies => ({
+    accounts: [...accounts].map(([address, { nonce, balance }]) => [address, nonce.toString(), balance.toString()] as const),
+    codes: [...new Set([...targets, tx.sender])].map((address) => [address, '0x'] as const),
+    slots: [],
+  });
   try {
     await evaluateDirectly({ tx, prefixEnd: facts.prefixEnd, maxCost: facts.maxCost, senderExists, balanceOf });
   } catch (err) {
-    if (err instanceof Refusal) {
-      err.dependencies = {
-        accounts: [...accounts].map(([address, { nonce, balance }]) => [address, nonce.toString(), balance.toString()] as const),
-        codes: [...new Set([...targets, tx.sender])].map((address) => [address, '0x'] as const),
-        slots: [],
-      };
-    }
+    if (err instanceof Refusal) err.dependencies = dependencies();
     throw err;
   }
+  return dependencies();
 }
 
 /**

@@ -22,7 +22,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { FairQueue } from '../../src/plugin.js';
-import { type Frame, type SignatureEntry, type SignedFrames, verifyFrameSignatures } from '../../protocol/index.js';
+import { type Frame, type SignatureEntry, type SignedFrames, type StateDependencies, verifyFrameSignatures } from '../../protocol/index.js';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateAnswer, SimulateTask } from './pool-worker.js';
 import { Abandoned, PoolBusy, Refusal, Unavailable } from './errors.js';
 import type { Timed } from './timed-worker.js';
@@ -62,7 +62,8 @@ export interface WorkPool {
   /** Throws a Refusal for a bad entry, PoolBusy when a queue is full, Abandoned for a client gone. */
   verify(tx: SignedFrames, job: PoolJob): Promise<void>;
   /** Throws a Refusal when the prefix breaks a rule, Unavailable when the EL cannot be read, PoolBusy, Abandoned. */
-  simulate(task: SimulateTask, job: PoolJob): Promise<void>;
+  /** Admitted: what the simulation read (its dependencies); refused: throws the Refusal. */
+  simulate(task: SimulateTask, job: PoolJob): Promise<StateDependencies>;
   close(): Promise<void>;
 }
 
@@ -160,6 +161,8 @@ class Lane {
  * `onBug` hears of an unexpected error inside a simulation (its class, message and where), which
  * the thread has already turned into a classified refusal: for the log, never for the client.
  */
+const NOTHING_READ: StateDependencies = { accounts: [], codes: [], slots: [] };
+
 export function createWorkPool(limits: PoolLimits, settings: PoolSettings, onBug: (bug: string) => void = () => {}): WorkPool {
   const lanes = { verify: new Lane('verify', limits, settings), simulate: new Lane('simulate', limits, settings) };
   const run = async (name: LaneName, job: PoolJob, task: unknown) => {
@@ -173,6 +176,7 @@ export function createWorkPool(limits: PoolLimits, settings: PoolSettings, onBug
     }
     if (answer !== undefined && 'unavailable' in answer && (answer as PoolUnavailable).unavailable !== undefined)
       throw new Unavailable((answer as PoolUnavailable).unavailable);
+    return answer;
   };
   return {
     async verify(tx, job) {
@@ -182,7 +186,8 @@ export function createWorkPool(limits: PoolLimits, settings: PoolSettings, onBug
     },
     async simulate(task, job) {
       const tx = { ...task.tx, frames: task.tx.frames.map(detachedFrame), signatures: task.tx.signatures.map(detachedEntry) };
-      await run('simulate', job, { ...task, tx });
+      const answer = (await run('simulate', job, { ...task, tx })) as SimulateAnswer;
+      return answer.dependencies ?? NOTHING_READ;
     },
     async close() {
       await Promise.all([lanes.verify.close(), lanes.simulate.close()]);

@@ -9,10 +9,10 @@ import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } fr
 
 /**
  * For a suite: a real anvil as the execution upstream, a recording submission target, and the
- * production chain in front (the gate judging on every head: head_cache_ms 0). The target's
- * record is emptied before each test.
+ * production chain in front (the gate judging on every head: head_cache_ms 0; more gate options
+ * as YAML lines). The target's record is emptied before each test.
  */
-export function useFrameIngress(): { readonly anvil: Anvil; readonly target: SubmitTarget; readonly ingress: TestIngress } {
+export function useFrameIngress(gateOptions = ''): { readonly anvil: Anvil; readonly target: SubmitTarget; readonly ingress: TestIngress } {
   const el = useAnvil();
   const suite = {} as { anvil: Anvil; target: SubmitTarget; ingress: TestIngress };
   before(async () => {
@@ -20,7 +20,7 @@ export function useFrameIngress(): { readonly anvil: Anvil; readonly target: Sub
     suite.target = await startSubmitTarget();
     const yaml = testConfig(
       el.current.url,
-      PRODUCTION_PLUGINS.replace('  - gate\n', '  - gate:\n      head_cache_ms: 0\n      threads: 1\n'),
+      PRODUCTION_PLUGINS.replace('  - gate\n', `  - gate:\n      head_cache_ms: 0\n      threads: 1\n${gateOptions}`),
     ).replace(`execution: ${el.current.url}`, `execution: ${el.current.url}\n  submit: ${suite.target.url}`);
     suite.ingress = await startTestIngress(yaml);
   });

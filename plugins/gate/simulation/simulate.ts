@@ -10,7 +10,7 @@
  * EVM or a precompile's library) is refused too, with the cause "simulation error: <class>", as
  * a `SimulationFault` carrying what to log.
  */
-import type { FrameFacts, FrameTransaction } from '../../../protocol/index.js';
+import type { FrameFacts, FrameTransaction, StateDependencies } from '../../../protocol/index.js';
 import { OverlayStateManager, type PrefixProgress, type StateReader, validatePrefix } from '../../../protocol/evm/index.js';
 import { describeFault, frameRefusal, Refusal, Unavailable } from '../errors.js';
 import type { Head, HeadState } from '../state.js';
@@ -35,8 +35,9 @@ function faultOf(err: unknown, { frame, mode }: PrefixProgress): SimulationFault
 }
 
 /**
- * Simulates within `budget`, attaching what was read to a refusal (the verdict cache keeps it).
- * The caller reads the compute time spent off the budget, whatever the outcome.
+ * Simulates within `budget`: what was read, with a refusal (the verdict cache keeps it) or as the
+ * answer (an admission is revalidated against it, revalidation.ts). The caller reads the compute
+ * time spent off the budget, whatever the outcome.
  */
 export async function simulatePrefix(
   tx: FrameTransaction,
@@ -44,7 +45,7 @@ export async function simulatePrefix(
   head: Head,
   state: HeadState,
   budget = new ComputeBudget(DEFAULT_SIMULATION_BUDGET_MS),
-): Promise<void> {
+): Promise<StateDependencies> {
   const reader: StateReader = {
     account: (address) => state.account(address, head),
     code: (address) => state.codeEntry(address, head),
@@ -62,6 +63,7 @@ export async function simulatePrefix(
       checkBudget: () => budget.check(),
       waiting: (work) => budget.waiting(work),
     });
+    return stateManager.dependencies();
   } catch (err) {
     if (err instanceof Unavailable) throw err;
     const refusal =

@@ -11,7 +11,7 @@ function pools() {
     made.push(name);
     return {
       verify: async () => {},
-      simulate: async () => {},
+      simulate: async () => ({ accounts: [], codes: [], slots: [] }),
       close: async () => void closed.push(name),
     };
   };

@@ -223,10 +223,11 @@ describe("gate: a pool thread's simulate answers with the compute time it took, 
   };
   const shape = (answer: SimulateAnswer) => ({ keys: Object.keys(answer).sort(), computeMs: typeof answer.computeMs });
 
-  it('admitted: { computeMs } alone', async () => {
+  it('admitted: { computeMs, dependencies } with what it read (for revalidation)', async () => {
     const answer = await simulate(poolWith(), APPROVE_3);
-    expect(shape(answer)).to.deep.equal({ keys: ['computeMs'], computeMs: 'number' });
+    expect(shape(answer)).to.deep.equal({ keys: ['computeMs', 'dependencies'], computeMs: 'number' });
     expect(answer.computeMs).to.be.within(0, 200);
+    expect(answer.dependencies?.codes).to.deep.include([SMART, keccak256(APPROVE_3)]);
   });
 
   it('refused: { computeMs, refusal } with the refusal and what it read', async () => {

@@ -1,0 +1,114 @@
+/**
+ * EIP-8141 "Revalidation", for the frame transactions this instance admitted: while one is
+ * pending (ordered, not yet seen executed or skipped: in-flight.ts), it is looked at again at
+ * each new head. If everything its verdict read (dependencies.ts: accounts, code, sender slots)
+ * reads the same there, it stands; otherwise it is judged again at that head (its payer's funds,
+ * its validation prefix). One the chain will now skip gives its reservation back at once, in the
+ * ledger the fleet shares, so that its payer's funds and its sender's nonce are free before
+ * `skip_after_blocks` ends; it is counted (`svc_ingress_gate_revalidations_total`).
+ *
+ * At the shipped `skip_after_blocks` (1) nothing stays pending past the first block after its
+ * ordering, so there is nothing to look at again; it matters where blocks may lag their
+ * ordering (`skip_after_blocks` above 1). Heads are read as the gate reads them (per
+ * `head_cache_ms`), every `REVALIDATE_EVERY_MS` while anything is pending, never otherwise.
+ */
+import type { StateDependencies } from '../../protocol/index.js';
+import type { Logger } from '../../src/plugin.js';
+import type { Submission } from './decode.js';
+import { stillHolds } from './dependencies.js';
+import { Refusal } from './errors.js';
+import type { Ledger } from './ledger.js';
+import type { Head, HeadState } from './state.js';
+
+export interface PendingFrame {
+  readonly sub: Submission;
+  /** Whom the judgement was for: a judgement again queues in the pool as that source. */
+  readonly source: string;
+  readonly dependencies: StateDependencies;
+  /** The head read once the submission target acknowledged it. */
+  readonly seenAt: bigint;
+}
+
+/** `released`: it will now be skipped, its reservation given back; `kept`: judged again and still good. */
+export type Revalidation = 'unchanged' | 'kept' | 'released' | 'done';
+
+export interface RevalidatorParts {
+  readonly state: HeadState;
+  readonly ledger: Ledger;
+  readonly skipAfterBlocks: bigint;
+  /** Judges `pending` again at `head`: what it read, or throws the Refusal it would now get. */
+  readonly rejudge: (pending: PendingFrame, head: Head) => Promise<StateDependencies>;
+  readonly counted: (outcome: Revalidation) => void;
+  readonly log: Logger;
+}
+
+export const REVALIDATE_EVERY_MS = 250;
+/** Pending frame transactions followed at once; past it the oldest are let go (they end by `skip_after_blocks`). */
+const TRACKED_MAX = 10_000;
+
+export class Revalidator {
+  private readonly pending = new Map<string, PendingFrame>();
+  private lastHead = -1n;
+  private timer: NodeJS.Timeout | undefined;
+  private passing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly parts: RevalidatorParts) {}
+
+  track(pending: PendingFrame): void {
+    // Pending for one block only: nothing to look at again (module comment).
+    if (this.parts.skipAfterBlocks <= 1n) return;
+    if (this.pending.size >= TRACKED_MAX) this.pending.delete(this.pending.keys().next().value!);
+    this.pending.set(pending.sub.hash, pending);
+    this.timer ??= setInterval(() => void this.pass(), REVALIDATE_EVERY_MS).unref();
+  }
+
+  /** One look at the latest head, if it is new; passes never overlap. Resolves when it is done. */
+  pass(): Promise<void> {
+    this.passing = this.passing.then(() => this.look()).catch(() => undefined);
+    return this.passing;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.pending.clear();
+  }
+
+  private async look(): Promise<void> {
+    const head = await this.parts.state.latest();
+    if (head.number <= this.lastHead) return;
+    this.lastHead = head.number;
+    await Promise.all([...this.pending.values()].map((pending) => this.again(pending, head)));
+    if (this.pending.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private async again(pending: PendingFrame, head: Head): Promise<void> {
+    const { sub } = pending;
+    const { state, ledger, counted } = this.parts;
+    const done = () => {
+      this.pending.delete(sub.hash);
+      counted('done');
+    };
+    if (head.number >= pending.seenAt + this.parts.skipAfterBlocks) return done();
+    if ((await state.account(sub.sender, head)).nonce > sub.nonce) return done();
+    if (await stillHolds(pending.dependencies, state, head)) return counted('unchanged');
+    try {
+      this.pending.set(sub.hash, { ...pending, dependencies: await this.parts.rejudge(pending, head) });
+      counted('kept');
+    } catch (err) {
+      // Unreadable state, or a bug: it stays pending, looked at again at the next head.
+      if (!(err instanceof Refusal)) return;
+      this.pending.delete(sub.hash);
+      await ledger.release(sub.sender, sub.nonce, sub.hash);
+      counted('released');
+      this.parts.log.info('gate: a pending frame transaction can no longer be included: its reservation released', {
+        hash: sub.hash,
+        reason: err.reason,
+        head: head.number.toString(),
+      });
+    }
+  }
+}
