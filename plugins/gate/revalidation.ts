@@ -1,9 +1,10 @@
 /**
  * EIP-8141 "Revalidation", for the frame transactions this instance admitted: while one is
  * pending (ordered, not yet seen executed or skipped: in-flight.ts), it is looked at again at
- * each new head. If everything its verdict read (dependencies.ts: accounts, code, sender slots)
- * reads the same there, it stands; otherwise it is judged again at that head (its payer's funds,
- * its validation prefix). One the chain will now skip gives its reservation back at once, in the
+ * each new head. If its expiry deadline is no later than the head's timestamp, no block can
+ * include it any more; if everything its verdict read (dependencies.ts: accounts, code, sender
+ * slots) reads the same there, it stands; otherwise it is judged again at that head (its payer's
+ * funds, its validation prefix). One the chain will now skip gives its reservation back at once, in the
  * ledger the fleet shares, so that its payer's funds and its sender's nonce are free before
  * `skip_after_blocks` ends; it is counted (`svc_ingress_gate_revalidations_total`).
  *
@@ -87,28 +88,34 @@ export class Revalidator {
 
   private async again(pending: PendingFrame, head: Head): Promise<void> {
     const { sub } = pending;
-    const { state, ledger, counted } = this.parts;
+    const { state, counted } = this.parts;
     const done = () => {
       this.pending.delete(sub.hash);
       counted('done');
     };
     if (head.number >= pending.seenAt + this.parts.skipAfterBlocks) return done();
     if ((await state.account(sub.sender, head)).nonce > sub.nonce) return done();
+    // Every later block comes after the head: a deadline it reached can no longer be met.
+    const deadline = sub.frame?.facts.deadline;
+    if (deadline !== undefined && deadline <= head.timestamp) return this.release(pending, head, 'expired');
     if (await stillHolds(pending.dependencies, state, head)) return counted('unchanged');
     try {
       this.pending.set(sub.hash, { ...pending, dependencies: await this.parts.rejudge(pending, head) });
       counted('kept');
     } catch (err) {
       // Unreadable state, or a bug: it stays pending, looked at again at the next head.
-      if (!(err instanceof Refusal)) return;
-      this.pending.delete(sub.hash);
-      await ledger.release(sub.sender, sub.nonce, sub.hash);
-      counted('released');
-      this.parts.log.info('gate: a pending frame transaction can no longer be included: its reservation released', {
-        hash: sub.hash,
-        reason: err.reason,
-        head: head.number.toString(),
-      });
+      if (err instanceof Refusal) await this.release(pending, head, err.reason);
     }
+  }
+
+  private async release({ sub }: PendingFrame, head: Head, reason: string): Promise<void> {
+    this.pending.delete(sub.hash);
+    await this.parts.ledger.release(sub.sender, sub.nonce, sub.hash);
+    this.parts.counted('released');
+    this.parts.log.info('gate: a pending frame transaction can no longer be included: its reservation released', {
+      hash: sub.hash,
+      reason,
+      head: head.number.toString(),
+    });
   }
 }

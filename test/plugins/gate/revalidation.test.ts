@@ -10,10 +10,15 @@ const ONE_ETH = '0xde0b6b3a7640000';
 let addresses = 0;
 const freshAddress = () => `0x${'00'.repeat(17)}4e${(addresses++).toString(16).padStart(4, '0')}`;
 
-/** [only (the sender's code), pay (the paymaster), a transfer of nothing], creating the sender. */
-const sponsored = (sender: string, paymaster: string): FrameTxFields => ({
+const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+
+/** [only (the sender's code), pay (the paymaster), a transfer of nothing], creating the sender; an expiry frame first with a deadline. */
+const sponsored = (sender: string, paymaster: string, deadline?: bigint): FrameTxFields => ({
   sender,
   frames: [
+    ...(deadline === undefined
+      ? []
+      : [{ mode: 1, flags: 0, target: EXPIRY_VERIFIER, executionGas: 2_651n, data: `0x${deadline.toString(16).padStart(16, '0')}` }]),
     { mode: 1, flags: 2, executionGas: 20_000n },
     { mode: 1, flags: 1, target: paymaster, executionGas: 20_000n, stateGas: 183_600n },
     { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n },
@@ -34,9 +39,9 @@ describe('gate: pending frame transactions revalidated at each new head (skip_af
     return address;
   };
   /** A funded paymaster with code, and two transactions of new senders it would pay for. */
-  const twoSponsoredByOnePaymaster = async () => {
+  const twoSponsoredByOnePaymaster = async (firstDeadline?: bigint) => {
     const paymaster = await account(APPROVE_1);
-    const first = encodeFrameTx(sponsored(await account(APPROVE_2, false), paymaster));
+    const first = encodeFrameTx(sponsored(await account(APPROVE_2, false), paymaster, firstDeadline));
     const second = encodeFrameTx(sponsored(await account(APPROVE_2, false), paymaster));
     await el('evm_mine', []);
     return { paymaster, first, second };
@@ -75,5 +80,21 @@ describe('gate: pending frame transactions revalidated at each new head (skip_af
     await el('evm_mine', []);
     expect((await submit(second)).error.data, 'still pending two heads on').to.deep.equal({ reason: 'paymaster-pending' });
     expect(released()).to.have.length(before);
+  });
+
+  it('releases a pending transaction once a head reaches its expiry deadline: no later block can include it', async () => {
+    const now = BigInt(((await el('eth_getBlockByNumber', ['latest', false])) as { timestamp: string }).timestamp);
+    const { first, second } = await twoSponsoredByOnePaymaster(now + 100n);
+    expect(await submit(first)).to.have.property('result', keccak256(first));
+    expect((await submit(second)).error.data).to.deep.equal({ reason: 'paymaster-pending' });
+    const before = released().length;
+    await el('evm_mine', [`0x${(now + 100n).toString(16)}`]);
+    const lines = await until(
+      async () => released(),
+      (all) => all.length > before,
+      'the revalidation to release it',
+    );
+    expect(JSON.parse(lines.at(-1)!)).to.include({ hash: keccak256(first), reason: 'expired' });
+    expect(await submit(second)).to.have.property('result', keccak256(second));
   });
 });
