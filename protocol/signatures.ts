@@ -1,19 +1,15 @@
 /**
  * Signature checks, once per submission, each with the fastest well-kept implementation:
- * secp256k1 recovery through native libsecp256k1 (`secp256k1` package, ~30x ethers' own),
+ * secp256k1 recovery through native libsecp256k1 where it loads (~30x ethers' own; crypto-backend.ts),
  * P-256 through `@noble/curves`, ML-DSA-65 through `@noble/post-quantum` (FIPS 204 pure, empty
  * context, message = the 32-byte digest), as pinned in frame-transactions.md section 4.
  */
 import { p256 } from '@noble/curves/nist.js';
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
-import { createRequire } from 'node:module';
-import type * as Secp256k1 from 'secp256k1';
+import { recoverPublicKey } from './crypto-backend.js';
 import { bytesOfHex, keccakHex } from './hex.js';
 import type { FrameTransaction, SignatureEntry } from './frame-codec.js';
 import { refuse } from './refusal.js';
-
-// The native binding itself, not the package's silent fallback to pure-JS `elliptic`.
-const secp256k1 = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp256k1;
 
 export interface Scheme {
   readonly name: string;
@@ -62,7 +58,7 @@ export function recoverAddress(digest: Uint8Array, r: Uint8Array, s: Uint8Array,
   signature.set(r, 32 - r.length);
   signature.set(s, 64 - s.length);
   try {
-    return addressOfUncompressed(secp256k1.ecdsaRecover(signature, yParity, digest, false));
+    return addressOfUncompressed(recoverPublicKey(signature, yParity, digest));
   } catch {
     return undefined;
   }

@@ -36,9 +36,13 @@ import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from '.
 import { parseGateOptions, type GateOptions } from './options.js';
 import { readRawTransaction } from './raw-transaction.js';
 import { evmPatchApplied } from '../../protocol/evm/index.js';
+import { cryptoBackend } from '../../protocol/index.js';
 import { HeadState } from './state.js';
 import { rawParams, syncTimeoutOf } from './sync.js';
 import { createWorkPool } from './work-pool.js';
+
+/** The portable-crypto line is said once per process, not at every reload. */
+let portableCryptoSaid = false;
 
 export const gate: PluginModule<GateOptions> = {
   name: 'gate',
@@ -57,6 +61,12 @@ export const gate: PluginModule<GateOptions> = {
         );
       }
     });
+    if (cryptoBackend.kind === 'portable' && !portableCryptoSaid) {
+      portableCryptoSaid = true;
+      log.warn(
+        `gate: keccak-256 and secp256k1 run on the pure-JS @noble implementations (${cryptoBackend.why}): each submission costs more CPU (BENCHMARKS.md, "Portable crypto")`,
+      );
+    }
     const simulationBug = throttledWarning(
       log,
       'gate: a simulation failed unexpectedly, refused as "simulation error" (throttled: count since the last line)',

@@ -22,12 +22,24 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { FairQueue } from '../../src/plugin.js';
-import { type Frame, type SignatureEntry, type SignedFrames, type StateDependencies, verifyFrameSignatures } from '../../protocol/index.js';
+import {
+  cryptoBackend,
+  type Frame,
+  type SignatureEntry,
+  type SignedFrames,
+  type StateDependencies,
+  verifyFrameSignatures,
+} from '../../protocol/index.js';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateAnswer, SimulateTask } from './pool-worker.js';
 import { Abandoned, PoolBusy, Refusal, Unavailable } from './errors.js';
 import type { Timed } from './timed-worker.js';
 
-const INLINE_SECP256K1_MAX = 4;
+/**
+ * Up to four SECP256K1 entries are checked on the event loop (~70 µs each natively: a thread
+ * hop costs more); with the pure-JS fallback (~1.7 ms each, crypto-backend.ts) every check goes
+ * to the pool.
+ */
+const INLINE_SECP256K1_MAX = cryptoBackend.kind === 'native' ? 4 : 0;
 const INLINE_SCHEMES = new Set([0x00, 0x01]);
 
 // Byte fields are views of the raw transaction (or of a shared Buffer slab), and a structured

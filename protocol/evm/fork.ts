@@ -11,7 +11,7 @@
  */
 import { createCustomCommon, Hardfork, Mainnet, type Common } from '@ethereumjs/common';
 import { getActivePrecompiles } from '@ethereumjs/evm';
-import { nativeEcrecover } from './ecrecover.js';
+import { ecrecoverPrecompile } from './ecrecover.js';
 
 export const CHAIN_ID = 8141;
 
@@ -21,7 +21,7 @@ export const COMMON: Common = createCustomCommon(
   {
     hardfork: Hardfork.Amsterdam,
     // ECRECOVER natively (ecrecover.ts); the KZG is given on first use (kzg.ts).
-    customCrypto: { ecrecover: nativeEcrecover },
+    customCrypto: { ecrecover: ecrecoverPrecompile },
   },
 );
 

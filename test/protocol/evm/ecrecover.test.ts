@@ -1,7 +1,7 @@
 import { ecrecover } from '@ethereumjs/util';
 import { expect } from 'chai';
 import { SigningKey, keccak256 } from 'ethers';
-import { nativeEcrecover } from '../../../protocol/evm/ecrecover.js';
+import { ecrecoverPrecompile } from '../../../protocol/evm/ecrecover.js';
 
 const bytes = (hex: string) => Uint8Array.from(Buffer.from(hex.replace(/^0x/, ''), 'hex'));
 const ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -38,12 +38,12 @@ describe('gate: ECRECOVER (0x01) in simulation through native libsecp256k1', () 
     ['a digest past the group order', [word(ORDER + 7n), v, r, s]],
   ] as ReadonlyArray<readonly [string, Args]>) {
     it(`${name}: as @ethereumjs/util's ecrecover answers`, () => {
-      expect(outcome(() => nativeEcrecover(...args))).to.equal(outcome(() => ecrecover(...args)));
+      expect(outcome(() => ecrecoverPrecompile(...args))).to.equal(outcome(() => ecrecover(...args)));
     });
   }
 
   it('recovers the signer', () => {
-    expect(`0x04${Buffer.from(nativeEcrecover(digest, v, r, s)).toString('hex')}`).to.equal(
+    expect(`0x04${Buffer.from(ecrecoverPrecompile(digest, v, r, s)).toString('hex')}`).to.equal(
       new SigningKey(`0x${'42'.repeat(32)}`).publicKey,
     );
   });

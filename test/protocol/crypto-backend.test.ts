@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cryptoBackend, nativeBackend, portableBackend } from '../../protocol/crypto-backend.js';
+
+const outcome = (run: () => Uint8Array) => {
+  try {
+    return Buffer.from(run()).toString('hex');
+  } catch {
+    return 'throws';
+  }
+};
+
+describe('crypto backend: native where it loads, pure JS everywhere else', () => {
+  const native = nativeBackend();
+  const portable = portableBackend();
+
+  it('hashes every length alike: keccak-256 of 0 to 300 bytes, then 5 KB', () => {
+    for (const length of [...Array.from({ length: 301 }, (_, i) => i), 5_000]) {
+      const bytes = randomBytes(length);
+      expect(portable.keccak(bytes).toString('hex'), `${length} bytes`).to.equal(native.keccak(bytes).toString('hex'));
+    }
+    expect(portable.keccak(new Uint8Array(0)).toString('hex')).to.equal('c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470');
+  });
+
+  it('recovers the same key, or refuses alike, for valid and broken signatures (zero, past the order, no curve point, recovery 0-3)', () => {
+    const ORDER = Buffer.from('fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141', 'hex');
+    const cases: Array<[Uint8Array, number, Uint8Array]> = [];
+    for (let i = 0; i < 40; i++) cases.push([randomBytes(64), i % 4, randomBytes(32)]);
+    const digest = randomBytes(32);
+    cases.push(
+      [new Uint8Array(64), 0, digest],
+      [Buffer.concat([ORDER, randomBytes(32)]), 1, digest],
+      [Buffer.concat([randomBytes(32), ORDER]), 0, digest],
+    );
+    let recovered = 0;
+    for (const [signature, recovery, message] of cases) {
+      const expected = outcome(() => native.recover(signature, recovery, message));
+      if (expected !== 'throws') recovered++;
+      expect(outcome(() => portable.recover(signature, recovery, message))).to.equal(expected);
+    }
+    expect(recovered, 'cases that recover a key').to.be.at.least(10);
+  });
+
+  it('runs native here (unless this run forces the fallback), and the fallback when SVC_PORTABLE_CRYPTO=1 forces it, saying why', () => {
+    const forced = process.env.SVC_PORTABLE_CRYPTO === '1';
+    expect(cryptoBackend).to.deep.equal(forced ? { kind: 'portable', why: 'SVC_PORTABLE_CRYPTO=1' } : { kind: 'native' });
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "import('./dist/protocol/crypto-backend.js').then((m) => console.log(JSON.stringify(m.cryptoBackend)))",
+      ],
+      { env: { ...process.env, SVC_PORTABLE_CRYPTO: '1' }, encoding: 'utf8', timeout: 20_000 },
+    );
+    expect(JSON.parse(child.stdout)).to.deep.equal({ kind: 'portable', why: 'SVC_PORTABLE_CRYPTO=1' });
+  });
+});
