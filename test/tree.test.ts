@@ -25,6 +25,18 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'protocol/evm/state-gas-owners.ts': 'test/conformance/state-gas.test.ts (refills across frames, batches and reverts)',
   'protocol/evm/execute.ts': 'test/conformance/ (execution cases) and test/devnet/frames/frame-chain.test.ts',
   'protocol/index.ts': 'test/protocol/boundary.test.ts (the door: re-exports only)',
+  'devnet/anvil.ts': 'test/helpers/el.ts starts every anvil of the suite through it; test/devnet/devnet.test.ts',
+  'devnet/rpc.ts': "test/devnet/frames/frame-chain.test.ts and test/conformance/runner.ts (the devnet's every call to anvil)",
+  'devnet/frames/block-reader.ts': 'test/devnet/frames/frame-chain.test.ts (what the frame runner reads of anvil)',
+  'devnet/frames/frame-logs.ts': "test/devnet/frames/rpc-shapes.test.ts (eth_getBlockReceipts and eth_getLogs with the frames')",
+  'devnet/stripped/stripped-blocks.ts': 'test/devnet/stripped/methods.test.ts (the stripped blocks behind the methods)',
+  'examples/chain.ts': 'test/examples/examples.test.ts (every example runs against the devnet)',
+  'examples/contract-account-transfer.ts': 'test/examples/examples.test.ts',
+  'examples/frame-transaction.ts': 'test/examples/examples.test.ts',
+  'examples/mldsa-transfer.ts': 'test/examples/examples.test.ts',
+  'examples/clients/ethers.ts': 'test/examples/clients.test.ts',
+  'examples/clients/indexer.ts': 'test/examples/clients.test.ts',
+  'examples/clients/viem.ts': 'test/examples/clients.test.ts',
   'protocol/evm/index.ts': 'test/protocol/boundary.test.ts (the EVM door: re-exports only)',
   'protocol/refusal.ts': 'test/plugins/gate/errors.test.ts (refusals as the gate answers them)',
   'protocol/evm/evm-types.ts': 'types only',
@@ -41,7 +53,13 @@ function modulesUnder(dir: string): string[] {
 const mirrorOf = (module: string) => `test/${module.replace(/\.ts$/, '.test.ts')}`;
 
 describe('the test tree', () => {
-  const modules = [...modulesUnder('src'), ...modulesUnder('plugins'), ...modulesUnder('protocol')];
+  const modules = [
+    ...modulesUnder('src'),
+    ...modulesUnder('plugins'),
+    ...modulesUnder('protocol'),
+    ...modulesUnder('devnet'),
+    ...modulesUnder('examples'),
+  ];
 
   it('has a test at the mirrored path of every module, or names where its contract is held', () => {
     const untested = modules.filter((module) => !existsSync(join(ROOT, mirrorOf(module))) && !(module in COVERED_ELSEWHERE));
