@@ -37,6 +37,8 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'examples/clients/ethers.ts': 'test/examples/clients.test.ts',
   'examples/clients/indexer.ts': 'test/examples/clients.test.ts',
   'examples/clients/viem.ts': 'test/examples/clients.test.ts',
+  'plugins/rate-limit/fleet-sync.ts':
+    'test/plugins/rate-limit/bucket.test.ts (a bucket in a fleet, two instances on a real Redis) and test/src/fleet.test.ts',
   'protocol/evm/index.ts': 'test/protocol/boundary.test.ts (the EVM door: re-exports only)',
   'protocol/refusal.ts': 'test/plugins/gate/errors.test.ts (refusals as the gate answers them)',
   'protocol/evm/evm-types.ts': 'types only',

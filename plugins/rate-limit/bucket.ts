@@ -1,28 +1,27 @@
 /**
  * One kind of bucket (e.g. "submissions per source"), keyed by source: `burst` at once for a
- * quiet source, `rate_per_second` sustained. In one process, or in the primary process that
- * every worker of `workers: N` consumes from, the buckets are MemoryBuckets (synchronous token
- * buckets). In fleet mode they live in Redis, shared by every instance, as rate-limiter-flexible's
- * limiter; if Redis or the primary fails, the local in-memory twin answers (counted by the fleet)
- * until it is back.
+ * quiet source, `rate_per_second` sustained. Everywhere the same token buckets (MemoryBuckets),
+ * with the same Retry-After: in one process; in the primary process that every worker of
+ * `workers: N` consumes from (if it fails, the local twin answers, counted by the fleet); and in
+ * fleet mode in every instance, kept in step through Redis in the background (fleet-sync.ts), so
+ * that no request waits on Redis.
  */
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Redis } from 'ioredis';
 import { MemoryBuckets, type BucketSpec, type Consumed, type SharedState } from '../../src/plugin.js';
+import { FleetSync } from './fleet-sync.js';
 
 export type { BucketSpec, Consumed };
-
-type Limiter = Pick<RateLimiterRedis, 'consume' | 'penalty'>;
 
 interface SharedBucket {
   consume(key: string, cost: number): Promise<Consumed>;
   charge(key: string, cost: number): Promise<void>;
 }
-const OK: Consumed = { ok: true };
 
 export class Bucket {
   private readonly local: MemoryBuckets;
+  /** The primary's bucket (workers: N). */
   private readonly shared: SharedBucket | undefined;
+  /** The fleet's, through Redis. */
+  readonly fleet: FleetSync | undefined;
   /** Sends new numbers to the primary's bucket (workers: N), when that is the shared home. */
   private resizeHosted: ((spec: BucketSpec) => void) | undefined;
 
@@ -34,14 +33,11 @@ export class Bucket {
     local = new MemoryBuckets(spec),
   ) {
     this.local = local;
-    this.shared = state.home({
+    let fleet: FleetSync | undefined;
+    this.shared = state.home<SharedBucket | undefined>({
       redis: (client) => {
-        const limiter = redisLimiter(name, spec, client);
-        return {
-          consume: (key, cost) => take(limiter, key, cost),
-          // Within the fixed window's rest only: the window forgets the debt when it ends.
-          charge: async (key, cost) => void (await limiter.penalty(key, cost)),
-        };
+        fleet = new FleetSync(name, client, local, state, spec);
+        return undefined;
       },
       primary: (call) => {
         // Keyed by name: a reload with other numbers resizes the primary's bucket (see adopt).
@@ -52,24 +48,31 @@ export class Bucket {
         };
       },
     });
+    this.fleet = fleet;
   }
 
   /**
    * A reload's numbers, once its chain is in place: this process's buckets and the primary's keep
-   * their levels, clamped to the new burst (MemoryBuckets.resize). Redis keeps its own windows.
+   * their levels, clamped to the new burst (MemoryBuckets.resize).
    */
   adopt(spec: BucketSpec): void {
     this.local.resize(spec);
+    this.fleet?.resize(spec);
     this.resizeHosted?.(spec);
   }
 
   /**
    * Takes `cost` tokens from `key`'s bucket and hands the outcome to `then`: synchronously when
-   * the buckets are in this process (every read passes here), after the store's answer otherwise.
+   * the buckets are in this process, alone or in a fleet (every read passes here), after the
+   * primary's answer otherwise.
    */
   consume<T>(key: string, cost: number, then: (consumed: Consumed) => T | Promise<T>): T | Promise<T> {
     const shared = this.shared;
-    if (shared === undefined) return then(this.local.take(key, cost));
+    if (shared === undefined) {
+      const consumed = this.local.take(key, cost);
+      if (consumed.ok) this.fleet?.took(key, cost);
+      return then(consumed);
+    }
     return this.state
       .either(
         `rate limit ${this.name}`,
@@ -79,10 +82,18 @@ export class Bucket {
       .then(then);
   }
 
+  /** Stops syncing with the fleet (the chain is replaced or closed). */
+  close(): void {
+    this.fleet?.close();
+  }
+
   /** Takes `cost` tokens for work already done, into debt if need be (MemoryBuckets.charge). */
   charge(key: string, cost: number): void | Promise<void> {
     const shared = this.shared;
-    if (shared === undefined) return this.local.charge(key, cost);
+    if (shared === undefined) {
+      this.fleet?.took(key, cost);
+      return this.local.charge(key, cost);
+    }
     return this.state.either(
       `rate limit ${this.name}`,
       () => shared.charge(key, cost),
@@ -103,24 +114,4 @@ export function hostedBucket(init: unknown): {
     charge: (key, cost) => buckets.charge(key, cost),
     resize: (spec) => buckets.resize(spec),
   };
-}
-
-function redisLimiter(name: string, spec: BucketSpec, storeClient: Redis): Limiter {
-  // One window of `burst` points lasting the time the sustained rate takes to earn them: a
-  // quiet source may send `burst` at once, and no source more than `ratePerSecond` sustained.
-  const duration = Math.ceil(spec.burst / spec.ratePerSecond);
-  return new RateLimiterRedis({ points: spec.burst, duration, keyPrefix: `svc-ingress:rl:${name}`, storeClient });
-}
-
-/** A refusal is a RateLimiterRes; anything else thrown is a store failure and propagates. */
-function take(limiter: Limiter, key: string, cost: number): Promise<Consumed> {
-  return limiter.consume(key, cost).then(() => OK, refused);
-}
-
-function refused(err: unknown): Consumed {
-  // Two milliseconds more than the window's rest: Redis reports it floored to the millisecond and a
-  // timer may fire up to a millisecond early, yet a client that waits exactly what it was told
-  // must find the window gone (with one, it did not, about once in a few hundred runs).
-  if (err instanceof RateLimiterRes) return { ok: false, retryAfterMs: Math.max(0, Math.ceil(err.msBeforeNext)) + 2 };
-  throw err;
 }

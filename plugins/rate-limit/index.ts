@@ -139,8 +139,12 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         });
       });
 
+    const every = [submissions, reads].flatMap((limits) => (limits === undefined ? [] : [limits.perSource, limits.host]));
     return {
       name: 'rate-limit',
+      close: async () => {
+        for (const bucket of every) bucket?.close();
+      },
       connectionSource: sourceOf.ofPeer,
       // Receiving and parsing are the work a large body costs, whatever it turns out to be (a
       // batch of 170,000 empty arrays, 510 KB, took ~40 ms): one read token per 4 KiB past the

@@ -1,7 +1,8 @@
 /**
- * One kind of bucket, in its three homes: this process (synchronous), Redis (a real
- * redis-server, through the real Fleet) with the local twin answering while Redis is down, and
- * the primary process of `workers: N` (hostedBucket, and the call the bucket makes to it). The
+ * One kind of bucket, in its three homes: this process (synchronous), a fleet (every instance's
+ * own buckets kept in step through a real redis-server, through the real Fleet, deciding alone
+ * while Redis is down), and the primary process of `workers: N` (hostedBucket, and the call the
+ * bucket makes to it). The
  * plugin's use of buckets over HTTP is test/plugins/rate-limit/index.test.ts; two processes
  * sharing Redis, test/src/fleet.test.ts; the IPC to the primary, test/src/cluster/calls.test.ts.
  */
@@ -18,12 +19,6 @@ import { startRedis, type RedisServer } from '../../helpers/redis.js';
 const log = createLogger('error');
 const memory = () => new Fleet({ store: 'memory', redisUrl: undefined }, log);
 
-/** Every outcome of `costs` taken in turn from `key`, awaited one by one. */
-async function takeAll(bucket: Bucket, key: string, costs: readonly number[]): Promise<Consumed[]> {
-  const out: Consumed[] = [];
-  for (const cost of costs) out.push(await bucket.consume(key, cost, (consumed) => consumed));
-  return out;
-}
 /** A take from a bucket in this process: answered before consume returns. */
 function takeNow(bucket: Bucket, key: string, cost: number): Consumed {
   const consumed = bucket.consume(key, cost, (c) => c);
@@ -88,7 +83,7 @@ describe('rate-limit bucket', () => {
     });
   });
 
-  describe('in Redis (store: redis)', () => {
+  describe('in a fleet (store: redis): every instance decides alone, in step through Redis', () => {
     let redis: RedisServer;
     let fleet: Fleet;
     /** A second instance of the fleet on the same Redis. */
@@ -109,107 +104,131 @@ describe('rate-limit bucket', () => {
       await redis?.stop();
     });
 
-    it('answers once Redis has: `then` has not run when consume returns its promise', async () => {
-      const bucket = new Bucket(fresh(), { ratePerSecond: 1, burst: 1 }, fleet);
+    /** EVAL calls Redis has answered so far (INFO commandstats). */
+    const evalCalls = async () => Number(/cmdstat_eval:calls=(\d+)/.exec(await fleet.redis!.info('commandstats'))?.[1] ?? 0);
+    /** Both instances exchange what they took with the fleet, one after the other. */
+    const syncBoth = async (...buckets: Bucket[]) => {
+      for (const bucket of buckets) await bucket.fleet!.sync();
+      for (const bucket of buckets) await bucket.fleet!.sync();
+    };
+    const made: Bucket[] = [];
+    const bucketOf = (name: string, spec: BucketSpec, state: Fleet) => {
+      const bucket = new Bucket(name, spec, state);
+      made.push(bucket);
+      return bucket;
+    };
+    afterEach(() => {
+      for (const bucket of made.splice(0)) bucket.close();
+    });
+
+    it('answers synchronously, as in one process: no request waits on Redis', () => {
+      const bucket = bucketOf(fresh(), { ratePerSecond: 1, burst: 1 }, fleet);
       const order: string[] = [];
-      const pending = bucket.consume('10.0.0.1', 1, (consumed) => {
+      const answered = bucket.consume('10.0.0.1', 1, (consumed) => {
         order.push(`then ${consumed.ok}`);
         return 'answered';
       });
       order.push('returned');
-      expect(pending).to.be.instanceOf(Promise);
-      expect(await pending).to.equal('answered');
-      expect(order).to.deep.equal(['returned', 'then true']);
-      expect(fleet.fallbacks).to.equal(0);
+      expect(answered).to.equal('answered');
+      expect(order).to.deep.equal(['then true', 'returned']);
     });
 
-    // Where both homes agree: the burst at once, the first refusal, and a wait no longer than
-    // the time the sustained rate takes to earn the burst back.
+    // One algorithm: the burst at once, the first refusal, the wait for one token, as in one process.
     for (const spec of [
       { ratePerSecond: 1, burst: 1 },
       { ratePerSecond: 5, burst: 5 },
       { ratePerSecond: 2, burst: 4 },
-      { ratePerSecond: 1, burst: 3 },
     ] satisfies BucketSpec[]) {
-      it(`agrees with the memory bucket on ${spec.burst} at once and the next refused (${spec.ratePerSecond}/s)`, async () => {
-        const costs = Array.from({ length: spec.burst + 1 }, () => 1);
-        const inRedis = await takeAll(new Bucket(fresh(), spec, fleet), '10.0.0.1', costs);
-        const inMemory = await takeAll(new Bucket('reads:source', spec, memory()), '10.0.0.1', costs);
-        const expected = [...Array.from({ length: spec.burst }, () => true), false];
-        expect(oks(inRedis), 'redis').to.deep.equal(expected);
-        expect(oks(inMemory), 'memory').to.deep.equal(expected);
-        const refill = (spec.burst / spec.ratePerSecond) * 1_000;
-        // Redis's window rest, floored to the millisecond, plus the 2 ms margin bucket.ts adds.
-        expect(waitOf(inRedis.at(-1))).to.be.within(1, refill + 2);
-        expect(waitOf(inMemory.at(-1))).to.be.within(1, 1_000 / spec.ratePerSecond + 1);
-        expect(fleet.fallbacks).to.equal(0);
+      it(`agrees with the memory bucket on ${spec.burst} at once, the next refused, and its wait (${spec.ratePerSecond}/s)`, () => {
+        const take = (bucket: Bucket) => Array.from({ length: spec.burst + 1 }, () => takeNow(bucket, '10.0.0.1', 1));
+        const inFleet = take(bucketOf(fresh(), spec, fleet));
+        const inMemory = take(new Bucket('reads:source', spec, memory()));
+        expect(oks(inFleet)).to.deep.equal(oks(inMemory));
+        expect(oks(inFleet)).to.deep.equal([...Array.from({ length: spec.burst }, () => true), false]);
+        expect(waitOf(inFleet.at(-1))).to.be.within(1, 1_000 / spec.ratePerSecond + 1);
+        expect(Math.abs(waitOf(inFleet.at(-1)) - waitOf(inMemory.at(-1)))).to.be.at.most(2);
       });
     }
 
-    it('agrees with the memory bucket on costs that fit the burst, and on a single cost over what is left', async () => {
-      const spec = { ratePerSecond: 4, burst: 4 };
-      const inRedis = await takeAll(new Bucket(fresh(), spec, fleet), '10.0.0.1', [3, 1, 1]);
-      const inMemory = await takeAll(new Bucket('reads:source', spec, memory()), '10.0.0.1', [3, 1, 1]);
-      expect(oks(inRedis)).to.deep.equal([true, true, false]);
-      expect(oks(inMemory)).to.deep.equal([true, true, false]);
-    });
-
-    it('charges work already done in the shared window: every instance then refuses the source', async () => {
+    it('shares one bucket per name and key among the instances, once they have synced', async () => {
       const name = fresh();
-      await new Bucket(name, { ratePerSecond: 1, burst: 3 }, fleet).charge('10.0.0.1', 5);
-      const refused = await new Bucket(name, { ratePerSecond: 1, burst: 3 }, other).consume('10.0.0.1', 1, (c) => c);
-      expect(waitOf(refused)).to.be.within(1, 3_002);
+      // Slow: the counters' window (burst / rate) is 40 s, and the test never straddles two.
+      const spec = { ratePerSecond: 0.05, burst: 2 };
+      const here = bucketOf(name, spec, fleet);
+      const there = bucketOf(name, spec, other);
+      expect(takeNow(here, '10.0.0.1', 1).ok).to.equal(true);
+      expect(takeNow(there, '10.0.0.1', 1).ok).to.equal(true);
+      await syncBoth(here, there);
+      // Each took one of the two: the fleet's bucket is empty, at both.
+      expect(takeNow(here, '10.0.0.1', 1).ok).to.equal(false);
+      expect(takeNow(there, '10.0.0.1', 1).ok).to.equal(false);
+      // Another key, or another kind of bucket, is another bucket.
+      expect(takeNow(there, '10.0.0.2', 1).ok).to.equal(true);
+      expect(takeNow(bucketOf(fresh(), spec, other), '10.0.0.1', 1).ok).to.equal(true);
       expect(fleet.fallbacks + other.fallbacks).to.equal(0);
     });
 
-    it('serves a refused source again once the wait it was told has passed', async () => {
-      const bucket = new Bucket(fresh(), { ratePerSecond: 2, burst: 1 }, fleet);
-      const [, refused] = await takeAll(bucket, '10.0.0.1', [1, 1]);
-      await sleep(waitOf(refused));
-      expect(oks(await takeAll(bucket, '10.0.0.1', [1]))).to.deep.equal([true]);
+    it('charges work done at one instance to the source at every instance: the others refuse it until it is earned back', async () => {
+      const name = fresh();
+      const spec = { ratePerSecond: 0.1, burst: 3 };
+      const here = bucketOf(name, spec, fleet);
+      const there = bucketOf(name, spec, other);
+      takeNow(there, '10.0.0.1', 1);
+      await syncBoth(here, there);
+      await here.charge('10.0.0.1', 5);
+      await syncBoth(here, there);
+      // 3 - 1 - 5: three tokens of debt, a token each 10 s: 40 s to the next.
+      expect(waitOf(takeNow(there, '10.0.0.1', 1))).to.be.within(39_000, 40_001);
     });
 
-    it('shares one bucket per name and key among every instance on the Redis', async () => {
+    it('holds a source hammering two instances to the fleet-wide rate, within 10%, with one Redis call per sync', async () => {
       const name = fresh();
-      const spec = { ratePerSecond: 1, burst: 2 };
-      const here = new Bucket(name, spec, fleet);
-      const there = new Bucket(name, spec, other);
-      expect(oks(await takeAll(here, '10.0.0.1', [1]))).to.deep.equal([true]);
-      expect(oks(await takeAll(there, '10.0.0.1', [1]))).to.deep.equal([true]);
-      expect(oks(await takeAll(here, '10.0.0.1', [1]))).to.deep.equal([false]);
-      expect(oks(await takeAll(there, '10.0.0.1', [1]))).to.deep.equal([false]);
-      // Another key, or another kind of bucket, is another bucket.
-      expect(oks(await takeAll(there, '10.0.0.2', [1]))).to.deep.equal([true]);
-      expect(oks(await takeAll(new Bucket(fresh(), spec, other), '10.0.0.1', [1]))).to.deep.equal([true]);
+      const spec = { ratePerSecond: 200, burst: 20 };
+      const instances = [bucketOf(name, spec, fleet), bucketOf(name, spec, other)];
+      const before = await evalCalls();
+      const started = Date.now();
+      let passed = 0;
+      let tried = 0;
+      while (Date.now() - started < 2_000) {
+        for (const bucket of instances) {
+          tried++;
+          if (takeNow(bucket, '10.0.0.9', 1).ok) passed++;
+        }
+        await sleep(1);
+      }
+      const limit = spec.burst + (spec.ratePerSecond * (Date.now() - started)) / 1_000;
+      expect(tried, 'attempts, well over the limit').to.be.above(2 * limit);
+      expect(passed / limit, `passed ${passed} of a fleet-wide limit of ${limit.toFixed(0)}`).to.be.within(0.9, 1.1);
+      // Two instances, one call each per 50 ms sync: about 80 in 2 s, whatever the attempts.
+      expect((await evalCalls()) - before).to.be.at.most(100);
     });
 
-    it('answers from its local twin while Redis is down, counting each fallback, and uses Redis again once it is back', async () => {
+    it('goes on deciding alone while Redis is down, counting each failed sync, and syncs again once it is back', async () => {
       const name = fresh();
       const spec = { ratePerSecond: 1, burst: 2 };
-      const here = new Bucket(name, spec, fleet);
-      const there = new Bucket(name, spec, other);
-      // Spent in Redis.
-      expect(oks(await takeAll(here, '10.0.0.1', [1, 1, 1]))).to.deep.equal([true, true, false]);
-
+      const here = bucketOf(name, spec, fleet);
+      const there = bucketOf(name, spec, other);
       const closed = next(fleet, 'close');
       await redis.stop();
       await within(5_000, 'the client seeing Redis gone', closed);
       const before = fleet.fallbacks;
-      // The local twin never saw this source: its whole burst, then its own refusal.
-      const local = await takeAll(here, '10.0.0.1', [1, 1, 1]);
-      expect(oks(local)).to.deep.equal([true, true, false]);
-      expect(waitOf(local[2])).to.be.within(700, 1_001);
-      expect(fleet.fallbacks - before).to.equal(3);
+      expect(oks([takeNow(here, '10.0.0.1', 1), takeNow(here, '10.0.0.1', 1), takeNow(here, '10.0.0.1', 1)])).to.deep.equal([
+        true,
+        true,
+        false,
+      ]);
+      await here.fleet!.sync();
+      expect(fleet.fallbacks - before).to.equal(1);
 
       const ready = Promise.all([next(fleet, 'ready'), next(other, 'ready')]);
       await redis.restart();
       await within(5_000, 'both clients back on Redis', ready);
-      // The restarted Redis is empty: one bucket again, shared by both instances, while the
-      // local twin, spent above, would refuse at once.
-      expect(oks(await takeAll(here, '10.0.0.1', [1]))).to.deep.equal([true]);
-      expect(oks(await takeAll(there, '10.0.0.1', [1]))).to.deep.equal([true]);
-      expect(oks(await takeAll(here, '10.0.0.1', [1]))).to.deep.equal([false]);
-      expect(fleet.fallbacks - before).to.equal(3);
+      // Shared again: what one takes now, the other hears of.
+      takeNow(there, '10.0.0.3', 2);
+      takeNow(here, '10.0.0.3', 1);
+      await syncBoth(here, there);
+      expect(takeNow(here, '10.0.0.3', 1).ok).to.equal(false);
+      expect(fleet.fallbacks - before).to.equal(1);
     });
   });
 
