@@ -21,6 +21,16 @@ export interface FleetOptions {
   readonly store: 'memory' | 'redis';
   /** Without credentials inline; see config `redis_url_file` / `redis_url_env`. */
   readonly redisUrl: string | undefined;
+  /** Or a Redis with replicas that Sentinel fails over (config `redis:`). */
+  readonly sentinel?: SentinelOptions;
+}
+
+export interface SentinelOptions {
+  readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+  /** The master's name in the Sentinels' configuration. */
+  readonly name: string;
+  /** For the Redis servers and the Sentinels alike. */
+  readonly password: string | undefined;
 }
 
 /** Short: a command that cannot answer within this is treated as Redis being down. */
@@ -42,14 +52,32 @@ export class Fleet implements SharedState {
     private readonly metrics?: Metrics,
   ) {
     this.viaPrimary = options.store === 'memory' && cluster.isWorker;
-    if (options.store !== 'redis' || options.redisUrl === undefined) return;
-    this.redis = new Redis(options.redisUrl, {
+    if (options.store !== 'redis') return;
+    const common = {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: COMMAND_TIMEOUT_MS,
       connectTimeout: 1_000,
-      retryStrategy: (attempt) => Math.min(attempt * 100, RECONNECT_MAX_MS),
-    });
+      retryStrategy: (attempt: number) => Math.min(attempt * 100, RECONNECT_MAX_MS),
+    };
+    const { sentinel } = options;
+    if (sentinel !== undefined) {
+      // The master is asked of the Sentinels at each (re)connection; their +switch-master
+      // announcement of a failover moves the client to the promoted replica at once.
+      this.redis = new Redis({
+        ...common,
+        sentinels: sentinel.sentinels.map(({ host, port }) => ({ host, port })),
+        name: sentinel.name,
+        password: sentinel.password,
+        sentinelPassword: sentinel.password,
+        failoverDetector: true,
+        sentinelRetryStrategy: (attempt: number) => Math.min(attempt * 100, RECONNECT_MAX_MS),
+      });
+    } else if (options.redisUrl !== undefined) {
+      this.redis = new Redis(options.redisUrl, common);
+    } else {
+      return;
+    }
     // ioredis emits 'error' on every failed reconnect; unhandled, that would crash the process.
     this.redis.on('error', (err) => this.note('redis connection error', err));
     this.redis.on('ready', () => log.info('redis ready: shared state in use'));

@@ -9,7 +9,7 @@ import type { ChainEntry } from '../chain.js';
 import { LOG_LEVELS, type LogLevel } from '../log.js';
 import { orderViolation, PLUGINS } from '../registry.js';
 import type { UpstreamOptions } from '../upstream.js';
-import type { FleetOptions } from '../fleet.js';
+import type { FleetOptions, SentinelOptions } from '../fleet.js';
 import { ConfigError, OptionsReader } from './reader.js';
 import { readSecret } from './secret.js';
 
@@ -165,8 +165,27 @@ function readFleet(root: OptionsReader): FleetOptions {
   }
   const redisUrl = inline ?? fromSecret;
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) root.fail('redis_url', 'must be a redis:// or rediss:// URL');
-  if (store === 'redis' && redisUrl === undefined) root.fail('redis_url', 'is required with store: redis');
-  return { store, redisUrl };
+  const sentinel = root.has('redis') ? readSentinel(root.child('redis')) : undefined;
+  if (sentinel !== undefined && redisUrl !== undefined) root.fail('redis', 'set redis_url or redis (Sentinel), not both');
+  if (store === 'redis' && redisUrl === undefined && sentinel === undefined) {
+    root.fail('redis_url', 'is required with store: redis (or redis: with sentinels)');
+  }
+  return { store, redisUrl, sentinel };
+}
+
+/** `redis: { sentinels: [host:port, …], name, password_file | password_env }`: a Redis that fails over. */
+function readSentinel(redis: OptionsReader): SentinelOptions {
+  const sentinels = redis.stringList('sentinels', []).map((address) => {
+    const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(address);
+    const port = Number(match?.[3]);
+    if (!match || port < 1 || port > 65535) redis.fail('sentinels', `${address} is not host:port`);
+    return { host: match[1] ?? match[2]!, port };
+  });
+  if (sentinels.length === 0) redis.fail('sentinels', 'must list at least one Sentinel, host:port');
+  const name = redis.string('name');
+  const password = redis.has('password_file') || redis.has('password_env') ? readSecret(redis, 'password') : undefined;
+  redis.done();
+  return { sentinels, name, password };
 }
 
 function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {

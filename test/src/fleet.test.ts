@@ -5,10 +5,10 @@ import { connect, createServer as createTcpServer, type AddressInfo, type Socket
 import { Agent, request } from 'undici';
 import { startIngressProcess, type IngressProcess } from '../../support/child.js';
 import { rpc } from '../../support/http.js';
-import { DEV_KEYS } from '../../support/keys.js';
+import { DEV_KEYS, devTransfer } from '../../support/keys.js';
 import { useAnvil } from '../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { startRedis, startSentinelSet, type RedisServer, type SentinelSet } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
@@ -200,5 +200,73 @@ describe('fleet mode: reads while the shared store is silent', () => {
     }
     // Only the background syncs reach the store (one every 50 ms at most), never a read.
     expect(commands, 'commands sent to the silent Redis').to.be.below(reads / 2);
+  });
+});
+
+// Over a Redis that fails over: a primary, its replica and three Sentinels (real redis-server
+// processes), two instances configured with `redis: { sentinels, name }`; the primary killed under load.
+describe('fleet mode over Sentinel: the primary killed under load', () => {
+  const anvil = useAnvil();
+  let set: SentinelSet;
+  let first: TestIngress;
+  let second: TestIngress;
+
+  const ready = (ingress: TestIngress, from = 0) =>
+    ingress.logs.slice(from).some((line) => line.includes('redis ready: shared state in use'));
+
+  before(async () => {
+    set = await startSentinelSet();
+    const plugins = `
+  - allowlist
+  - rate-limit:
+      reads:
+        per_source: {rate_per_second: 100000, burst: 100000}
+  - gate:
+      head_cache_ms: 0`;
+    const fleet = `store: redis\nredis:\n  sentinels: [${set.sentinels.join(', ')}]\n  name: ${set.name}`;
+    const yaml = testConfig(anvil.current.url, plugins, fleet);
+    [first, second] = await Promise.all([startTestIngress(yaml), startTestIngress(yaml)]);
+    await until(async () => ready(first) && ready(second), Boolean, 'both instances on the Sentinels’ master');
+  });
+  after(async () => {
+    await first?.shutdown();
+    await second?.shutdown();
+    await set?.stop();
+  });
+
+  it('serves every read through the failover, and shares state again on the promoted replica', async () => {
+    // Admitted by the first before the failover, and on the replica too.
+    const raw = await devTransfer(DEV_KEYS[1]!, 0);
+    expect(JSON.parse((await rpc(first.url, 'eth_sendRawTransaction', [raw])).text)).to.have.property('result', keccak256(raw));
+    await set.replicated();
+
+    let loading = true;
+    const answers = { served: 0, failed: [] as string[] };
+    const load = (async () => {
+      for (let id = 1; loading; id++) {
+        for (const ingress of [first, second]) {
+          const text = (await rpc(ingress.url, 'eth_chainId', [], id)).text;
+          if (text === JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' })) answers.served++;
+          else answers.failed.push(text);
+        }
+      }
+    })();
+    const marks = [first.logs.length, second.logs.length];
+    await set.killPrimary();
+    await until(
+      () => set.masterPort(),
+      (port) => port === set.replicaPort,
+      'the Sentinels to promote the replica',
+    );
+    await until(async () => ready(first, marks[0]) && ready(second, marks[1]), Boolean, 'both instances on the promoted replica');
+    loading = false;
+    await load;
+    expect(answers.failed, 'reads that failed during the failover').to.deep.equal([]);
+    expect(answers.served).to.be.above(10);
+    // The duplicate window the first wrote before the failover, read by the second after it.
+    expect(JSON.parse((await rpc(second.url, 'eth_sendRawTransaction', [raw])).text).error).to.deep.equal({
+      code: -32000,
+      message: 'already known',
+    });
   });
 });

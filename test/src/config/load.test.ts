@@ -82,6 +82,28 @@ describe('config', () => {
     expect(config.upstreams.heavy).to.deep.equal({ ...config.upstreams.execution, connections: 3 });
   });
 
+  it('reads a Redis behind Sentinels: their addresses, the master name, a password from a file or the environment', () => {
+    process.env.SVC_REDIS_PASSWORD_FOR_TEST = 'a-redis-password-of-32-characters';
+    const config = parseConfig(
+      base(
+        '\n  - gate',
+        'store: redis\nredis:\n  sentinels: [127.0.0.1:26379, "[::1]:26380"]\n  name: mymaster\n  password_env: SVC_REDIS_PASSWORD_FOR_TEST',
+      ),
+    );
+    expect(config.fleet).to.deep.equal({
+      store: 'redis',
+      redisUrl: undefined,
+      sentinel: {
+        sentinels: [
+          { host: '127.0.0.1', port: 26379 },
+          { host: '::1', port: 26380 },
+        ],
+        name: 'mymaster',
+        password: 'a-redis-password-of-32-characters',
+      },
+    });
+  });
+
   it('loads the devnet configuration', () => {
     process.env.SVC_OPERATOR_TOKEN = process.env.SVC_OPERATOR_TOKEN ?? 'y'.repeat(32);
     expect(parseConfig(readFileSync('config/devnet.yaml', 'utf8')).plugins).to.have.length(8);
@@ -238,7 +260,36 @@ describe('config', () => {
       base('\n  - gate', 'max_body_bytes_in_flight: 1048575'),
       'max_body_bytes_in_flight: must be an integer >= 1048576',
     ],
-    ['store: redis without a URL', base('\n  - gate', 'store: redis'), 'redis_url: is required with store: redis'],
+    [
+      'store: redis without a URL',
+      base('\n  - gate', 'store: redis'),
+      'redis_url: is required with store: redis (or redis: with sentinels)',
+    ],
+    [
+      'both a Redis URL and Sentinels',
+      base('\n  - gate', 'store: redis\nredis_url: redis://127.0.0.1:6379\nredis:\n  sentinels: [127.0.0.1:26379]\n  name: m'),
+      'redis: set redis_url or redis (Sentinel), not both',
+    ],
+    [
+      'Sentinels without a master name',
+      base('\n  - gate', 'store: redis\nredis:\n  sentinels: [127.0.0.1:26379]'),
+      'redis.name: is required',
+    ],
+    [
+      'a Sentinel address without a port',
+      base('\n  - gate', 'store: redis\nredis:\n  sentinels: [127.0.0.1]\n  name: m'),
+      'redis.sentinels: 127.0.0.1 is not host:port',
+    ],
+    [
+      'no Sentinel at all',
+      base('\n  - gate', 'store: redis\nredis:\n  sentinels: []\n  name: m'),
+      'redis.sentinels: must list at least one Sentinel, host:port',
+    ],
+    [
+      'an unknown key under redis',
+      base('\n  - gate', 'store: redis\nredis:\n  sentinels: [127.0.0.1:26379]\n  name: m\n  password: inline'),
+      'redis.password: unknown key',
+    ],
     [
       'a Redis URL with inline credentials',
       base('\n  - gate', 'store: redis\nredis_url: redis://user:secret@127.0.0.1:6379'),
