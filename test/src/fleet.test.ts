@@ -119,7 +119,11 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
     // Reads are answered (under the local limiter) and submissions still judged.
     const raw = await transfer(DEV_KEYS[2]);
     expect(await submit(first.url, raw)).to.have.property('result', keccak256(raw));
-    const warning = await first.waitForLog('redis unavailable: gate duplicate window uses its local fallback', mark[0]);
+    // The first failure logged (at most one line each 10 s): the gate's, or a rate-limit sync's.
+    const warning = await first.waitForLog(
+      /^redis unavailable: (gate duplicate window|rate limit \S+ sync) uses its local fallback$/,
+      mark[0],
+    );
     expect(warning.fallbacks).to.be.a('number').and.at.least(1);
     expect(JSON.stringify(warning)).to.not.include(String(redis.port));
     const operator = await first.waitForLog('operator listener: /metrics, /livez, /readyz');
@@ -138,9 +142,8 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
   });
 });
 
-// A client that leaves while a plugin is still deciding (here rate-limit, waiting on a Redis that
-// does not answer) must not cost the ingress its upstream connection: the read it abandoned is
-// never streamed into its closed response, and the next caller is served on the same pool.
+// Reads never wait on the store: a Redis that takes every command and answers none (held by a
+// relay) costs them nothing, and only the rate limits' background syncs reach it.
 describe('fleet mode: reads while the shared store is silent', () => {
   const anvil = useAnvil();
   let redis: RedisServer;
