@@ -1,6 +1,6 @@
 /**
  * EEST `test_introspection.py` (ethereum/execution-specs @0169e7c), re-expressed against the
- * devnet's frame runner (devnet/frames/, the EIP-8141 EVM over anvil): a probe contract, run as
+ * frame runner (protocol/evm, driven by the devnet's FrameChain over anvil): a probe contract, run as
  * the transaction's DEFAULT frame 1, reads what the frame opcodes answer and stores it; the case
  * checks the stored words, or, where the read must halt, that the frame failed and stored nothing
  * (the probe writes 0xff first) while the transaction stays valid.
