@@ -18,7 +18,7 @@ import {
   type Upstream,
 } from '../../src/plugin.js';
 import { checkAdmission, type Release } from './admission.js';
-import { decodeSubmission, type Submission } from './decode.js';
+import { decodeSubmission, decodeUnrecovered, type Submission, withSender } from './decode.js';
 import { stillHolds } from './dependencies.js';
 import type { ElValidation } from './el-validation.js';
 import {
@@ -36,7 +36,7 @@ import type { Ledger } from './ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
 import { isPrecompile } from '../../protocol/evm/index.js';
-import type { StateDependencies } from '../../protocol/index.js';
+import { cryptoBackend, FRAME_TX_TYPE, type StateDependencies } from '../../protocol/index.js';
 import type { PendingFrame, Revalidator } from './revalidation.js';
 import type { Head, HeadState } from './state.js';
 import { receiptOf } from './sync.js';
@@ -71,6 +71,9 @@ interface Admission {
   readonly release: Release;
   readonly dependencies?: StateDependencies;
 }
+
+/** A standard transaction's sender is recovered on the event loop only where that is native (~70 µs). */
+const INLINE_RECOVERY = cryptoBackend.kind === 'native';
 
 /** What a judgement whose client left before the forward ends with (nobody reads it). */
 const ABANDONED: Answer = { error: errors.submissionUnavailable() };
@@ -113,6 +116,14 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
   const { options, state, ledger, pool, validate, verdicts } = parts;
   const judging = new Map<string, Promise<Answer>>();
 
+  /** Decoded here; a standard sender recovered in the pool where recovery runs in pure JS (~1.7 ms). */
+  const decodeOf = async (raw: RawTransaction, job: PoolJob): Promise<Submission> => {
+    const type = raw.bytes[0];
+    if (INLINE_RECOVERY || type === FRAME_TX_TYPE || type === 0x03) return decodeSubmission(raw, options);
+    const unrecovered = decodeUnrecovered(raw, options);
+    return withSender(unrecovered, await pool.recover(unrecovered.signature, job));
+  };
+
   const replay = async (hash: string): Promise<Answer | undefined> => {
     if (await ledger.isAdmitted(hash)) {
       verdicts.inc('refused', 'already-known');
@@ -140,7 +151,7 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     judged: { head?: bigint },
     meter: Meter,
   ): Promise<Admission | Answer> => {
-    const sub = decodeSubmission(raw, options);
+    const sub = await decodeOf(raw, meter);
     const prefixJudge = prefixJudgeFor(pool, meter);
     if (sub.frame !== undefined) {
       const tokens = validationTokens(sub.frame.facts.prefixGas);

@@ -6,7 +6,8 @@
  * for the same reason.
  */
 import { workerData } from 'node:worker_threads';
-import { loadSimulator, simulate as simulateTask, verify as verifyTask, type SimulateTask } from './pool-worker.js';
+import { loadSimulator, recover as recoverTask, simulate as simulateTask, verify as verifyTask, type SimulateTask } from './pool-worker.js';
+import type { RecoverTask } from './decode.js';
 import type { SignedFrames } from '../../protocol/index.js';
 
 export interface Timed<T> {
@@ -23,4 +24,5 @@ async function timed<T>(task: () => T | Promise<T>): Promise<Timed<T>> {
 }
 
 export const verify = (tx: SignedFrames) => timed(() => verifyTask(tx));
+export const recover = (task: RecoverTask) => timed(() => recoverTask(task));
 export const simulate = (task: SimulateTask) => timed(() => simulateTask(task));

@@ -30,6 +30,7 @@ import {
   type StateDependencies,
   verifyFrameSignatures,
 } from '../../protocol/index.js';
+import type { RecoverTask } from './decode.js';
 import type { PoolRefusal, PoolSettings, PoolUnavailable, SimulateAnswer, SimulateTask } from './pool-worker.js';
 import { Abandoned, PoolBusy, Refusal, Unavailable } from './errors.js';
 import type { Timed } from './timed-worker.js';
@@ -76,6 +77,8 @@ export interface WorkPool {
   /** Throws a Refusal when the prefix breaks a rule, Unavailable when the EL cannot be read, PoolBusy, Abandoned. */
   /** Admitted: what the simulation read (its dependencies); refused: throws the Refusal. */
   simulate(task: SimulateTask, job: PoolJob): Promise<StateDependencies>;
+  /** A standard transaction's sender, recovered in a thread of the verify lane; undefined for none. */
+  recover(task: RecoverTask, job: PoolJob): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -87,6 +90,8 @@ type LaneName = 'verify' | 'simulate';
 interface Waiting {
   readonly job: PoolJob;
   readonly task: unknown;
+  /** The thread's function (timed-worker.ts): the lane's own, or `recover` on the verify lane. */
+  readonly fn: string;
   readonly resolve: (answer: unknown) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -105,9 +110,9 @@ class Lane {
     this.queue = new FairQueue(limits.queuePerSource, limits.queueMax);
   }
 
-  run(job: PoolJob, task: unknown): Promise<unknown> {
+  run(job: PoolJob, task: unknown, fn: string = this.name): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const waiting: Waiting = { job, task, resolve, reject };
+      const waiting: Waiting = { job, task, fn, resolve, reject };
       let full = this.queue.push(job.source, waiting);
       // Room held by clients that have left is given back before anyone is refused.
       if (full !== undefined && this.dropGone() > 0) full = this.queue.push(job.source, waiting);
@@ -136,7 +141,7 @@ class Lane {
     }
   }
 
-  private start({ job, task, resolve, reject }: Waiting): void {
+  private start({ job, task, fn, resolve, reject }: Waiting): void {
     this.threads ??= new Piscina({
       filename: new URL('./timed-worker.js', import.meta.url).href,
       minThreads: this.limits.threads,
@@ -148,7 +153,7 @@ class Lane {
       workerData: { ...this.settings, lane: this.name },
     });
     this.running++;
-    (this.threads.run(task, { name: this.name }) as Promise<Timed<unknown>>)
+    (this.threads.run(task, { name: fn }) as Promise<Timed<unknown>>)
       .then(({ answer, ms }) => {
         // A simulation's own meter leaves out its waits for EL reads: a slow EL (another
         // source's heavy reads, say) must not put this source in debt.
@@ -177,16 +182,18 @@ const NOTHING_READ: StateDependencies = { accounts: [], codes: [], slots: [] };
 
 export function createWorkPool(limits: PoolLimits, settings: PoolSettings, onBug: (bug: string) => void = () => {}): WorkPool {
   const lanes = { verify: new Lane('verify', limits, settings), simulate: new Lane('simulate', limits, settings) };
-  const run = async (name: LaneName, job: PoolJob, task: unknown) => {
-    const answer = (await lanes[name].run(job, task)) as object | undefined;
-    if (answer !== undefined && 'bug' in answer) onBug((answer as SimulateAnswer).bug!);
-    if (answer !== undefined && 'refusal' in answer && (answer as PoolRefusal).refusal !== undefined) {
+  const run = async (name: LaneName, job: PoolJob, task: unknown, fn?: string) => {
+    const answer = (await lanes[name].run(job, task, fn)) as object | string | undefined;
+    // A recovered sender is a string: nothing more to look at.
+    if (typeof answer !== 'object') return answer;
+    if ('bug' in answer) onBug((answer as SimulateAnswer).bug!);
+    if ('refusal' in answer && (answer as PoolRefusal).refusal !== undefined) {
       const { reason, detail, extra, dependencies } = (answer as PoolRefusal).refusal;
       const refusal = new Refusal(reason, detail, extra);
       refusal.dependencies = dependencies;
       throw refusal;
     }
-    if (answer !== undefined && 'unavailable' in answer && (answer as PoolUnavailable).unavailable !== undefined)
+    if ('unavailable' in answer && (answer as PoolUnavailable).unavailable !== undefined)
       throw new Unavailable((answer as PoolUnavailable).unavailable);
     return answer;
   };
@@ -200,6 +207,10 @@ export function createWorkPool(limits: PoolLimits, settings: PoolSettings, onBug
       const tx = { ...task.tx, frames: task.tx.frames.map(detachedFrame), signatures: task.tx.signatures.map(detachedEntry) };
       const answer = (await run('simulate', job, { ...task, tx })) as SimulateAnswer;
       return answer.dependencies ?? NOTHING_READ;
+    },
+    async recover({ digest, r, s, yParity }, job) {
+      // Their own bytes: views of the raw transaction would send all of it.
+      return (await run('verify', job, { digest: digest.slice(), r: r.slice(), s: s.slice(), yParity }, 'recover')) as string | undefined;
     },
     async close() {
       await Promise.all([lanes.verify.close(), lanes.simulate.close()]);

@@ -12,6 +12,7 @@ function pools() {
     return {
       verify: async () => {},
       simulate: async () => ({ accounts: [], codes: [], slots: [] }),
+      recover: async () => undefined,
       close: async () => void closed.push(name),
     };
   };

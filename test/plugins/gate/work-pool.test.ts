@@ -6,7 +6,10 @@ import type { PoolSettings, SimulateAnswer, SimulateTask } from '../../../plugin
 import { encodeFrameTx, p256HeavyFrames, selfTransfer } from '../../../support/frames.js';
 import { Agent, request } from 'undici';
 import { rpc } from '../../../support/http.js';
-import { DEV_KEY } from '../../../support/keys.js';
+import { DEV_KEY, devTransfer } from '../../../support/keys.js';
+import { decodeUnrecovered } from '../../../plugins/gate/decode.js';
+import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
+import { createWorkPool } from '../../../plugins/gate/work-pool.js';
 import { startStubEl, type StubEl } from '../../../support/stub-el.js';
 import { APPROVE_3, ENDLESS_LOOP, REVERTS } from '../../../support/verify-code.js';
 import { within } from '../../../support/within.js';
@@ -295,5 +298,27 @@ describe('gate: a simulation past simulation_budget_ms is refused, and the refus
       message: `${refusal.message} (cached verdict)`,
       data: { ...refusal.data, cached: true },
     });
+  });
+});
+
+describe("gate: a standard transaction's sender recovered in a pool thread (where recovery runs in pure JS)", () => {
+  const job = { source: '127.0.0.1', gone: () => false, spent: (_ms: number) => {} };
+  const pool = createWorkPool({ threads: 1, queueMax: 8, queuePerSource: 4 }, { execution: { url: 'http://127.0.0.1:1' } as never });
+  after(() => pool.close());
+
+  it('answers the sender the transaction was signed by, or undefined for a signature no key made, and meters the time', async () => {
+    const raw = readRawTransaction([await devTransfer(DEV_KEY, 7)]);
+    const unrecovered = decodeUnrecovered(raw, {
+      chainId: 8141n,
+      blockGasLimit: 30_000_000n,
+      prefixGasBudget: 100_000n,
+      prefixStateGasBudget: 500_000n,
+    });
+    let spent = 0;
+    const sender = await pool.recover(unrecovered.signature, { ...job, spent: (ms) => (spent += ms) });
+    expect(sender).to.equal(new Wallet(DEV_KEY).address.toLowerCase());
+    expect(spent).to.be.above(0);
+    const broken = { ...unrecovered.signature, r: new Uint8Array(32).fill(0xff) };
+    expect(await pool.recover(broken, job)).to.equal(undefined);
   });
 });
