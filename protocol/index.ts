@@ -9,7 +9,7 @@ export { Approvals, NEW_ACCOUNT_STATE_GAS, defaultCodeScope } from './approval.j
 export { logsBloom } from './bloom.js';
 export type { BloomedLog } from './bloom.js';
 export { codeHashOf, decodeCode } from './code-entry.js';
-export { cryptoBackend, nativeBackend, portableBackend } from './crypto-backend.js';
+export { cryptoBackend, nativeBackend, portableBackend, warmRecovery } from './crypto-backend.js';
 export type { CryptoBackend } from './crypto-backend.js';
 export type { CodeEntry } from './code-entry.js';
 export { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS, evaluateDirectly } from './direct-evaluation.js';

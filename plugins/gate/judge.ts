@@ -121,7 +121,9 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     const type = raw.bytes[0];
     if (INLINE_RECOVERY || type === FRAME_TX_TYPE || type === 0x03) return decodeSubmission(raw, options);
     const unrecovered = decodeUnrecovered(raw, options);
-    return withSender(unrecovered, await pool.recover(unrecovered.signature, job));
+    // Not metered: one recovery costs the same whatever the sender sends (~1.7 ms), which the
+    // submission's token prices; only work the sender can inflate is charged as measured.
+    return withSender(unrecovered, await pool.recover(unrecovered.signature, { ...job, spent: () => {} }));
   };
 
   const replay = async (hash: string): Promise<Answer | undefined> => {

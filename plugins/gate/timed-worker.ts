@@ -3,12 +3,13 @@
  * with each answer, the milliseconds it held the thread, measured in the thread. Measured in
  * the main thread, the first task of a lane would also pay for starting the thread; a thread of
  * the simulation lane loads the EVM and its curve libraries as it starts, before its first task,
- * for the same reason.
+ * and one of the verify lane builds the pure-JS recovery's tables (when that runs), for the same
+ * reason.
  */
 import { workerData } from 'node:worker_threads';
 import { loadSimulator, recover as recoverTask, simulate as simulateTask, verify as verifyTask, type SimulateTask } from './pool-worker.js';
 import type { RecoverTask } from './decode.js';
-import type { SignedFrames } from '../../protocol/index.js';
+import { type SignedFrames, warmRecovery } from '../../protocol/index.js';
 
 export interface Timed<T> {
   readonly answer: T;
@@ -16,6 +17,7 @@ export interface Timed<T> {
 }
 
 if ((workerData as { lane?: string } | undefined)?.lane === 'simulate') await loadSimulator();
+else warmRecovery();
 
 async function timed<T>(task: () => T | Promise<T>): Promise<Timed<T>> {
   const started = performance.now();

@@ -128,7 +128,7 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
         const data = length === 0n ? new Uint8Array(0) : runState.memory.read(Number(offset), Number(length));
         const frame = tx.frames[ctx.frameIndex]!;
         const address = runState.interpreter.getAddress().toString();
-        const outcome = await ctx.approvals.approve(frame, address, scope, ctx.maxCost, () => ctx.balanceOf(address));
+        const outcome = await ctx.approvals.approve(frame, address, scope, ctx.maxCost, () => ctx.balanceOf(address), ctx.stateGasLeft);
         if (outcome.ok) {
           ctx.granted.push(scope);
           await ctx.onApproved?.(scope, address);

@@ -14,6 +14,8 @@ export interface Runner {
   readonly el: Rpc;
   /** Closes a block holding `raw`; it must be included. */
   run(raw: string): Promise<ExecutedFrameTransaction>;
+  /** Closes a block holding `raw`: why it was left out, or undefined if it was included. */
+  leftOut(raw: string): Promise<string | undefined>;
   balance(address: string): Promise<bigint>;
   nonce(address: string): Promise<bigint>;
   slot(address: string, slot: number): Promise<bigint>;
@@ -38,6 +40,10 @@ export function useRunner(): Runner {
       await el('evm_mine');
       expect(await chain.closeBlock([raw])).to.deep.equal([]);
       return chain.record(decodeFrameTransaction(raw).hash)!.executed;
+    },
+    async leftOut(raw) {
+      await el('evm_mine');
+      return (await chain.closeBlock([raw]))[0]?.why;
     },
     balance: async (address) => BigInt(await el('eth_getBalance', [address, 'latest'])),
     nonce: async (address) => BigInt(await el('eth_getTransactionCount', [address, 'latest'])),

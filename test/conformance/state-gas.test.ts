@@ -187,6 +187,40 @@ describe('conformance: EEST state gas (EIP-8141 with EIP-8037), against the devn
     });
   });
 
+  describe('APPROVE creating the sender, in a frame that already spent state gas', () => {
+    // A sponsor's code that sets a slot (97,920 state gas), then approves payment for a sender
+    // that does not exist yet (183,600 more): the charge is drawn from what is left of the pool.
+    const SPONSOR = `0x6001600155${'6001'}5f5faa`;
+    const sponsoredBy = async (label: string, stateGas: bigint) => {
+      const sponsor = await runner.contract(SPONSOR);
+      await runner.el('anvil_setBalance', [sponsor, `0x${FUNDS.toString(16)}`]);
+      const from = new Wallet(id(`conformance approve after spending ${label}`));
+      const tx: FrameTxFields = {
+        sender: from.address.toLowerCase(),
+        fees: FEES,
+        signatures: [{ scheme: 1 }],
+        frames: [
+          { mode: 1, flags: 2, executionGas: 100_000n },
+          { mode: 0, flags: 1, target: sponsor, executionGas: 100_000n, stateGas },
+        ],
+      };
+      return { raw: signed(tx, [(digest) => secp256k1Entry(from.privateKey, digest)]), sponsor, sender: from.address };
+    };
+
+    it('pays when what is left covers the creation exactly', async () => {
+      const { raw, sponsor, sender } = await sponsoredBy('exact', FRESH + 183_600n);
+      const executed = await runner.run(raw);
+      expect(executed.payer).to.equal(sponsor);
+      expect(executed.frames[1]).to.deep.include({ status: 1, stateGas: FRESH + 183_600n });
+      expect(await runner.nonce(sender)).to.equal(1n);
+    });
+
+    it('halts one short: no frame approved payment, and the chain leaves the transaction out', async () => {
+      const { raw } = await sponsoredBy('one short', FRESH + 183_600n - 1n);
+      expect(await runner.leftOut(raw)).to.equal('no frame approved payment');
+    });
+  });
+
   describe('test_refill_rollback_settlement', () => {
     const settlementProbe = (failed: number) =>
       worker(sstore(6, frameparam(1, STATE_GAS_USED)) + sstore(8, plus1(frameparam(failed, STATUS))));

@@ -2,7 +2,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cryptoBackend, nativeBackend, portableBackend } from '../../protocol/crypto-backend.js';
+import { cryptoBackend, nativeBackend, portableBackend, warmRecovery } from '../../protocol/crypto-backend.js';
 
 const outcome = (run: () => Uint8Array) => {
   try {
@@ -47,6 +47,18 @@ describe('crypto backend: native where it loads, pure JS everywhere else', () =>
       expect(outcome(() => portable.recover(signature, recovery, message))).to.equal(expected);
     }
     expect(recovered, 'cases that recover a key').to.be.at.least(20);
+  });
+
+  it('recovers the key of its warm-up signature (both ways), so warming up builds what a real recovery uses', () => {
+    const signature = Buffer.from(
+      '9d0bad576719d32ae76bedb34c774866673cbde3f4e12951555c9408e6ce774b2876e7102f204f6bfee26c967c3926ce702cf97d4b010062e193f763190f6776',
+      'hex',
+    );
+    const key = Buffer.from(secp256k1.getPublicKey(new Uint8Array(32).fill(2), false)).toString('hex');
+    for (const backend of [native, portable]) {
+      expect(Buffer.from(backend.recover(signature, 0, new Uint8Array(32).fill(1))).toString('hex')).to.equal(key);
+    }
+    expect(() => warmRecovery()).to.not.throw();
   });
 
   it('runs native here (unless this run forces the fallback), and the fallback when SVC_PORTABLE_CRYPTO=1 forces it, saying why', () => {
