@@ -44,12 +44,20 @@ export interface RevalidatorParts {
 }
 
 export const REVALIDATE_EVERY_MS = 250;
+
+/** A refusal that says the chain will skip it: the payer's funds, or a prefix rule broken at this head. */
+export const restsOnState = (refusal: Refusal): boolean => {
+  if (refusal.reason === 'payer-balance') return true;
+  const cause = String(refusal.extra?.cause ?? '');
+  return refusal.reason === 'verify-rejected' && !cause.startsWith('simulation error') && cause !== 'over the simulation budget';
+};
 /** Pending frame transactions followed at once; past it the oldest are let go (they end by `skip_after_blocks`). */
 const TRACKED_MAX = 10_000;
 
 export class Revalidator {
   private readonly pending = new Map<string, PendingFrame>();
   private lastHead = -1n;
+  private closed = false;
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> = Promise.resolve();
 
@@ -70,6 +78,7 @@ export class Revalidator {
   }
 
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
     this.timer = undefined;
     this.pending.clear();
@@ -79,7 +88,12 @@ export class Revalidator {
     const head = await this.parts.state.latest();
     if (head.number <= this.lastHead) return;
     this.lastHead = head.number;
-    await Promise.all([...this.pending.values()].map((pending) => this.again(pending, head)));
+    // One at a time: a judgement again may take a pool thread, and the pool's queues are the
+    // new submissions'; nobody pays for these, so they never crowd them out.
+    for (const pending of [...this.pending.values()]) {
+      if (this.closed) return;
+      await this.again(pending, head);
+    }
     if (this.pending.size === 0) {
       clearInterval(this.timer);
       this.timer = undefined;
@@ -100,11 +114,14 @@ export class Revalidator {
     if (deadline !== undefined && deadline <= head.timestamp) return this.release(pending, head, 'expired');
     if (await stillHolds(pending.dependencies, state, head)) return counted('unchanged');
     try {
-      this.pending.set(sub.hash, { ...pending, dependencies: await this.parts.rejudge(pending, head) });
+      const dependencies = await this.parts.rejudge(pending, head);
+      if (this.closed || !this.pending.has(sub.hash)) return;
+      this.pending.set(sub.hash, { ...pending, dependencies });
       counted('kept');
     } catch (err) {
-      // Unreadable state, or a bug: it stays pending, looked at again at the next head.
-      if (err instanceof Refusal) await this.release(pending, head, err.reason);
+      // Only a verdict on state frees it: unreadable state, a simulation that failed or ran
+      // out of budget, or a bug says nothing of what the chain will do; it stays pending.
+      if (err instanceof Refusal && restsOnState(err)) await this.release(pending, head, err.reason);
     }
   }
 

@@ -3,6 +3,8 @@ import { keccak256 } from 'ethers';
 import { encodeFrameTx, RECIPIENT, type FrameTxFields } from '../../../support/frames.js';
 import { call, rpc } from '../../../support/http.js';
 import { APPROVE_1, APPROVE_2, REVERTS } from '../../../support/verify-code.js';
+import { Refusal } from '../../../plugins/gate/errors.js';
+import { restsOnState } from '../../../plugins/gate/revalidation.js';
 import { useFrameIngress } from '../../helpers/submit-target.js';
 import { until } from '../../helpers/until.js';
 
@@ -96,5 +98,15 @@ describe('gate: pending frame transactions revalidated at each new head (skip_af
     );
     expect(JSON.parse(lines.at(-1)!)).to.include({ hash: keccak256(first), reason: 'expired' });
     expect(await submit(second)).to.have.property('result', keccak256(second));
+  });
+
+  it('frees a reservation only on a verdict about state, never on a failure to judge', () => {
+    const verify = (cause: string) => new Refusal('verify-rejected', `VERIFY frame 0: ${cause}`, { frame: 0, cause });
+    expect(restsOnState(new Refusal('payer-balance', 'the payer cannot cover the maximum cost'))).to.equal(true);
+    expect(restsOnState(verify('reverted'))).to.equal(true);
+    expect(restsOnState(verify('not the canonical expiry verifier'))).to.equal(true);
+    expect(restsOnState(verify('simulation error: TypeError'))).to.equal(false);
+    expect(restsOnState(verify('over the simulation budget'))).to.equal(false);
+    expect(restsOnState(new Refusal('gate-error', 'judging failed unexpectedly (TypeError)'))).to.equal(false);
   });
 });
