@@ -7,7 +7,7 @@
  * that no request waits on Redis.
  */
 import { MemoryBuckets, type BucketSpec, type Consumed, type SharedState } from '../../src/plugin.js';
-import { FleetSync } from './fleet-sync.js';
+import { FleetSync, SyncState } from './fleet-sync.js';
 
 export type { BucketSpec, Consumed };
 
@@ -31,12 +31,14 @@ export class Bucket {
     private readonly state: SharedState,
     /** This process's buckets, when carried over from before a reload. */
     local = new MemoryBuckets(spec),
+    /** What syncing with a fleet took and saw, carried over likewise. */
+    kept = new SyncState(),
   ) {
     this.local = local;
     let fleet: FleetSync | undefined;
     this.shared = state.home<SharedBucket | undefined>({
       redis: (client) => {
-        fleet = new FleetSync(name, client, local, state, spec);
+        fleet = new FleetSync(name, client, local, state, spec, kept);
         return undefined;
       },
       primary: (call) => {

@@ -49,6 +49,7 @@ import {
   type Verdict,
 } from '../../src/plugin.js';
 import { Bucket, hostedBucket, type BucketSpec } from './bucket.js';
+import { SyncState } from './fleet-sync.js';
 import { elTimeCharge, heavyCost } from './heavy.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
 import { Slots } from './slots.js';
@@ -80,7 +81,8 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
       ['class', 'scope'],
     );
     const sourceOf = createSourceResolver(options.trustedProxies, options.ipv6SourcePrefix);
-    // A reload keeps bucket levels (resized to new numbers, here and in the primary) and in-flight counts.
+    // A reload keeps bucket levels (resized to new numbers, here and in the primary), what the
+    // fleet's syncs took and saw, and in-flight counts.
     const bucket = (name: string, spec: BucketSpec) => {
       const made: Bucket = new Bucket(
         name,
@@ -91,6 +93,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
           () => new MemoryBuckets(spec),
           () => made.adopt(spec),
         ),
+        carried.keep(`rate-limit:${name}:sync`, () => new SyncState()),
       );
       return made;
     };

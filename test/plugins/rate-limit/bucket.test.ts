@@ -9,6 +9,8 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Bucket, hostedBucket, type BucketSpec, type Consumed } from '../../../plugins/rate-limit/bucket.js';
+import { SyncState } from '../../../plugins/rate-limit/fleet-sync.js';
+import { MemoryBuckets } from '../../../src/plugin.js';
 import { rateLimit } from '../../../plugins/rate-limit/index.js';
 import { Fleet } from '../../../src/fleet.js';
 import { createLogger } from '../../../src/log.js';
@@ -181,6 +183,25 @@ describe('rate-limit bucket', () => {
       expect(waitOf(takeNow(there, '10.0.0.1', 1))).to.be.within(39_000, 40_001);
     });
 
+    it('keeps what it took and saw across a reload: nothing is charged twice', async () => {
+      const name = fresh();
+      const spec = { ratePerSecond: 0.05, burst: 10 };
+      const local = new MemoryBuckets(spec);
+      const kept = new SyncState();
+      const before = new Bucket(name, spec, fleet, local, kept);
+      made.push(before);
+      for (let i = 0; i < 6; i++) takeNow(before, '10.0.0.1', 1);
+      await before.fleet!.sync();
+      // The reload's chain: the same buckets and syncing state, a new Bucket; the old one still syncing till it is retired.
+      const after = new Bucket(name, spec, fleet, local, kept);
+      made.push(after);
+      takeNow(after, '10.0.0.1', 1);
+      await after.fleet!.sync();
+      await before.fleet!.sync();
+      // 10 - 6 - 1: the six taken before the reload are this instance's own, not the others'.
+      expect(Math.floor(local.peek('10.0.0.1'))).to.equal(3);
+    });
+
     it('holds a source hammering two instances to the fleet-wide rate, within 10%, with one Redis call per sync', async () => {
       const name = fresh();
       const spec = { ratePerSecond: 200, burst: 20 };
@@ -203,7 +224,7 @@ describe('rate-limit bucket', () => {
       expect((await evalCalls()) - before).to.be.at.most(100);
     });
 
-    it('goes on deciding alone while Redis is down, counting each failed sync, and syncs again once it is back', async () => {
+    it('goes on deciding alone while Redis is down, counting each failed sync, and sends what it took once Redis is back', async () => {
       const name = fresh();
       const spec = { ratePerSecond: 1, burst: 2 };
       const here = bucketOf(name, spec, fleet);
@@ -218,17 +239,21 @@ describe('rate-limit bucket', () => {
         false,
       ]);
       await here.fleet!.sync();
-      expect(fleet.fallbacks - before).to.equal(1);
+      // Each failed sync is counted (the timer's retries too, every 50 ms while it has takes to send).
+      expect(fleet.fallbacks - before).to.be.at.least(1);
 
       const ready = Promise.all([next(fleet, 'ready'), next(other, 'ready')]);
       await redis.restart();
       await within(5_000, 'both clients back on Redis', ready);
+      // What it took while Redis was down is sent with the next sync: the other hears of it.
+      takeNow(there, '10.0.0.1', 1);
+      await syncBoth(here, there);
+      expect(takeNow(there, '10.0.0.1', 1).ok).to.equal(false);
       // Shared again: what one takes now, the other hears of.
       takeNow(there, '10.0.0.3', 2);
       takeNow(here, '10.0.0.3', 1);
       await syncBoth(here, there);
       expect(takeNow(here, '10.0.0.3', 1).ok).to.equal(false);
-      expect(fleet.fallbacks - before).to.equal(1);
     });
   });
 
