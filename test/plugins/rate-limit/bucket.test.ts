@@ -204,13 +204,15 @@ describe('rate-limit bucket', () => {
 
     it('holds a source hammering two instances to the fleet-wide rate, within 10%, with one Redis call per sync', async () => {
       const name = fresh();
-      const spec = { ratePerSecond: 200, burst: 20 };
+      // Three seconds: what passes in the last sync interval before the end, and the two full
+      // buckets before the first, stay a few percent of it even on a loaded machine.
+      const spec = { ratePerSecond: 200, burst: 10 };
       const instances = [bucketOf(name, spec, fleet), bucketOf(name, spec, other)];
       const before = await evalCalls();
       const started = Date.now();
       let passed = 0;
       let tried = 0;
-      while (Date.now() - started < 2_000) {
+      while (Date.now() - started < 3_000) {
         for (const bucket of instances) {
           tried++;
           if (takeNow(bucket, '10.0.0.9', 1).ok) passed++;
@@ -220,8 +222,8 @@ describe('rate-limit bucket', () => {
       const limit = spec.burst + (spec.ratePerSecond * (Date.now() - started)) / 1_000;
       expect(tried, 'attempts, well over the limit').to.be.above(2 * limit);
       expect(passed / limit, `passed ${passed} of a fleet-wide limit of ${limit.toFixed(0)}`).to.be.within(0.9, 1.1);
-      // Two instances, one call each per 50 ms sync: about 80 in 2 s, whatever the attempts.
-      expect((await evalCalls()) - before).to.be.at.most(100);
+      // Two instances, one call each per 50 ms sync: about 120 in 3 s, whatever the attempts.
+      expect((await evalCalls()) - before).to.be.at.most(150);
     });
 
     it('goes on deciding alone while Redis is down, counting each failed sync, and sends what it took once Redis is back', async () => {
