@@ -137,20 +137,23 @@ describe('gate: signatures', () => {
       expect(verdict(raw)).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
     });
 
+    const N = secp256k1.Point.CURVE().n;
+    type Sig = { parity: number; r: bigint; s: bigint };
+    /** A transfer whose one entry is the sender's signature as `edit` alters it. */
+    const altered = (edit: (sig: Sig, digest: string) => Sig) =>
+      transferFrameTx({
+        sender,
+        to: OTHER,
+        value: 1n,
+        scheme: 1,
+        sign: (d) => {
+          const sig = key.sign(d);
+          const { parity, r, s } = edit({ parity: sig.yParity, r: BigInt(sig.r), s: BigInt(sig.s) }, d);
+          return concat([new Uint8Array([parity]), word(r), word(s)]);
+        },
+      }).raw;
+
     it('refuses a y_parity other than 0 or 1, and r or s of 0 or n', () => {
-      const N = secp256k1.Point.CURVE().n;
-      const altered = (edit: (sig: { parity: number; r: bigint; s: bigint }) => { parity: number; r: bigint; s: bigint }) =>
-        transferFrameTx({
-          sender,
-          to: OTHER,
-          value: 1n,
-          scheme: 1,
-          sign: (d) => {
-            const sig = key.sign(d);
-            const { parity, r, s } = edit({ parity: sig.yParity, r: BigInt(sig.r), s: BigInt(sig.s) });
-            return concat([new Uint8Array([parity]), word(r), word(s)]);
-          },
-        }).raw;
       for (const parity of [2, 3, 27]) {
         expect(verdict(altered((sig) => ({ ...sig, parity: parity + (sig.parity % 2) }))), `parity ${parity}`).to.equal(
           'sig-invalid: signature 0: y_parity must be 0 or 1',
@@ -171,20 +174,12 @@ describe('gate: signatures', () => {
     // (r, n − s) with the parity flipped recovers the same key over the same digest: only the
     // low-s rule tells it apart from the original.
     it('refuses the high-s twin of a valid entry', () => {
-      const N = secp256k1.Point.CURVE().n;
-      const { raw } = transferFrameTx({
-        sender,
-        to: OTHER,
-        value: 1n,
-        scheme: 1,
-        sign: (d) => {
-          const sig = key.sign(d);
-          const twin = { r: BigInt(sig.r), s: N - BigInt(sig.s), yParity: 1 - sig.yParity };
-          expect(
-            addressOf(new secp256k1.Signature(twin.r, twin.s).addRecoveryBit(twin.yParity).recoverPublicKey(getBytes(d)).toBytes(false)),
-          ).to.equal(sender);
-          return concat([new Uint8Array([twin.yParity]), word(twin.r), word(twin.s)]);
-        },
+      const raw = altered(({ parity, r, s }, d) => {
+        const twin = { r, s: N - s, parity: 1 - parity };
+        expect(
+          addressOf(new secp256k1.Signature(twin.r, twin.s).addRecoveryBit(twin.parity).recoverPublicKey(getBytes(d)).toBytes(false)),
+        ).to.equal(sender);
+        return twin;
       });
       expect(verdict(raw)).to.equal('sig-invalid: signature 0: r or s out of range (s must be low)');
     });

@@ -304,6 +304,9 @@ describe('gate: standard transaction decoder', () => {
 describe('gate: decoding a standard submission', () => {
   const limits = { chainId: 8141n, blockGasLimit: 60_000_000n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n };
   const N = secp256k1.Point.CURVE().n;
+  /** An EIP-1559 transfer of nothing at `nonce`, as signed by the test wallet. */
+  const transfer = (nonce: number) =>
+    wallet.signTransaction({ type: 2, chainId: 8141, nonce, to: RECIPIENT, gasLimit: 21_000, maxFeePerGas: 1n, maxPriorityFeePerGas: 0n });
   const HALF_N = N >> 1n;
   /** The recovered sender, or the refusal. */
   const senderOf = (raw: string) => {
@@ -338,15 +341,7 @@ describe('gate: decoding a standard submission', () => {
   });
 
   it('refuses r or s of 0 or n, and an r from which no key recovers', async () => {
-    const raw = await wallet.signTransaction({
-      type: 2,
-      chainId: 8141,
-      nonce: 4,
-      to: RECIPIENT,
-      gasLimit: 21_000,
-      maxFeePerGas: 1n,
-      maxPriorityFeePerGas: 0n,
-    });
+    const raw = await transfer(4);
     const signature = Transaction.from(raw).signature!;
     const [r, s, yParity] = [BigInt(signature.r), BigInt(signature.s), signature.yParity];
     for (const [badR, badS] of [
@@ -363,15 +358,7 @@ describe('gate: decoding a standard submission', () => {
   });
 
   it('takes s = n/2 and refuses s = n/2 + 1', async () => {
-    const raw = await wallet.signTransaction({
-      type: 2,
-      chainId: 8141,
-      nonce: 3,
-      to: RECIPIENT,
-      gasLimit: 21_000,
-      maxFeePerGas: 1n,
-      maxPriorityFeePerGas: 0n,
-    });
+    const raw = await transfer(3);
     const tx = Transaction.from(raw);
     const r = BigInt(tx.signature!.r);
     expect(senderOf(resigned(raw, r, HALF_N, 0))).to.equal(recovered(tx.unsignedHash, r, HALF_N, 0));
@@ -383,15 +370,7 @@ describe('gate: decoding a standard submission', () => {
   it('recovers the sender of signatures whose r or s is shorter than 32 bytes', async () => {
     const short = { r: false, s: false };
     for (let nonce = 0; !(short.r && short.s); nonce++) {
-      const raw = await wallet.signTransaction({
-        type: 2,
-        chainId: 8141,
-        nonce,
-        to: RECIPIENT,
-        gasLimit: 21_000,
-        maxFeePerGas: 1n,
-        maxPriorityFeePerGas: 0n,
-      });
+      const raw = await transfer(nonce);
       const { signature } = Transaction.from(raw);
       const rShort = signature!.r.startsWith('0x00');
       const sShort = signature!.s.startsWith('0x00');

@@ -250,17 +250,7 @@ describe('gate', () => {
     const stale = await startTestIngress(testConfig(tap.url, gateYaml('      head_cache_ms: 5000')));
     try {
       const w = walletFor('confirms a state-bound refusal on a fresh head: a transfer sent right after its funding is admitted');
-      const transfer = (value: bigint) =>
-        w.signTransaction({
-          chainId: 8141,
-          nonce: 0,
-          to: RECIPIENT,
-          value,
-          gasLimit: 21_000,
-          maxFeePerGas: 3_000_000_000n,
-          maxPriorityFeePerGas: 0n,
-          type: 2,
-        });
+      const transfer = (value: bigint) => transferFrom(w.privateKey, 0, value);
       // Unfunded: refused, and the head and the account are now cached for 5 s.
       const first = JSON.parse((await rpc(stale.url, 'eth_sendRawTransaction', [await transfer(1n)])).text);
       expect(first.error.data).to.deep.equal({ reason: 'insufficient-funds' });
