@@ -75,6 +75,21 @@ export interface Unrecovered {
   readonly signature: RecoverTask;
 }
 
+/**
+ * `decodeSubmission`, but a standard transaction's sender recovered by `recover` (the worker
+ * pool, where recovery runs in pure JS): the transaction is decoded and checked here first.
+ */
+export async function decodeSubmissionRecoveredBy(
+  raw: RawTransaction,
+  limits: DecodeLimits,
+  recover: (task: RecoverTask) => Promise<string | undefined>,
+): Promise<Submission> {
+  const type = raw.bytes[0];
+  if (type === 0x03 || type === FRAME_TX_TYPE) return decodeSubmission(raw, limits);
+  const unrecovered = decodeUnrecovered(raw, limits);
+  return withSender(unrecovered, await recover(unrecovered.signature));
+}
+
 function decodeStandard(raw: RawTransaction, limits: DecodeLimits): Submission {
   const unrecovered = decodeUnrecovered(raw, limits);
   const { digest, r, s, yParity } = unrecovered.signature;
@@ -116,7 +131,7 @@ export function decodeUnrecovered(raw: RawTransaction, limits: DecodeLimits): Un
 }
 
 /** The submission, once its sender is recovered (refused if none can be). */
-export function withSender({ fields }: Unrecovered, sender: string | undefined): Submission {
+function withSender({ fields }: Unrecovered, sender: string | undefined): Submission {
   if (sender === undefined) refuse('sig-invalid', 'no sender can be recovered from the signature');
   const { valueCost, ...rest } = fields;
   return { ...rest, sender, payer: sender, maxCost: valueCost };

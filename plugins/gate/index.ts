@@ -82,14 +82,18 @@ export const gate: PluginModule<GateOptions> = {
       'Pending frame transactions looked at again at a new head: unchanged, kept (judged again), released (now skipped), done.',
       ['outcome'],
     );
-    const revalidator = new Revalidator({
-      state,
-      ledger,
-      skipAfterBlocks: options.skipAfterBlocks,
-      rejudge: rejudgeWith({ state, pool }),
-      counted: (outcome) => revalidations.inc(outcome),
-      log,
-    });
+    // At skip_after_blocks 1 nothing stays pending past the first block after its ordering: nothing to look at again.
+    const revalidator =
+      options.skipAfterBlocks <= 1n
+        ? undefined
+        : new Revalidator({
+            state,
+            ledger,
+            skipAfterBlocks: options.skipAfterBlocks,
+            rejudge: rejudgeWith({ state, pool }),
+            counted: (outcome) => revalidations.inc(outcome),
+            log,
+          });
     const verdictFor = createJudge({
       options,
       state,
@@ -119,7 +123,7 @@ export const gate: PluginModule<GateOptions> = {
         return verdictFor(readRawTransaction(rawParams(request.params, request.method)), facts, sync, source);
       },
       close: () => {
-        revalidator.close();
+        revalidator?.close();
         return letGo();
       },
     };

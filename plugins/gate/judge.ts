@@ -18,7 +18,7 @@ import {
   type Upstream,
 } from '../../src/plugin.js';
 import { checkAdmission, type Release } from './admission.js';
-import { decodeSubmission, decodeUnrecovered, type Submission, withSender } from './decode.js';
+import { decodeSubmission, decodeSubmissionRecoveredBy, type Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
 import type { ElValidation } from './el-validation.js';
 import {
@@ -36,7 +36,7 @@ import type { Ledger } from './ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
 import { isPrecompile } from '../../protocol/evm/index.js';
-import { cryptoBackend, FRAME_TX_TYPE, type StateDependencies } from '../../protocol/index.js';
+import { cryptoBackend, type StateDependencies } from '../../protocol/index.js';
 import type { PendingFrame, Revalidator } from './revalidation.js';
 import type { Head, HeadState } from './state.js';
 import { receiptOf } from './sync.js';
@@ -118,12 +118,10 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
 
   /** Decoded here; a standard sender recovered in the pool where recovery runs in pure JS (~1.7 ms). */
   const decodeOf = async (raw: RawTransaction, job: PoolJob): Promise<Submission> => {
-    const type = raw.bytes[0];
-    if (INLINE_RECOVERY || type === FRAME_TX_TYPE || type === 0x03) return decodeSubmission(raw, options);
-    const unrecovered = decodeUnrecovered(raw, options);
+    if (INLINE_RECOVERY) return decodeSubmission(raw, options);
     // Not metered: one recovery costs the same whatever the sender sends (~1.7 ms), which the
     // submission's token prices; only work the sender can inflate is charged as measured.
-    return withSender(unrecovered, await pool.recover(unrecovered.signature, { ...job, spent: () => {} }));
+    return decodeSubmissionRecoveredBy(raw, options, (task) => pool.recover(task, { ...job, spent: () => {} }));
   };
 
   const replay = async (hash: string): Promise<Answer | undefined> => {

@@ -9,7 +9,7 @@
  * `skip_after_blocks` ends; it is counted (`svc_ingress_gate_revalidations_total`).
  *
  * At the shipped `skip_after_blocks` (1) nothing stays pending past the first block after its
- * ordering, so there is nothing to look at again; it matters where blocks may lag their
+ * ordering, so the gate makes no Revalidator then; it matters where blocks may lag their
  * ordering (`skip_after_blocks` above 1). Heads are read as the gate reads them (per
  * `head_cache_ms`), every `REVALIDATE_EVERY_MS` while anything is pending, never otherwise.
  */
@@ -64,8 +64,6 @@ export class Revalidator {
   constructor(private readonly parts: RevalidatorParts) {}
 
   track(pending: PendingFrame): void {
-    // Pending for one block only: nothing to look at again (module comment).
-    if (this.parts.skipAfterBlocks <= 1n) return;
     if (this.pending.size >= TRACKED_MAX) this.pending.delete(this.pending.keys().next().value!);
     this.pending.set(pending.sub.hash, pending);
     this.timer ??= setInterval(() => void this.pass(), REVALIDATE_EVERY_MS).unref();

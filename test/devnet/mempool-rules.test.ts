@@ -5,6 +5,7 @@
  * the chain then skips. Skips are read where the chain counts them, `svc_dropStats`.
  */
 import { expect } from 'chai';
+import { EXPIRY_VERIFIER } from '../../protocol/index.js';
 import { id, keccak256, Wallet } from 'ethers';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
 import { createLogger } from '../../src/log.js';
@@ -15,7 +16,6 @@ import { APPROVE_1 } from '../../support/verify-code.js';
 import { OPERATOR_TOKEN } from '../helpers/ingress.js';
 import { until } from '../helpers/until.js';
 
-const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 const FEES: [bigint, bigint, bigint] = [0n, 2_000_000_000n, 0n];
 /** EIP-8037: APPROVE creating a sender that does not exist yet. */
 const NEW_ACCOUNT = 183_600n;

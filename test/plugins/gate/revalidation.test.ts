@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { EXPIRY_VERIFIER } from '../../../protocol/index.js';
 import { keccak256 } from 'ethers';
 import { encodeFrameTx, RECIPIENT, type FrameTxFields } from '../../../support/frames.js';
 import { call, rpc } from '../../../support/http.js';
@@ -11,8 +12,6 @@ import { until } from '../../helpers/until.js';
 const ONE_ETH = '0xde0b6b3a7640000';
 let addresses = 0;
 const freshAddress = () => `0x${'00'.repeat(17)}4e${(addresses++).toString(16).padStart(4, '0')}`;
-
-const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 
 /** [only (the sender's code), pay (the paymaster), a transfer of nothing], creating the sender; an expiry frame first with a deadline. */
 const sponsored = (sender: string, paymaster: string, deadline?: bigint): FrameTxFields => ({
