@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { Agent, request } from 'undici';
 import { parseConfig } from '../../../src/config/load.js';
+import { startIngressProcess, type IngressProcess } from '../../../support/child.js';
 import { call, receiptOf, rpc } from '../../../support/http.js';
 import { DEV_KEY, DEV_KEYS, walletFor } from '../../../support/keys.js';
 import { startStubEl } from '../../../support/stub-el.js';
@@ -669,5 +670,31 @@ describe('gate: role follower', () => {
     expect(() => parseConfig(testConfig('http://127.0.0.1:1', gateYaml('      relay_url: http://127.0.0.1:2')))).to.throw(
       'plugins[4].gate.relay_url: applies only to role: follower',
     );
+  });
+});
+
+describe('gate: on the pure-JS crypto (SVC_PORTABLE_CRYPTO=1, as where the native binaries do not load)', () => {
+  const anvil = useAnvil();
+  let ingress: IngressProcess | undefined;
+  after(async () => {
+    ingress?.child.kill('SIGTERM');
+    await ingress?.exited;
+  });
+
+  it('says so in one warning line at start, and admits a transfer whose sender it recovered in the pool', async () => {
+    ingress = await startIngressProcess(testConfig(anvil.current.url, gateYaml('      head_cache_ms: 0')), {
+      ...process.env,
+      SVC_PORTABLE_CRYPTO: '1',
+    });
+    const warning = await ingress.waitForLog(
+      /^gate: keccak-256 and secp256k1 run on the pure-JS @noble implementations \(SVC_PORTABLE_CRYPTO=1\)/,
+    );
+    expect(warning.level).to.equal('warn');
+    const nonce = Number(await call<string>(anvil.current.url, 'eth_getTransactionCount', [new Wallet(DEV_KEYS[3]!).address, 'latest']));
+    const raw = await transferFrom(DEV_KEYS[3]!, nonce);
+    expect((await rpc(ingress.url, 'eth_sendRawTransaction', [raw])).text).to.equal(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, result: keccak256(raw) }),
+    );
+    expect(ingress.lines.filter((line) => line.includes('pure-JS @noble'))).to.have.length(1);
   });
 });
