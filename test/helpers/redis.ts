@@ -15,10 +15,22 @@ export interface RedisServer {
   restart(): Promise<void>;
 }
 
-function launch(
-  port: number,
-  args: readonly string[] = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-): Promise<ChildProcess> {
+/** A fresh directory for a server's files (a primary writes an RDB file to sync a replica, whatever `--save` says). */
+const scratch = () => mkdtempSync(join(tmpdir(), 'svc-redis-'));
+const serverArgs = (port: number) => [
+  '--port',
+  String(port),
+  '--bind',
+  '127.0.0.1',
+  '--save',
+  '',
+  '--appendonly',
+  'no',
+  '--dir',
+  scratch(),
+];
+
+function launch(port: number, args: readonly string[] = serverArgs(port)): Promise<ChildProcess> {
   const child = spawn('redis-server', [...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -77,12 +89,11 @@ export interface SentinelSet {
 
 /** A primary, its replica and three Sentinels (quorum 2, a master down after 300 ms), on loopback. */
 export async function startSentinelSet(): Promise<SentinelSet> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-sentinel-'));
+  const dir = scratch();
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
-  const base = (port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   const children: ChildProcess[] = [];
   const primary = await launch(primaryPort);
-  children.push(primary, await launch(replicaPort, [...base(replicaPort), '--replicaof', '127.0.0.1', String(primaryPort)]));
+  children.push(primary, await launch(replicaPort, [...serverArgs(replicaPort), '--replicaof', '127.0.0.1', String(primaryPort)]));
   const client = (port: number) => new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1 });
   const replica = client(replicaPort);
   for (const deadline = Date.now() + 10_000; !(await replica.info('replication')).includes('master_link_status:up'); ) {
