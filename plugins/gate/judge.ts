@@ -259,16 +259,21 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     }
     verdicts.inc('admitted', '');
     parts.sequenced();
-    // Ordered now: pending until a block after the head as it stands (skip_after_blocks from there).
+    // Ordered now: pending until a block after the head as it stands (skip_after_blocks from
+    // there). Noted after the answer: the client does not wait for one more head read.
+    void acknowledge(sub, head, dependencies, source);
+    return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, facts, state, parts.stateReads);
+  };
+
+  const acknowledge = async (sub: Submission, head: Head, dependencies: StateDependencies | undefined, source: string) => {
     let seenAt = head.number;
     try {
       seenAt = (await state.fresh()).number;
-      await ledger.acknowledged(sub.sender, sub.nonce, raw.hash, seenAt);
+      await ledger.acknowledged(sub.sender, sub.nonce, sub.hash, seenAt);
     } catch {
       // The EL unreadable: the reservation keeps the head it was judged at.
     }
     if (dependencies !== undefined) parts.revalidator?.track({ sub, source, dependencies, seenAt });
-    return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, facts, state, parts.stateReads);
   };
 
   /** Charges the source, as debt, for pool time beyond what it paid up front. */
