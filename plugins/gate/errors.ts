@@ -27,6 +27,13 @@ export class ExecutionLayerRefusal extends Refusal {
  */
 export class InFlightRefusal extends Refusal {}
 
+/**
+ * The causes of a prefix refusal that say the gate could not judge, not what the chain will do
+ * (a simulation that failed, or ran past its budget): what revalidation must not act on.
+ */
+export const SIMULATION_ERROR = 'simulation error';
+export const OVER_SIMULATION_BUDGET = 'over the simulation budget';
+
 /** The EL could not be read: not a verdict on the transaction. */
 export class Unavailable extends Error {
   override name = 'Unavailable';

@@ -17,7 +17,7 @@ import type { StateDependencies } from '../../protocol/index.js';
 import type { Logger } from '../../src/plugin.js';
 import type { Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
-import { Refusal } from './errors.js';
+import { OVER_SIMULATION_BUDGET, Refusal, SIMULATION_ERROR } from './errors.js';
 import type { Ledger } from './ledger.js';
 import type { Head, HeadState } from './state.js';
 
@@ -49,7 +49,7 @@ export const REVALIDATE_EVERY_MS = 250;
 export const restsOnState = (refusal: Refusal): boolean => {
   if (refusal.reason === 'payer-balance') return true;
   const cause = String(refusal.extra?.cause ?? '');
-  return refusal.reason === 'verify-rejected' && !cause.startsWith('simulation error') && cause !== 'over the simulation budget';
+  return refusal.reason === 'verify-rejected' && !cause.startsWith(SIMULATION_ERROR) && cause !== OVER_SIMULATION_BUDGET;
 };
 /** Pending frame transactions followed at once; past it the oldest are let go (they end by `skip_after_blocks`). */
 const TRACKED_MAX = 10_000;

@@ -12,7 +12,7 @@
  */
 import type { FrameFacts, FrameTransaction, StateDependencies } from '../../../protocol/index.js';
 import { OverlayStateManager, type PrefixProgress, type StateReader, validatePrefix } from '../../../protocol/evm/index.js';
-import { describeFault, frameRefusal, Refusal, Unavailable } from '../errors.js';
+import { describeFault, frameRefusal, OVER_SIMULATION_BUDGET, Refusal, SIMULATION_ERROR, Unavailable } from '../errors.js';
 import type { Head, HeadState } from '../state.js';
 import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, OverBudget } from './budget.js';
 
@@ -24,7 +24,7 @@ export class SimulationFault extends Refusal {
     readonly bug: string,
     errorClass: string,
   ) {
-    const { reason, detail, extra } = frameRefusal(frame, mode, `simulation error: ${errorClass}`);
+    const { reason, detail, extra } = frameRefusal(frame, mode, `${SIMULATION_ERROR}: ${errorClass}`);
     super(reason, detail, extra);
   }
 }
@@ -70,7 +70,7 @@ export async function simulatePrefix(
       err instanceof Refusal
         ? err
         : err instanceof OverBudget
-          ? frameRefusal(progress.frame, progress.mode, 'over the simulation budget', `more than ${budget.budgetMs} ms of compute`)
+          ? frameRefusal(progress.frame, progress.mode, OVER_SIMULATION_BUDGET, `more than ${budget.budgetMs} ms of compute`)
           : faultOf(err, progress);
     refusal.dependencies = stateManager.dependencies();
     throw refusal;
