@@ -54,11 +54,31 @@ const SECP256K1_HALF_N = SECP256K1_N >> 1n;
 const MAX_INIT_CODE_BYTES = 49_152;
 
 export function decodeSubmission(raw: RawTransaction, limits: DecodeLimits): Submission {
+  return decodeWith(raw, limits, (unrecovered) => {
+    const { digest, r, s, yParity } = unrecovered.signature;
+    return withSender(unrecovered, recoverAddress(digest, r, s, yParity));
+  });
+}
+
+/**
+ * `decodeSubmission`, but a standard transaction's sender recovered by `recover` (the worker
+ * pool, where recovery runs in pure JS): the transaction is decoded and checked here first.
+ */
+export async function decodeSubmissionRecoveredBy(
+  raw: RawTransaction,
+  limits: DecodeLimits,
+  recover: (task: RecoverTask) => Promise<string | undefined>,
+): Promise<Submission> {
+  return decodeWith(raw, limits, async (unrecovered) => withSender(unrecovered, await recover(unrecovered.signature)));
+}
+
+/** Dispatch on the type byte; a standard transaction, decoded and checked, is finished by `standard`. */
+function decodeWith<T>(raw: RawTransaction, limits: DecodeLimits, standard: (unrecovered: Unrecovered) => T): Submission | T {
   const type = raw.bytes[0]!;
   if (type === 0x03)
     refuse('blob-not-supported', 'blob transactions (type 0x03) are not accepted: blob sidecars have no data-availability path');
   if (type === FRAME_TX_TYPE) return decodeFrame(raw, limits);
-  return decodeStandard(raw, limits);
+  return standard(decodeUnrecovered(raw, limits));
 }
 
 /** What recovers a standard transaction's sender: its signing digest and signature. */
@@ -79,23 +99,6 @@ export interface Unrecovered {
  * `decodeSubmission`, but a standard transaction's sender recovered by `recover` (the worker
  * pool, where recovery runs in pure JS): the transaction is decoded and checked here first.
  */
-export async function decodeSubmissionRecoveredBy(
-  raw: RawTransaction,
-  limits: DecodeLimits,
-  recover: (task: RecoverTask) => Promise<string | undefined>,
-): Promise<Submission> {
-  const type = raw.bytes[0];
-  if (type === 0x03 || type === FRAME_TX_TYPE) return decodeSubmission(raw, limits);
-  const unrecovered = decodeUnrecovered(raw, limits);
-  return withSender(unrecovered, await recover(unrecovered.signature));
-}
-
-function decodeStandard(raw: RawTransaction, limits: DecodeLimits): Submission {
-  const unrecovered = decodeUnrecovered(raw, limits);
-  const { digest, r, s, yParity } = unrecovered.signature;
-  return withSender(unrecovered, recoverAddress(digest, r, s, yParity));
-}
-
 /** Everything of a standard transaction but its sender (refuses what fails a check before). */
 export function decodeUnrecovered(raw: RawTransaction, limits: DecodeLimits): Unrecovered {
   const tx = decodeStandardTransaction(raw.bytes);
