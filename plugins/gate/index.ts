@@ -41,8 +41,9 @@ import { HeadState } from './state.js';
 import { rawParams, syncTimeoutOf } from './sync.js';
 import { createWorkPool } from './work-pool.js';
 
-/** The portable-crypto line is said once per process, not at every reload. */
+/** The portable-crypto and unpatched-EVM lines are said once per process, not at every reload. */
 let portableCryptoSaid = false;
+let unpatchedSaid = false;
 
 export const gate: PluginModule<GateOptions> = {
   name: 'gate',
@@ -55,7 +56,8 @@ export const gate: PluginModule<GateOptions> = {
     }
     const state = new HeadState(stateReads, options.headCacheMs);
     void evmPatchApplied().then((applied) => {
-      if (!applied) {
+      if (!applied && !unpatchedSaid) {
+        unpatchedSaid = true;
         log.error(
           'gate: @ethereumjs/evm is not patched (npm ci ran without scripts?): frame transactions that need the EVM are refused ("simulation error")',
         );

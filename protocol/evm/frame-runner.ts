@@ -31,6 +31,8 @@ import type { OverlayStateManager } from './overlay-state.js';
 import { StateGasOwners } from './state-gas-owners.js';
 
 const ENTRY_POINT = createAddressFromString('0x00000000000000000000000000000000000000aa');
+/** Whether the installed package carries the frame pools: it cannot change while the process runs. */
+const PATCHED = frameStateGasPatched();
 
 /** The block a transaction is executed in. */
 export interface ExecutionBlock {
@@ -97,7 +99,7 @@ export class FrameRunner {
   }
 
   static async create(options: RunnerOptions): Promise<FrameRunner> {
-    if (!frameStateGasPatched()) throw new Error('@ethereumjs/evm lacks the frame state-gas patch (patches/): npm ci applies it');
+    if (!PATCHED) throw new Error('@ethereumjs/evm lacks the frame state-gas patch (patches/): npm ci applies it');
     const { tx, maxCost, state, block } = options;
     const waiting = options.waiting ?? (<T>(work: Promise<T>) => work);
     const sender = createAddressFromString(tx.sender);
