@@ -85,7 +85,7 @@ export async function checkAdmission(
   if (reservation === 'payer-cap') {
     refuseInFlight(
       'paymaster-pending',
-      `the paymaster ${sub.payer} already pays for ${payerCap} pending transaction${payerCap === 1 ? '' : 's'}: a sponsor with code takes one at a time (EIP-8141 mempool rules); retry once it is included`,
+      `the paymaster ${sub.payer} already pays for ${payerCap} pending transaction: a sponsor with code takes one at a time (EIP-8141 mempool rules); retry once it is included`,
     );
   }
   if (reservation === 'gap') {

@@ -12,7 +12,7 @@
  *
  * Plain strings, so that the same value crosses to a worker thread, the primary process and Redis.
  */
-import { codeHashOf, keccakHex, type StateDependencies } from '../../protocol/index.js';
+import { keccakHex, type StateDependencies } from '../../protocol/index.js';
 import type { Head, HeadState } from './state.js';
 
 export type { StateDependencies };
@@ -36,8 +36,6 @@ export type CachedDependencies = StateDependencies | DependencyDigest;
 
 /** The keys a cached refusal may keep, as JSON characters: with its words, a refusal stays under 2 KB. */
 export const DEPENDENCY_KEYS_MAX_CHARS = 1_600;
-
-export { codeHashOf };
 
 const list = (joined: string) => (joined === '' ? [] : joined.split(','));
 const shortSlot = (slot: string) => `0x${slot.slice(2).replace(/^0+/, '') || '0'}`;

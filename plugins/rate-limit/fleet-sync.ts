@@ -24,7 +24,7 @@
 import type { Redis } from 'ioredis';
 import type { BucketSpec, MemoryBuckets, SharedState } from '../../src/plugin.js';
 
-export const SYNC_MS = 50;
+const SYNC_MS = 50;
 /** Keys in one script call: a fleet of many sources sends several calls per sync, none huge. */
 const KEYS_PER_CALL = 500;
 /** Keys whose last look is remembered; past it the oldest are forgotten (they start again from a first look). */
@@ -120,7 +120,9 @@ export class FleetSync {
       await this.exchangeSome(keys.slice(start, start + KEYS_PER_CALL), taken, windowMs, window);
     }
     while (kept.seen.size > REMEMBERED_MAX) kept.seen.delete(kept.seen.keys().next().value!);
-    while (kept.recent.size > REMEMBERED_MAX) kept.recent.delete(kept.recent.keys().next().value!);
+    for (const held of [kept.recent, kept.uncertain]) {
+      while (held.size > REMEMBERED_MAX) held.delete(held.keys().next().value!);
+    }
   }
 
   private async exchangeSome(keys: string[], taken: Map<string, number>, windowMs: number, window: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { keccak256 } from 'ethers';
+import { codeHashOf } from '../../../protocol/index.js';
 import {
-  codeHashOf,
   compactDependencies,
   DEPENDENCY_KEYS_MAX_CHARS,
   stillHolds,
