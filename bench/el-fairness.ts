@@ -41,7 +41,7 @@ const line = (what: string, latencies: VictimLatencies, quiet?: VictimLatencies)
   `  ${what.padEnd(12)} eth_getBalance p50 ${p50(latencies.reads).toFixed(2)} ms${quiet ? ` (${ratio(latencies.reads, quiet.reads)})` : ''}, transfers p50 ${p50(latencies.submissions).toFixed(2)} ms${quiet ? ` (${ratio(latencies.submissions, quiet.submissions)})` : ''}`;
 
 async function main(stopLater: StopLater): Promise<void> {
-  console.log(`el-fairness bench: 127.0.0.2 reads and transfers while 127.0.0.1 attacks (${PHASE_MS / 1000} s a phase)`);
+  console.log(`el-fairness bench: 127.0.0.2 reads and transfers while another source attacks (${PHASE_MS / 1000} s a phase)`);
   for (const row of ROWS) {
     const anvil = await startAnvil(row.blockTimeSeconds === undefined ? {} : { blockTimeSeconds: row.blockTimeSeconds });
     stopLater(() => anvil.stop());
@@ -51,11 +51,11 @@ async function main(stopLater: StopLater): Promise<void> {
     const quiet = await victim(ingress.url, transfers, Date.now() + PHASE_MS);
     console.log(`\n${row.label}:`);
     console.log(line('quiet', quiet));
-    for (const [name, { concurrency, body }] of Object.entries(ATTACKS)) {
+    for (const [name, { from, concurrency, body }] of Object.entries(ATTACKS)) {
       const until = Date.now() + PHASE_MS;
       const [attacked, outcomes] = await Promise.all([
         victim(ingress.url, transfers, until),
-        attack(ingress.url, body, concurrency, until, row.backoffMs),
+        attack(ingress.url, from, body, concurrency, until, row.backoffMs),
       ]);
       console.log(line(name, attacked, quiet));
       if (attacked.failures.length > 0)

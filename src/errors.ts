@@ -17,6 +17,11 @@ export interface RpcError {
   readonly httpStatus?: number;
   /** Sent as the Retry-After header (rounded up to seconds) with a 429. */
   readonly retryAfterMs?: number;
+  /**
+   * How long nothing from this source could pass anyway (its bucket holds less than a token): the
+   * server reads nothing more from it for that long (refusal-hold.ts). Never sent.
+   */
+  readonly holdMs?: number;
 }
 
 function rpcError(code: number, message: string, data?: unknown): RpcError {
@@ -106,13 +111,14 @@ export const errors = {
    * request waits for one to close), or its slots for gas-heavy reads
    * (`max_heavy_in_flight_per_source`). HTTP 429 so that proxies and load balancers see it too.
    */
-  rateLimited: (scope: keyof typeof RATE_LIMITED_MESSAGES, retryAfterMs: number): RpcError =>
+  rateLimited: (scope: keyof typeof RATE_LIMITED_MESSAGES, retryAfterMs: number, holdMs = 0): RpcError =>
     Object.freeze({
       code: LIMIT_EXCEEDED,
       message: RATE_LIMITED_MESSAGES[scope],
       data: { retry_after_ms: retryAfterMs },
       httpStatus: 429,
       retryAfterMs,
+      ...(holdMs > 0 ? { holdMs } : {}),
     }),
   /** EIP-7966: forwarded, but no receipt within the timeout; `data` is the transaction hash. */
   syncTimeout: (hash: string) => rpcError(4, 'the transaction was ordered but not included within the timeout; wait for its receipt', hash),

@@ -14,6 +14,7 @@ import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { headOf, startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
+import { SourceHolds } from './refusal-hold.js';
 import { SourceConnections } from './source-connections.js';
 import { transport } from './errors.js';
 import { createContinueListener, createExpectationListener, createRequestListener, MAX_HEADERS, transportBody } from './server.js';
@@ -44,6 +45,7 @@ export async function startIngress(
   let runtime = await Runtime.create(config, log, metrics);
   let active = 0;
   let drained: (() => void) | undefined;
+  const holds = new SourceHolds();
   const listener = createRequestListener(
     () => runtime,
     log,
@@ -51,6 +53,7 @@ export async function startIngress(
     () => {
       if (--active === 0) drained?.();
     },
+    holds,
   );
   metrics.inFlight = () => active;
   const { headersMs, requestMs, keepAliveMs } = config.clientTimeouts;
@@ -76,7 +79,7 @@ export async function startIngress(
   server.on('checkExpectation', createExpectationListener(metrics));
   // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
   server.maxConnections = config.maxConnections;
-  capConnectionsPerSource(server, () => runtime, metrics);
+  capConnectionsPerSource(server, () => runtime, metrics, holds);
   // Malformed HTTP, oversized headers and slow clients: a status with a JSON body, then the
   // socket is destroyed once that is written. end() alone only half-closes it: a client that
   // never closes its side kept the socket, and its max_connections slot, for ever.
@@ -176,13 +179,17 @@ export function announceOperatorListener(url: string, host: string, log: Logger)
 /**
  * `max_connections_per_source`: a source holding that many connections has its next one closed
  * on accept, before a byte is read, so one address cannot take `max_connections` from everyone.
- * The source is rate-limit's (trusted proxies exempt), else the address (IPv6 by /64).
+ * The source is rate-limit's (trusted proxies exempt), else the address (IPv6 by /64). A source
+ * told to wait (429) has a new connection left unread until the wait has passed.
  */
-function capConnectionsPerSource(server: Server, current: () => Runtime, metrics: Metrics): void {
+function capConnectionsPerSource(server: Server, current: () => Runtime, metrics: Metrics, holds: SourceHolds): void {
   const connections = new SourceConnections();
   server.on('connection', (socket: Socket) => {
     const runtime = current();
-    if (connections.admit(socket, runtime.config.maxConnectionsPerSource, runtime.peerSourceOf)) return;
+    if (connections.admit(socket, runtime.config.maxConnectionsPerSource, runtime.peerSourceOf)) {
+      holds.admit(socket, runtime.peerSourceOf);
+      return;
+    }
     metrics.transportRefused(CONNECTIONS_PER_SOURCE);
     socket.destroy();
   });

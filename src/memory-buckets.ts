@@ -10,11 +10,19 @@ export interface BucketSpec {
   readonly burst: number;
 }
 
-export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
+/** Refused: the wait for the cost asked, and for a single token (before which nothing of the key's passes). */
+export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number; readonly holdMs: number };
 
 const OK: Consumed = { ok: true };
 /** The deepest debt `charge` leaves: what the sustained rate earns back in this many seconds. */
 export const DEBT_SECONDS_MAX = 60;
+
+/**
+ * The wait until `bucket` holds `cost`. The options refuse a cost above a bucket's size (it could
+ * never pass) at load time. One millisecond more than the wait: timers may fire a millisecond
+ * early, and a client that waits exactly what it was told must find its token there.
+ */
+const waitFor = (bucket: TokenBucket, cost: number): number => Math.ceil(bucket.getWaitTime(cost)) + 1;
 
 export class MemoryBuckets {
   private readonly buckets = new Map<string, TokenBucket>();
@@ -39,13 +47,26 @@ export class MemoryBuckets {
     }
   }
 
-  take(key: string, cost: number): Consumed {
+  /**
+   * Takes `cost` tokens from `key`, or refuses with the wait until they are there. A refusal
+   * takes `refusalCost` (as `charge` does, into debt) before the wait is worked out: a key that
+   * asks again sooner than told pushes its own wait out.
+   */
+  take(key: string, cost: number, refusalCost = 0): Consumed {
     const bucket = this.bucketOf(key);
     if (bucket.tryRemoveTokens(cost)) return OK;
-    // The options refuse a cost above a bucket's size (it could never pass) at load time. One
-    // millisecond more than the wait: timers may fire a millisecond early, and a client that
-    // waits exactly what it was told must find its token there.
-    return { ok: false, retryAfterMs: Math.ceil(bucket.getWaitTime(cost)) + 1 };
+    if (refusalCost > 0) this.debit(bucket, refusalCost);
+    return { ok: false, retryAfterMs: waitFor(bucket, cost), holdMs: waitFor(bucket, Math.min(1, cost)) };
+  }
+
+  /**
+   * A request of `key` refused elsewhere (an in-flight cap) takes `refusalCost` into debt; returns
+   * how long until the key holds a token again (0: it holds one now).
+   */
+  refuse(key: string, refusalCost: number): number {
+    const bucket = this.bucketOf(key);
+    this.debit(bucket, refusalCost);
+    return bucket.content >= 1 ? 0 : waitFor(bucket, 1);
   }
 
   /**
@@ -54,7 +75,11 @@ export class MemoryBuckets {
    * the debt is earned back. Never refuses.
    */
   charge(key: string, cost: number): void {
-    const bucket = this.bucketOf(key);
+    this.debit(this.bucketOf(key), cost);
+  }
+
+  private debit(bucket: TokenBucket, cost: number): void {
+    if (cost <= 0) return;
     bucket.drip();
     bucket.content = Math.max(bucket.content - cost, -this.spec.ratePerSecond * DEBT_SECONDS_MAX);
   }

@@ -14,6 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GAS_HEAVY_METHODS } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
+import { holdFor, type SourceHolds } from './refusal-hold.js';
 import { peerSource } from './source-connections.js';
 import { CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
@@ -46,9 +47,10 @@ interface Trace {
 
 /**
  * `onSettled` is called once per request when its response has closed (finished or cut),
- * whichever path it took: the ingress counts in-flight requests with it for the drain.
+ * whichever path it took: the ingress counts in-flight requests with it for the drain. A 429
+ * holds its connection, and its source's new ones, for the wait it tells (`holds`).
  */
-export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void) {
+export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void, holds: SourceHolds) {
   // Declared body bytes being received, across reloads.
   const budget = new BodyBudget();
   metrics.bodyBytesInFlight = () => budget.inFlight;
@@ -108,7 +110,7 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > cap) return refuseTransport(res, metrics, bodyTooLarge(cap));
     admitUnread(runtime, budget, req, res, declared, trace, log, metrics, (peer, body) =>
-      handleBody(runtime, peer, res, body, log, metrics, trace),
+      handleBody(runtime, peer, res, body, log, metrics, trace, holds),
     );
   };
 }
@@ -204,6 +206,7 @@ function handleBody(
   log: Logger,
   metrics: Metrics,
   trace: Trace,
+  holds: SourceHolds,
 ): void {
   let message: unknown;
   try {
@@ -226,6 +229,7 @@ function handleBody(
   trace.method = request.method;
   trace.started = performance.now();
   const ctx: RequestContext = { request, peer, facts: new Facts() };
+  const hold = (waitMs: number) => holds.holdAfter(res, holdFor(waitMs, runtime.config.clientTimeouts.keepAliveMs), runtime.peerSourceOf);
   trace.facts = ctx.facts;
   // Closed while the body was being admitted: its close has been handled without these facts.
   if (res.destroyed) ctx.facts.set(CLOSED, true);
@@ -235,7 +239,7 @@ function handleBody(
     if (res.destroyed) return;
     if (verdict !== undefined) {
       trace.outcome = 'error' in verdict ? 'refused' : 'answered';
-      return answer(res, request.id, verdict);
+      return answer(res, request.id, verdict, hold);
     }
     trace.outcome = 'proxied';
     if (!GAS_HEAVY_METHODS.has(request.method)) {
@@ -280,7 +284,7 @@ function handleBody(
     trace.outcome = 'error';
     // Once the answer has started, or the client has gone, there is nobody to tell: cut it.
     if (res.headersSent || res.destroyed) return void res.destroy();
-    answer(res, request.id, { error: toRpcError(err, log, request.method) });
+    answer(res, request.id, { error: toRpcError(err, log, request.method) }, hold);
   };
   try {
     const verdict = runtime.chain.run(ctx);
@@ -321,10 +325,12 @@ function toRpcError(err: unknown, log: Logger, method: string): RpcError {
   return errors.internal();
 }
 
-function answer(res: ServerResponse, id: RpcId, answer: Answer): void {
+/** With `hold`, a refusal's `holdMs` holds its source (refusal-hold.ts); one that closes its connection needs none. */
+function answer(res: ServerResponse, id: RpcId, answer: Answer, hold?: (ms: number) => void): void {
   if (!('error' in answer)) return send(res, formatResponse(id, answer));
-  const { httpStatus, retryAfterMs } = answer.error;
+  const { httpStatus, retryAfterMs, holdMs } = answer.error;
   if (retryAfterMs !== undefined && !res.headersSent) res.setHeader('retry-after', String(Math.ceil(retryAfterMs / 1000)));
+  if (holdMs !== undefined && !res.headersSent) hold?.(holdMs);
   send(res, formatResponse(id, answer), httpStatus);
 }
 

@@ -4,8 +4,9 @@
  * production chain, a real anvil). Shared by test/e2e/el-fairness.test.ts and
  * bench/el-fairness.ts.
  *
- * The attacker (127.0.0.1) runs `concurrency` clients, each sending its request again as soon as
- * it is answered, or `backoffMs` after a refusal (not the Retry-After it checks is there).
+ * The attacker (from its own address) runs `concurrency` clients, each sending its request again as soon as
+ * it is answered, or `backoffMs` after a refusal (not the Retry-After it checks is there): by
+ * default at once.
  * The victim (127.0.0.2) sends eth_getBalance one at a time, and beside it one signed transfer
  * every SUBMISSION_GAP_MS (within its submission quota), alternately legacy and EIP-1559.
  */
@@ -23,7 +24,6 @@ export const LOOP_ADDRESS = '0x00000000000000000000000000000000000c0de1';
 export const MAX_GAS = 50_000_000;
 const hex = (n: number) => `0x${n.toString(16)}`;
 
-const ATTACKER = '127.0.0.1';
 const VICTIM = '127.0.0.2';
 const SUBMISSION_GAP_MS = 150;
 const READ_GAP_MS = 10;
@@ -48,17 +48,38 @@ export async function placeLoop(anvilUrl: string): Promise<void> {
   }
 }
 
-/** The attacks of row N2, as request bodies. */
+const HEAVY_IN_FLIGHT =
+  'rate limited: too many eth_call, eth_estimateGas, eth_createAccessList or eth_simulateV1 requests in flight from this source; retry later';
+
+/**
+ * The attacks of row N2, as request bodies, with the 429 each is refused with first; then a flood
+ * of cheap reads past the source's quota from most of the connections a source may open. Each
+ * from its own address: what one leaves its source owing (refusals cost a token) outlasts a phase.
+ */
 export const ATTACKS = {
   /** 32 clients, each an eth_call of the loop at the 50,000,000 cap. */
-  calls: { concurrency: 32, body: rpcBody('eth_call', [{ to: LOOP_ADDRESS, gas: hex(MAX_GAS) }, 'latest']) },
+  calls: {
+    from: '127.0.0.1',
+    concurrency: 32,
+    body: rpcBody('eth_call', [{ to: LOOP_ADDRESS, gas: hex(MAX_GAS) }, 'latest']),
+    refusal: HEAVY_IN_FLIGHT,
+  },
   /** 4 clients, each an eth_simulateV1 of 16 loop calls sharing the cap (what size-limit lets through). */
   simulations: {
+    from: '127.0.0.3',
     concurrency: 4,
     body: rpcBody('eth_simulateV1', [
       { blockStateCalls: [{ calls: Array.from({ length: 16 }, () => ({ to: LOOP_ADDRESS, gas: hex(MAX_GAS / 16) })) }] },
       'latest',
     ]),
+    refusal: HEAVY_IN_FLIGHT,
+  },
+  /** 200 clients (of the 256 connections a source may open), each an eth_blockNumber. */
+  reads: {
+    from: '127.0.0.4',
+    concurrency: 200,
+    body: rpcBody('eth_blockNumber', []),
+    refusal: 'rate limited: too many requests from this source; retry later',
   },
 } as const;
 
@@ -73,8 +94,15 @@ export const OVER_CAP_SIMULATION = rpcBody('eth_simulateV1', [
  * were answered: "result", "429 -32005 <message>" (with Retry-After and data.retry_after_ms), or
  * "unexpected: ..." with the answer.
  */
-export async function attack(url: string, body: string, concurrency: number, until: number, backoffMs = 0): Promise<Map<string, number>> {
-  const pool = new Pool(url, { connections: concurrency, localAddress: ATTACKER });
+export async function attack(
+  url: string,
+  from: string,
+  body: string,
+  concurrency: number,
+  until: number,
+  backoffMs = 0,
+): Promise<Map<string, number>> {
+  const pool = new Pool(url, { connections: concurrency, localAddress: from });
   const counts = new Map<string, number>();
   const count = (what: string) => counts.set(what, (counts.get(what) ?? 0) + 1);
   await Promise.all(

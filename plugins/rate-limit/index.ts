@@ -56,6 +56,13 @@ import { Slots } from './slots.js';
 import { createSourceResolver } from './source.js';
 
 const BODY_BYTES_PER_TOKEN = 4 * 1024;
+/**
+ * What a request refused for its source's own limits (its bucket, its in-flight caps) still costs
+ * that source, into debt, counted in the wait it is told: refusing is work too. A client that asks
+ * again at once instead of waiting pushes its own wait out, and while its bucket holds less than a
+ * token the server reads nothing more from it (`holdMs`, refusal-hold.ts).
+ */
+const REFUSAL_COST = 1;
 /** What a source at its in-flight cap is told to wait: slots free as answers close, not on a clock. */
 const IN_FLIGHT_RETRY_MS = 1_000;
 
@@ -129,18 +136,23 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
     // The source's own bucket first, then the host's; continuations rather than awaits, so a
     // read stays synchronous when the buckets are in this process.
     const limit = (limits: Buckets, source: string, cost: number): Verdict | Promise<Verdict> =>
-      limits.perSource.consume(source, cost, (own): Verdict | Promise<Verdict> => {
-        if (!own.ok) {
-          limited.inc(limits.name, 'source');
-          return { error: errors.rateLimited('source', own.retryAfterMs) };
-        }
-        if (limits.host === undefined) return undefined;
-        return limits.host.consume('host', cost, (host): Verdict => {
-          if (host.ok) return undefined;
-          limited.inc(limits.name, 'host');
-          return { error: errors.rateLimited('host', host.retryAfterMs) };
-        });
-      });
+      limits.perSource.consume(
+        source,
+        cost,
+        (own): Verdict | Promise<Verdict> => {
+          if (!own.ok) {
+            limited.inc(limits.name, 'source');
+            return { error: errors.rateLimited('source', own.retryAfterMs, own.holdMs) };
+          }
+          if (limits.host === undefined) return undefined;
+          return limits.host.consume('host', cost, (host): Verdict => {
+            if (host.ok) return undefined;
+            limited.inc(limits.name, 'host');
+            return { error: errors.rateLimited('host', host.retryAfterMs) };
+          });
+        },
+        REFUSAL_COST,
+      );
 
     const every = [submissions, reads].flatMap((limits) => (limits === undefined ? [] : [limits.perSource, limits.host]));
     return {
@@ -169,16 +181,18 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         }
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
         const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
+        const refuse = (scope: 'in-flight' | 'heavy-in-flight') => {
+          limited.inc(limits.name, scope);
+          return limits.perSource.refuse(source, REFUSAL_COST, (holdMs) => ({
+            error: errors.rateLimited(scope, IN_FLIGHT_RETRY_MS, holdMs),
+          }));
+        };
         const releaseSlot = inFlight.take(source);
-        if (releaseSlot === undefined) {
-          limited.inc(limits.name, 'in-flight');
-          return { error: errors.rateLimited('in-flight', IN_FLIGHT_RETRY_MS) };
-        }
+        if (releaseSlot === undefined) return refuse('in-flight');
         const releaseHeavy = heavy ? heavyInFlight.take(source) : undefined;
         if (heavy && releaseHeavy === undefined) {
           releaseSlot();
-          limited.inc(limits.name, 'heavy-in-flight');
-          return { error: errors.rateLimited('heavy-in-flight', IN_FLIGHT_RETRY_MS) };
+          return refuse('heavy-in-flight');
         }
         const release = () => {
           releaseSlot();
