@@ -12,7 +12,11 @@ import { PRODUCTION_PLUGINS, startTestIngress, testConfig, type TestIngress } fr
  * production chain in front (the gate judging on every head: head_cache_ms 0; more gate options
  * as YAML lines). The target's record is emptied before each test.
  */
-export function useFrameIngress(gateOptions = ''): { readonly anvil: Anvil; readonly target: SubmitTarget; readonly ingress: TestIngress } {
+/** `extra`: top-level settings added to the configuration (metrics_listen, say). */
+export function useFrameIngress(
+  gateOptions = '',
+  extra = '',
+): { readonly anvil: Anvil; readonly target: SubmitTarget; readonly ingress: TestIngress } {
   const el = useAnvil();
   const suite = {} as { anvil: Anvil; target: SubmitTarget; ingress: TestIngress };
   before(async () => {
@@ -21,6 +25,7 @@ export function useFrameIngress(gateOptions = ''): { readonly anvil: Anvil; read
     const yaml = testConfig(
       el.current.url,
       PRODUCTION_PLUGINS.replace('  - gate\n', `  - gate:\n      head_cache_ms: 0\n      threads: 1\n${gateOptions}`),
+      extra,
     ).replace(`execution: ${el.current.url}`, `execution: ${el.current.url}\n  submit: ${suite.target.url}`);
     suite.ingress = await startTestIngress(yaml);
   });

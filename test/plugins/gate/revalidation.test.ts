@@ -30,7 +30,7 @@ const sponsored = (sender: string, paymaster: string, deadline?: bigint): FrameT
 
 describe('gate: pending frame transactions revalidated at each new head (skip_after_blocks 3)', () => {
   // Blocks may lag their ordering here: an admitted transaction stays pending three heads.
-  const suite = useFrameIngress('      skip_after_blocks: 3\n');
+  const suite = useFrameIngress('      skip_after_blocks: 3\n', 'metrics_listen: 127.0.0.1:0');
   const el = (method: string, params: unknown[]) => call(suite.anvil.url, method, params);
   const submit = async (raw: string) => JSON.parse((await rpc(suite.ingress.url, 'eth_sendRawTransaction', [raw])).text);
   const account = async (code: string, funded = true) => {
@@ -48,9 +48,15 @@ describe('gate: pending frame transactions revalidated at each new head (skip_af
     return { paymaster, first, second };
   };
   const released = () => suite.ingress.logs.filter((line) => line.includes('its reservation released'));
+  /** svc_ingress_gate_revalidations_total{outcome} as /metrics shows it (0 before its first count). */
+  const revalidations = async (outcome: string) => {
+    const text = await (await fetch(`${suite.ingress.metricsUrl}/metrics`)).text();
+    return Number(new RegExp(`^svc_ingress_gate_revalidations_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  };
 
   it("releases a pending transaction's paymaster once its code would now refuse it, before skip_after_blocks ends", async () => {
     const { paymaster, first, second } = await twoSponsoredByOnePaymaster();
+    const releasedBefore = await revalidations('released');
     expect(await submit(first)).to.have.property('result', keccak256(first));
     expect((await submit(second)).error.data).to.deep.equal({ reason: 'paymaster-pending' });
 
@@ -63,6 +69,7 @@ describe('gate: pending frame transactions revalidated at each new head (skip_af
       'the revalidation to release it',
     );
     expect(JSON.parse(line!)).to.include({ hash: keccak256(first), reason: 'verify-rejected' });
+    expect(await revalidations('released')).to.equal(releasedBefore + 1);
 
     // Its slot is free one head after it was ordered, two before skip_after_blocks would have freed it.
     await el('anvil_setCode', [paymaster, APPROVE_1]);
@@ -74,6 +81,8 @@ describe('gate: pending frame transactions revalidated at each new head (skip_af
   it('keeps a pending transaction whose reads did not change, or changed and still hold: no release', async () => {
     const { paymaster, first, second } = await twoSponsoredByOnePaymaster();
     const before = released().length;
+    const looked = async () => (await revalidations('kept')) + (await revalidations('unchanged'));
+    const [lookedBefore, releasedBefore] = [await looked(), await revalidations('released')];
     expect(await submit(first)).to.have.property('result', keccak256(first));
     // A new head, the paymaster's balance changed but still covers it: judged again, kept.
     await el('anvil_setBalance', [paymaster, '0xde0b6b3a7640001']);
@@ -81,6 +90,9 @@ describe('gate: pending frame transactions revalidated at each new head (skip_af
     await el('evm_mine', []);
     expect((await submit(second)).error.data, 'still pending two heads on').to.deep.equal({ reason: 'paymaster-pending' });
     expect(released()).to.have.length(before);
+    // Looked at again (judged again if its reads changed), never released.
+    await until(looked, (count) => count > lookedBefore, 'a revalidation at the new heads');
+    expect(await revalidations('released')).to.equal(releasedBefore);
   });
 
   it('releases a pending transaction once a head reaches its expiry deadline: no later block can include it', async () => {
