@@ -5,6 +5,7 @@
  * - `Unavailable`: the EL could not be read, not a verdict; -32603, fails closed.
  * - `PoolBusy`: a queue of the worker pool is full, not a verdict; -32005 for the source or the host.
  * - `Abandoned`: the client left while its work waited; nobody reads the answer.
+ * - `SyncNonceGap`: EIP-7966's own answer to a nonce ahead of the sender's next; error 6.
  * Anything else is a bug and goes up to the chain.
  */
 import { Refusal } from '../../protocol/index.js';
@@ -56,6 +57,18 @@ export class Abandoned extends Error {
   override name = 'Abandoned';
 }
 
+/**
+ * EIP-7966: a synchronous submission's nonce is ahead of the sender's next one. Not a verdict the
+ * gate caches: answered with error 6 and that next nonce, before anything is reserved or judged.
+ */
+export class SyncNonceGap extends Error {
+  override name = 'SyncNonceGap';
+
+  constructor(readonly next: bigint) {
+    super(`nonce gap: the sender's next nonce is ${next}`);
+  }
+}
+
 /** How much of an unexpected error's message goes to the log. */
 const BUG_MESSAGE_MAX = 200;
 
@@ -77,6 +90,7 @@ const POOL_BUSY_RETRY_MS = 1_000;
 export function answerFor(err: unknown): Answer | undefined {
   if (err instanceof PoolBusy) return { error: errors.rateLimited(err.scope, POOL_BUSY_RETRY_MS) };
   if (err instanceof Unavailable) return { error: errors.validationUnavailable() };
+  if (err instanceof SyncNonceGap) return { error: errors.syncNonceGap(err.next) };
   return undefined;
 }
 

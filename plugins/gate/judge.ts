@@ -30,6 +30,7 @@ import {
   Refusal,
   refusalError,
   refuse,
+  SyncNonceGap,
   Unavailable,
 } from './errors.js';
 import type { Ledger } from './ledger.js';
@@ -162,7 +163,12 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     }
     const atHead = async (head: Head): Promise<Admission> => {
       judged.head = head.number;
-      // EIP-7966 answers any nonce ahead of the sender's next with its own error (`admit`).
+      // EIP-7966 answers any nonce ahead of the sender's next with its own error, before anything
+      // is reserved or judged; the admission checks then leave nonces ahead to it.
+      if (sync !== undefined) {
+        const next = (await state.account(sub.sender, head)).nonce;
+        if (sub.nonce > next) throw new SyncNonceGap(next);
+      }
       const release = await checkAdmission(
         sub,
         head,
@@ -186,8 +192,8 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     } catch (err) {
       // A refusal that rests on state is confirmed on a fresh head before it is given: the
       // cached one may be up to head_cache_ms old (a transfer sent right after its funding
-      // receipt would be refused "balance 0").
-      if (!(err instanceof Refusal)) throw err;
+      // receipt would be refused "balance 0", the next nonce after a receipt seen as a gap).
+      if (!(err instanceof Refusal || err instanceof SyncNonceGap)) throw err;
       const fresh = await state.fresh();
       if (fresh.number === cached.number) throw err;
       return atHead(fresh);
@@ -224,14 +230,6 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     { sub, head, release, dependencies }: Admission,
     source: string,
   ): Promise<Answer> => {
-    // EIP-7966: a nonce ahead of the sender's next one is not accepted at all, with that nonce.
-    if (sync !== undefined) {
-      const next = (await state.account(sub.sender, head)).nonce;
-      if (sub.nonce > next) {
-        await release();
-        return { error: errors.syncNonceGap(next) };
-      }
-    }
     // A client gone while the gate judged (closed, or half-closed: Node aborts the request then)
     // would never learn that its transaction was ordered: it is not forwarded.
     if (facts.get(CLOSED)) {

@@ -400,6 +400,20 @@ describe('gate: eth_sendRawTransactionSync (EIP-7966)', () => {
     );
   });
 
+  it('answers a nonce ahead with error 6 before judging anything else: an unfunded sender is told the gap, not its balance', async () => {
+    const unfunded = walletFor('a sync submission with a gapped nonce from an empty account');
+    const raw = await transferFrom(unfunded.privateKey, 1);
+    expect((await sync([raw])).error).to.deep.equal({
+      code: 6,
+      message: "nonce gap: the transaction was not accepted; the sender's next nonce is 0",
+      data: '0x0',
+    });
+    // The same bytes without the sync wait: the gate's own nonce rule.
+    expect(JSON.parse((await rpc(ingress.url, 'eth_sendRawTransaction', [raw])).text).error.data).to.deep.equal({
+      reason: 'nonce-not-contiguous',
+    });
+  });
+
   it('refuses what the gate refuses, as eth_sendRawTransaction would', async () => {
     const raw = await walletFor('refuses what the gate refuses, as eth_sendRawTransaction would').signTransaction({
       chainId: 1,
