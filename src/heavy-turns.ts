@@ -20,7 +20,16 @@ export class HeavyTurns {
   private readonly waiting = new FairQueue<HeavyTurn>(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY);
 
   /** `concurrency`: the connections the calls go out on. */
-  constructor(private readonly concurrency: number) {}
+  constructor(private concurrency: number) {}
+
+  /**
+   * A reload's number of connections: the calls running go on (on the pool they started on) and
+   * count against it, so the EL never has more than the larger of the two numbers at once.
+   */
+  resize(concurrency: number): void {
+    this.concurrency = concurrency;
+    this.pump();
+  }
 
   /** Calls waiting for their turn (for tests). */
   get queued(): number {

@@ -1,7 +1,9 @@
 /**
  * What one configuration builds: the upstream pools and the plugin chain. SIGHUP builds a new
  * runtime beside the running one and swaps it in; the old one is retired once the requests that
- * started on it have finished, so a reload never cuts a request short.
+ * started on it have finished, so a reload never cuts a request short. The gas-heavy reads'
+ * turns are handed on (resized), and their connections too while their settings are unchanged:
+ * the calls still running on the old runtime count against the new one's `heavy_connections`.
  */
 import { CarryOver } from './carry-over.js';
 import { Chain } from './chain.js';
@@ -18,11 +20,11 @@ const STATE_READ_CONNECTIONS = 16;
 
 export class Runtime {
   readonly maxBodyBytes: number;
-  /** Gas-heavy reads' turns on `heavy`'s connections, round-robin by source. */
-  readonly heavyTurns: HeavyTurns;
   /** The chain's name for a TCP peer's source (`Plugin.connectionSource`), made once. */
   readonly peerSourceOf: (address: string) => string | null | undefined;
   private inflight = 0;
+  /** False once `heavy` is handed on to the runtime replacing this one, which closes it. */
+  private ownsHeavy = true;
   private onIdle: (() => void) | undefined;
 
   private constructor(
@@ -32,6 +34,8 @@ export class Runtime {
     readonly stateReads: Upstream,
     /** Gas-heavy reads (src/call-gas.ts), on connections of their own. */
     readonly heavy: Upstream,
+    /** Gas-heavy reads' turns on `heavy`'s connections, round-robin by source. */
+    readonly heavyTurns: HeavyTurns,
     private readonly submit: Upstream,
     readonly node: Upstream | undefined,
     private readonly fleet: Fleet,
@@ -40,7 +44,6 @@ export class Runtime {
     private readonly carried: CarryOver,
   ) {
     this.maxBodyBytes = chain.maxBodyBytes(MAX_BODY_CAP_BYTES);
-    this.heavyTurns = new HeavyTurns(heavy.options.connections);
     this.peerSourceOf = (address) => chain.connectionSource(address);
   }
 
@@ -53,7 +56,6 @@ export class Runtime {
       { ...config.upstreams.execution, connections: STATE_READ_CONNECTIONS, retryClosedConnection: true },
       onError,
     );
-    const heavy = new Upstream(config.upstreams.heavy, onError);
     const submit =
       config.upstreams.submit.url === config.upstreams.execution.url ? execution : new Upstream(config.upstreams.submit, onError);
     const node = config.upstreams.node === undefined ? undefined : new Upstream(config.upstreams.node, onError);
@@ -71,10 +73,18 @@ export class Runtime {
     try {
       const env = { execution, stateReads, submit, node, relayTo, log, shared: fleet, metrics, carried };
       const chain = await Chain.create(config.plugins, env, metrics);
-      return new Runtime(config, chain, execution, stateReads, heavy, submit, node, fleet, relays, createCors(config.corsOrigins), carried);
+      const cors = createCors(config.corsOrigins);
+      // Nothing after this throws: the previous runtime no longer closes what it hands on.
+      const heavy =
+        previous !== undefined && JSON.stringify(previous.config.upstreams.heavy) === JSON.stringify(config.upstreams.heavy)
+          ? previous.handHeavyOn()
+          : new Upstream(config.upstreams.heavy, onError);
+      const heavyTurns = previous?.heavyTurns ?? new HeavyTurns(heavy.options.connections);
+      heavyTurns.resize(heavy.options.connections);
+      return new Runtime(config, chain, execution, stateReads, heavy, heavyTurns, submit, node, fleet, relays, cors, carried);
     } catch (err) {
       await closeUpstreams(execution, submit);
-      await Promise.all([stateReads.close(), heavy.close(), node?.close(), ...relays.map((relay) => relay.close())]);
+      await Promise.all([stateReads.close(), node?.close(), ...relays.map((relay) => relay.close())]);
       await fleet.close();
       throw err;
     }
@@ -93,12 +103,23 @@ export class Runtime {
     if (--this.inflight === 0) this.onIdle?.();
   }
 
+  /** The heavy reads' pool, for the runtime replacing this one: it is that one's to close now. */
+  private handHeavyOn(): Upstream {
+    this.ownsHeavy = false;
+    return this.heavy;
+  }
+
   /** Waits for the requests that started on this runtime, then closes its chain and pools. */
   async retire(): Promise<void> {
     if (this.inflight > 0) await new Promise<void>((resolve) => (this.onIdle = resolve));
     await this.chain.close();
     await closeUpstreams(this.execution, this.submit);
-    await Promise.all([this.stateReads.close(), this.heavy.close(), this.node?.close(), ...this.relays.map((relay) => relay.close())]);
+    await Promise.all([
+      this.stateReads.close(),
+      this.ownsHeavy ? this.heavy.close() : undefined,
+      this.node?.close(),
+      ...this.relays.map((relay) => relay.close()),
+    ]);
     await this.fleet.close();
   }
 }

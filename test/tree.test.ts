@@ -12,7 +12,6 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** Modules whose contract is held elsewhere, and where. */
 const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'src/ingress.ts': 'test/src/server.test.ts and test/e2e/ (the listener, drain and reload: only whole processes show them)',
-  'src/runtime.ts': 'test/src/cli.test.ts (reload swaps runtimes) and test/e2e/passthrough.test.ts',
   'src/registry.ts': 'test/plugins/contract.test.ts (every registered module, its name, order and options)',
   'src/cluster/primary.ts': 'test/e2e/workers.test.ts (workers need a forked primary)',
   'plugins/gate/judge.ts': 'test/plugins/gate/index.test.ts and concurrency.test.ts (the stages through the plugin)',

@@ -53,4 +53,18 @@ describe("heavy turns: gas-heavy reads' turns on their EL connections", () => {
     expect(r.started).to.deep.equal(['a1', 'c1']);
     expect(r.dropped).to.deep.equal(['b1']);
   });
+
+  it('takes a new number of connections at once: more start waiting calls, fewer count the running ones', () => {
+    const turns = new HeavyTurns(1);
+    const r = recorder();
+    for (const name of ['a1', 'b1', 'c1', 'd1']) turns.take(name[0]!, r.turn(name));
+    turns.resize(3);
+    expect(r.started).to.deep.equal(['a1', 'b1', 'c1']);
+    turns.resize(1);
+    r.end('a1');
+    r.end('b1');
+    expect(r.started, 'two still running against a cap of one').to.deep.equal(['a1', 'b1', 'c1']);
+    r.end('c1');
+    expect(r.started).to.deep.equal(['a1', 'b1', 'c1', 'd1']);
+  });
 });
