@@ -21,6 +21,15 @@ export interface AdmissionLimits {
 /** EIP-8141 "Mempool": pending transactions one non-canonical paymaster may pay for. */
 export const MAX_PENDING_TXS_USING_NON_CANONICAL_PAYMASTER = 1;
 
+/**
+ * A frame transaction's expiry deadline (its expiry frame) is reached at `head`: every block after
+ * the head has a later timestamp, so a deadline at the head's own can never be met.
+ */
+export function deadlineReached(sub: Submission, head: Head): boolean {
+  const deadline = sub.frame?.facts.deadline;
+  return deadline !== undefined && deadline <= head.timestamp;
+}
+
 /** Gives the in-flight slot back (the EL or the submission target refused after all). */
 export type Release = () => Promise<void>;
 
@@ -53,10 +62,11 @@ export async function checkAdmission(
       `max fee per gas less than block base fee: max fee per gas ${sub.maxFeePerGas} is below the current base fee ${head.baseFee}`,
     );
   }
-  const deadline = sub.frame?.facts.deadline;
-  // A block after the head has a later timestamp: a deadline at the head's own can never be met.
-  if (deadline !== undefined && deadline <= head.timestamp) {
-    refuse('expiry-invalid', `the transaction expires at ${deadline}, and the next block comes after the latest (${head.timestamp})`);
+  if (deadlineReached(sub, head)) {
+    refuse(
+      'expiry-invalid',
+      `the transaction expires at ${sub.frame?.facts.deadline}, and the next block comes after the latest (${head.timestamp})`,
+    );
   }
 
   const cap = sub.frame !== undefined ? limits.frameInFlightCap : limits.inFlightCap;

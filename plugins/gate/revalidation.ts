@@ -15,6 +15,7 @@
  */
 import type { StateDependencies } from '../../protocol/index.js';
 import type { Logger } from '../../src/plugin.js';
+import { deadlineReached } from './admission.js';
 import type { Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
 import { OVER_SIMULATION_BUDGET, Refusal, SIMULATION_ERROR } from './errors.js';
@@ -107,9 +108,7 @@ export class Revalidator {
     };
     if (head.number >= pending.seenAt + this.parts.skipAfterBlocks) return done();
     if ((await state.account(sub.sender, head)).nonce > sub.nonce) return done();
-    // Every later block comes after the head: a deadline it reached can no longer be met.
-    const deadline = sub.frame?.facts.deadline;
-    if (deadline !== undefined && deadline <= head.timestamp) return this.release(pending, head, 'expired');
+    if (deadlineReached(sub, head)) return this.release(pending, head, 'expired');
     if (await stillHolds(pending.dependencies, state, head)) return counted('unchanged');
     try {
       const dependencies = await this.parts.rejudge(pending, head);
