@@ -87,14 +87,19 @@ export interface SentinelSet {
   stop(): Promise<void>;
 }
 
-/** A primary, its replica and three Sentinels (quorum 2, a master down after 300 ms), on loopback. */
-export async function startSentinelSet(): Promise<SentinelSet> {
+/**
+ * A primary, its replica and three Sentinels (quorum 2, a master down after 300 ms), on loopback.
+ * With `password`, the servers and the Sentinels alike ask for it.
+ */
+export async function startSentinelSet(password?: string): Promise<SentinelSet> {
   const dir = scratch();
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
   const children: ChildProcess[] = [];
-  const primary = await launch(primaryPort);
-  children.push(primary, await launch(replicaPort, [...serverArgs(replicaPort), '--replicaof', '127.0.0.1', String(primaryPort)]));
-  const client = (port: number) => new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1 });
+  const auth = password === undefined ? [] : ['--requirepass', password, '--masterauth', password];
+  const primary = await launch(primaryPort, [...serverArgs(primaryPort), ...auth]);
+  children.push(primary, await launch(replicaPort, [...serverArgs(replicaPort), ...auth, '--replicaof', '127.0.0.1', String(primaryPort)]));
+  const client = (port: number) =>
+    new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, ...(password === undefined ? {} : { password }) });
   const replica = client(replicaPort);
   for (const deadline = Date.now() + 10_000; !(await replica.info('replication')).includes('master_link_status:up'); ) {
     if (Date.now() > deadline) throw new Error('the replica never synced');
@@ -115,6 +120,7 @@ export async function startSentinelSet(): Promise<SentinelSet> {
         `sentinel down-after-milliseconds ${MASTER} 300`,
         `sentinel failover-timeout ${MASTER} 1000`,
         `sentinel parallel-syncs ${MASTER} 1`,
+        ...(password === undefined ? [] : [`sentinel auth-pass ${MASTER} ${password}`, `requirepass ${password}`]),
         '',
       ].join('\n'),
     );

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { keccak256, Wallet } from 'ethers';
+import { once } from 'node:events';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { Agent, request } from 'undici';
 import { startIngressProcess, type IngressProcess } from '../../support/child.js';
@@ -276,5 +277,50 @@ describe('fleet mode over Sentinel: the primary killed under load', () => {
       code: -32000,
       message: 'already known',
     });
+  });
+});
+
+// The same set with a password on the servers and the Sentinels alike (`password_env`).
+describe('fleet mode over Sentinel with a password', () => {
+  const anvil = useAnvil();
+  const PASSWORD = 'sentinel-test-password-0123';
+  let set: SentinelSet;
+  let first: TestIngress;
+  let second: TestIngress;
+
+  before(async () => {
+    set = await startSentinelSet(PASSWORD);
+    process.env.SVC_TEST_REDIS_PASSWORD = PASSWORD;
+    const fleet = `store: redis\nredis:\n  sentinels: [${set.sentinels.join(', ')}]\n  name: ${set.name}\n  password_env: SVC_TEST_REDIS_PASSWORD`;
+    const yaml = testConfig(anvil.current.url, '\n  - allowlist\n  - gate:\n      head_cache_ms: 0', fleet);
+    [first, second] = await Promise.all([startTestIngress(yaml), startTestIngress(yaml)]);
+  });
+  after(async () => {
+    await first?.shutdown();
+    await second?.shutdown();
+    await set?.stop();
+    delete process.env.SVC_TEST_REDIS_PASSWORD;
+  });
+
+  it('asks the Sentinels and the master with the password, and shares state through them; the password is never logged', async () => {
+    // Without it, a Sentinel answers nothing.
+    const [host, port] = set.sentinels[0]!.split(':');
+    const stranger = connect({ host: host!, port: Number(port) });
+    try {
+      stranger.write(`SENTINEL get-master-addr-by-name ${set.name}\r\n`);
+      const [answer] = (await once(stranger, 'data')) as [Buffer];
+      expect(answer.toString()).to.match(/^-NOAUTH /);
+    } finally {
+      stranger.destroy();
+    }
+    const ready = (ingress: TestIngress) => ingress.logs.some((line) => line.includes('redis ready: shared state in use'));
+    await until(async () => ready(first) && ready(second), Boolean, 'both instances on the master, through the Sentinels');
+    const raw = await devTransfer(DEV_KEYS[1]!, 0);
+    expect(JSON.parse((await rpc(first.url, 'eth_sendRawTransaction', [raw])).text)).to.have.property('result', keccak256(raw));
+    expect(JSON.parse((await rpc(second.url, 'eth_sendRawTransaction', [raw])).text).error).to.deep.equal({
+      code: -32000,
+      message: 'already known',
+    });
+    expect([...first.logs, ...second.logs].filter((line) => line.includes(PASSWORD))).to.deep.equal([]);
   });
 });
