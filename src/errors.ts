@@ -18,8 +18,8 @@ export interface RpcError {
   /** Sent as the Retry-After header (rounded up to seconds) with a 429. */
   readonly retryAfterMs?: number;
   /**
-   * How long nothing from this source could pass anyway (its bucket holds less than a token): the
-   * server reads nothing more from it for that long (refusal-hold.ts). Never sent.
+   * How long the server reads nothing more from the refused source: it has been refused past its
+   * allowance (rate-limit, src/refusal-hold.ts). Never sent.
    */
   readonly holdMs?: number;
 }

@@ -45,7 +45,9 @@ export async function startIngress(
   let runtime = await Runtime.create(config, log, metrics);
   let active = 0;
   let drained: (() => void) | undefined;
-  const holds = new SourceHolds();
+  const { headersMs, requestMs, keepAliveMs } = config.clientTimeouts;
+  // The server's own keep-alive timeout: set at start, a reload does not change it.
+  const holds = new SourceHolds(keepAliveMs);
   const listener = createRequestListener(
     () => runtime,
     log,
@@ -56,7 +58,6 @@ export async function startIngress(
     holds,
   );
   metrics.inFlight = () => active;
-  const { headersMs, requestMs, keepAliveMs } = config.clientTimeouts;
   const server = createServer(
     {
       // Node's defaults (300 s per request, checked every 30 s) let a slow client hold a socket
@@ -150,6 +151,8 @@ export async function startIngress(
     },
     shutdown() {
       stopping ??= (async () => {
+        // Requests waiting unread in held connections are read and answered, not cut as idle.
+        await holds.releaseAll();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         if (active > 0) {

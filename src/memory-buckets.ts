@@ -10,8 +10,7 @@ export interface BucketSpec {
   readonly burst: number;
 }
 
-/** Refused: the wait for the cost asked, and for a single token (before which nothing of the key's passes). */
-export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number; readonly holdMs: number };
+export type Consumed = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
 
 const OK: Consumed = { ok: true };
 /** The deepest debt `charge` leaves: what the sustained rate earns back in this many seconds. */
@@ -47,25 +46,19 @@ export class MemoryBuckets {
     }
   }
 
-  /**
-   * Takes `cost` tokens from `key`, or refuses with the wait until they are there. A refusal
-   * takes `refusalCost` (as `charge` does, into debt) before the wait is worked out: a key that
-   * asks again sooner than told pushes its own wait out.
-   */
-  take(key: string, cost: number, refusalCost = 0): Consumed {
+  take(key: string, cost: number): Consumed {
     const bucket = this.bucketOf(key);
     if (bucket.tryRemoveTokens(cost)) return OK;
-    if (refusalCost > 0) this.debit(bucket, refusalCost);
-    return { ok: false, retryAfterMs: waitFor(bucket, cost), holdMs: waitFor(bucket, Math.min(1, cost)) };
+    return { ok: false, retryAfterMs: waitFor(bucket, cost) };
   }
 
   /**
-   * A request of `key` refused elsewhere (an in-flight cap) takes `refusalCost` into debt; returns
-   * how long until the key holds a token again (0: it holds one now).
+   * Takes `cost` from `key` as `charge` does (into debt), and returns how long until it holds a
+   * whole token again: 0 while it still holds one.
    */
-  refuse(key: string, refusalCost: number): number {
+  chargeAndWait(key: string, cost: number): number {
     const bucket = this.bucketOf(key);
-    this.debit(bucket, refusalCost);
+    this.debit(bucket, cost);
     return bucket.content >= 1 ? 0 : waitFor(bucket, 1);
   }
 
@@ -79,7 +72,6 @@ export class MemoryBuckets {
   }
 
   private debit(bucket: TokenBucket, cost: number): void {
-    if (cost <= 0) return;
     bucket.drip();
     bucket.content = Math.max(bucket.content - cost, -this.spec.ratePerSecond * DEBT_SECONDS_MAX);
   }

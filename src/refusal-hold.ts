@@ -1,20 +1,23 @@
 /**
- * A source refused for its own limits owes the refusal too (rate-limit takes a token for it, into
- * debt). While its bucket holds less than a token nothing of it could pass, so nothing more is
- * read from the connection it was refused on, nor from a connection it opens meanwhile, until the
- * bucket holds one again (at most `HOLD_MAX_MS`): what it sends sooner waits unread in the kernel.
- * A client that asks again at once then costs the ingress about one refusal per connection and
- * hold, not one per round trip (32 connections retrying at once were refused ~6,000 times a
- * second, 200 of cheap reads ~12,000). A client that waits as told, or whose bucket still holds a
- * token, sees nothing of it. A trusted proxy's connection carries others' requests: never held.
+ * A source that keeps being refused for its own limits past its allowance of refusals (rate-limit:
+ * as many as its quota) is held: after such a 429 nothing more is read from the connection it was
+ * refused on, nor from a connection it opens meanwhile, until the allowance holds a refusal again
+ * (at most `HOLD_MAX_MS`). What it sends sooner waits unread in the kernel, so a client that asks
+ * again at once costs the ingress about its quota in refusals, not one per round trip (32
+ * connections retrying at once were refused ~6,000 times a second, 200 of cheap reads ~12,000).
+ * A request read anyway while its connection or source is held (from a connection of the source
+ * that was not refused, say) waits, its connection held, until the hold has passed; a second one
+ * pipelined behind it closes the connection. A trusted proxy's connection carries others'
+ * requests: never held.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { peerSource, type PeerSource } from './source-connections.js';
 
 /**
- * The longest hold: a debt can take a minute to earn back, and a connection left unread for longer
- * than its keep-alive timeout is closed by the server with the client's next request in it.
+ * The longest hold: an allowance in debt can take a minute to earn back, and a connection left
+ * unread for longer than its keep-alive timeout is closed by the server with the client's next
+ * request in it.
  */
 export const HOLD_MAX_MS = 1_000;
 
@@ -24,60 +27,152 @@ export function holdFor(waitMs: number, keepAliveMs: number): number {
   return Math.max(0, Math.min(waitMs, most));
 }
 
-/** Sources told to wait, and until when (process-wide, across reloads). */
+/** A connection held now: until when, what ends the hold, and its listeners. */
+interface HeldSocket {
+  until: number;
+  timer: NodeJS.Timeout;
+  readonly pauseAgain: () => void;
+  readonly closed: () => void;
+}
+
+/** Sources and connections held, for the whole process (across reloads). */
 export class SourceHolds {
-  private readonly until = new Map<string, number>();
+  /** Until when each source's new connections are held. */
+  private readonly sources = new Map<string, number>();
+  /** The latest of those: past it, none is held (the map is cleared on the hot path's first look). */
+  private latest = 0;
+  /** Requests read while held, each served when its hold has passed: one per connection. */
+  private readonly waiting = new Map<Socket, { readonly timer: NodeJS.Timeout; readonly serve: () => void }>();
   /** The map's size that sweeps it for holds that have ended: twice what the last sweep left. */
   private sweepAt = 1_024;
+  private readonly sockets = new Map<Socket, HeldSocket>();
+
+  /** `keepAliveMs`: the server's keep-alive timeout, which bounds a hold. */
+  constructor(private readonly keepAliveMs: number) {}
 
   /**
-   * Once `res` (a refusal) is written, reads nothing more from its connection for `ms`, and holds
-   * new connections of its source until then.
+   * A refusal whose source is to be held `ms`: its connection once `res` is written (unless the
+   * connection closes with it), and its source's new connections from now.
    */
   holdAfter(res: ServerResponse, ms: number, sourceOf: PeerSource): void {
-    if (ms <= 0) return;
+    const hold = holdFor(ms, this.keepAliveMs);
+    if (hold <= 0) return;
     const socket = res.req.socket;
     const source = peerSource(socket.remoteAddress ?? '', sourceOf);
     if (source === null) return;
-    const until = Date.now() + ms;
-    if (until > (this.until.get(source) ?? 0)) this.until.set(source, until);
-    if (this.until.size >= this.sweepAt) this.sweep();
-    res.once('finish', () => pauseFor(socket, ms));
+    const until = Date.now() + hold;
+    if (until > (this.sources.get(source) ?? 0)) this.sources.set(source, until);
+    this.latest = Math.max(this.latest, until);
+    if (this.sources.size >= this.sweepAt) this.sweep();
+    res.once('finish', () => this.hold(socket, until));
   }
 
   /** A new connection: not read from while its source is held. */
   admit(socket: Socket, sourceOf: PeerSource): void {
-    if (this.until.size === 0) return;
+    if (this.sources.size === 0) return;
     const source = peerSource(socket.remoteAddress ?? '', sourceOf);
     if (source === null) return;
-    const until = this.until.get(source) ?? 0;
+    const until = this.sources.get(source) ?? 0;
     if (until <= Date.now()) return;
     // Not at once: the new socket's stream asks for its first read on the next tick, which would
     // start reading again. A request that arrives before this runs is read, and held after.
-    setImmediate(() => pauseFor(socket, until - Date.now()));
+    setImmediate(() => this.hold(socket, until));
   }
 
-  /** Sources held now or recently (for tests). */
-  get size(): number {
-    return this.until.size;
+  /**
+   * How long a request just read from `socket` must wait: its connection or its source is held
+   * (bytes Node read anyway, a connection of the source that was not refused itself, a new one
+   * read before its hold began). 0 at once when nothing is held.
+   */
+  heldFor(socket: Socket, sourceOf: PeerSource): number {
+    const now = Date.now();
+    if (this.sources.size > 0 && now >= this.latest) this.sources.clear();
+    if (this.sources.size === 0 && this.sockets.size === 0) return 0;
+    let until = this.sockets.get(socket)?.until ?? 0;
+    if (this.sources.size > 0) {
+      const source = peerSource(socket.remoteAddress ?? '', sourceOf);
+      if (source !== null) until = Math.max(until, this.sources.get(source) ?? 0);
+    }
+    return Math.max(0, until - now);
+  }
+
+  /**
+   * Serves a request read while held once `ms` have passed, its connection held meanwhile. A
+   * second one read from the same connection before then (pipelined while told to wait) closes
+   * the connection instead.
+   */
+  defer(socket: Socket, ms: number, serve: () => void): void {
+    if (this.waiting.has(socket)) return void socket.destroy();
+    this.hold(socket, Date.now() + ms);
+    const timer = setTimeout(() => {
+      this.waiting.delete(socket);
+      serve();
+    }, ms).unref();
+    this.waiting.set(socket, { timer, serve });
+  }
+
+  /**
+   * Reads every held connection again (a drain: requests waiting in them are read and answered
+   * rather than cut with the idle connections), and resolves once what they hold has been read.
+   */
+  async releaseAll(): Promise<void> {
+    this.sources.clear();
+    for (const [socket, { timer, serve }] of [...this.waiting]) {
+      clearTimeout(timer);
+      this.waiting.delete(socket);
+      serve();
+    }
+    if (this.sockets.size === 0) return;
+    for (const socket of [...this.sockets.keys()]) this.release(socket);
+    // Two turns of the loop: the first may end in the same poll phase that called this one; by
+    // the end of the second, the sockets' pending bytes have been read and parsed.
+    for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /** Connections held now (for tests). */
+  get heldSockets(): number {
+    return this.sockets.size;
+  }
+
+  private hold(socket: Socket, until: number): void {
+    const left = until - Date.now();
+    if (socket.destroyed || left <= 0) return;
+    const held = this.sockets.get(socket);
+    if (held !== undefined) {
+      if (until <= held.until) return;
+      held.until = until;
+      clearTimeout(held.timer);
+      held.timer = setTimeout(() => this.release(socket), left).unref();
+      return;
+    }
+    // Node's HTTP server resumes a socket itself (after each message it parses, when a body is
+    // read): while the hold lasts, it is paused again at once.
+    const pauseAgain = () => void socket.pause();
+    const closed = () => void this.end(socket);
+    this.sockets.set(socket, { until, timer: setTimeout(() => this.release(socket), left).unref(), pauseAgain, closed });
+    socket.on('resume', pauseAgain);
+    socket.once('close', closed);
+    socket.pause();
+  }
+
+  private release(socket: Socket): void {
+    if (this.end(socket) && !socket.destroyed) socket.resume();
+  }
+
+  /** Forgets the hold on `socket`; false if there was none. */
+  private end(socket: Socket): boolean {
+    const held = this.sockets.get(socket);
+    if (held === undefined) return false;
+    this.sockets.delete(socket);
+    clearTimeout(held.timer);
+    socket.off('resume', held.pauseAgain);
+    socket.off('close', held.closed);
+    return true;
   }
 
   private sweep(): void {
     const now = Date.now();
-    for (const [source, until] of this.until) if (until <= now) this.until.delete(source);
-    this.sweepAt = Math.max(1_024, 2 * this.until.size);
+    for (const [source, until] of this.sources) if (until <= now) this.sources.delete(source);
+    this.sweepAt = Math.max(1_024, 2 * this.sources.size);
   }
-}
-
-/** Stops reading `socket` for `ms` (a socket that closes meanwhile just stays closed). */
-function pauseFor(socket: Socket, ms: number): void {
-  if (socket.destroyed || ms <= 0) return;
-  socket.pause();
-  const resume = () => {
-    socket.off('close', stop);
-    socket.resume();
-  };
-  const timer = setTimeout(resume, ms).unref();
-  const stop = () => clearTimeout(timer);
-  socket.once('close', stop);
 }

@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GAS_HEAVY_METHODS } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
-import { holdFor, type SourceHolds } from './refusal-hold.js';
+import type { SourceHolds } from './refusal-hold.js';
 import { peerSource } from './source-connections.js';
 import { CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
@@ -68,9 +68,11 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       afterEl: undefined,
     };
     runtime.enter();
-    // One listener per request does all the bookkeeping (listeners are measurable at this rate;
-    // a response closes once, so no once() wrapper either).
-    res.on('close', () => {
+    let settled = false;
+    // One listener per request does all the bookkeeping (listeners are measurable at this rate).
+    const settle = () => {
+      if (settled) return;
+      settled = true;
       // An answer still streaming from the EL is abandoned.
       if (!res.writableFinished) trace.cancelUpstream?.();
       trace.releaseBody?.();
@@ -84,35 +86,55 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       runtime.leave();
       if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
       onSettled();
-    });
-    // Node keeps MAX_HEADERS + 1 and drops the rest unseen: with a trusted proxy appending
-    // X-Forwarded-For last, a client's own copy sent first would win. Refused outright.
-    if (req.rawHeaders.length > 2 * MAX_HEADERS) return refuseTransport(res, metrics, transport.tooManyHeaders);
-    runtime.cors.decorate(req, res);
-    // Bodies are read only for POST, and only with a declared length: one that is not read is
-    // never drained either, its connection closes with the answer.
-    const declaresBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-    if (req.method === 'OPTIONS') {
-      if (declaresBody) res.shouldKeepAlive = false;
-      return runtime.cors.preflight(req, res);
-    }
-    if (req.headers.upgrade?.toLowerCase() === 'websocket') return refuseTransport(res, metrics, transport.webSocketRefused);
-    if (req.method !== 'POST') return refuseTransport(res, metrics, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
-    if (!isJsonContentType(req.headers['content-type'])) {
-      return refuseTransport(res, metrics, transport.unsupportedMediaType);
-    }
-    const encoding = req.headers['content-encoding'];
-    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
-      return refuseTransport(res, metrics, transport.unsupportedEncoding);
-    }
-    if (req.headers['transfer-encoding'] !== undefined) return refuseTransport(res, metrics, transport.lengthRequired);
-    const cap = runtime.maxBodyBytes;
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > cap) return refuseTransport(res, metrics, bodyTooLarge(cap));
-    admitUnread(runtime, budget, req, res, declared, trace, log, metrics, (peer, body) =>
-      handleBody(runtime, peer, res, body, log, metrics, trace, holds),
-    );
+    };
+    res.on('close', settle);
+    // Read while its connection or source is held: served once the hold has passed (refusal-hold.ts).
+    const heldFor = holds.heldFor(req.socket, runtime.peerSourceOf);
+    if (heldFor > 0) return holds.defer(req.socket, heldFor, () => serveRequest(runtime, budget, req, res, trace, log, metrics, holds));
+    serveRequest(runtime, budget, req, res, trace, log, metrics, holds);
   };
+}
+
+function serveRequest(
+  runtime: Runtime,
+  budget: BodyBudget,
+  req: IncomingMessage,
+  res: ServerResponse,
+  trace: Trace,
+  log: Logger,
+  metrics: Metrics,
+  holds: SourceHolds,
+): void {
+  // A request deferred by a hold whose client has gone meanwhile.
+  if (res.destroyed) return;
+  // Node keeps MAX_HEADERS + 1 and drops the rest unseen: with a trusted proxy appending
+  // X-Forwarded-For last, a client's own copy sent first would win. Refused outright.
+  if (req.rawHeaders.length > 2 * MAX_HEADERS) return refuseTransport(res, metrics, transport.tooManyHeaders);
+  runtime.cors.decorate(req, res);
+  // Bodies are read only for POST, and only with a declared length: one that is not read is
+  // never drained either, its connection closes with the answer.
+  const declaresBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if (req.method === 'OPTIONS') {
+    if (declaresBody) res.shouldKeepAlive = false;
+    return runtime.cors.preflight(req, res);
+  }
+  if (req.headers.upgrade?.toLowerCase() === 'websocket') return refuseTransport(res, metrics, transport.webSocketRefused);
+  if (req.method !== 'POST') return refuseTransport(res, metrics, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
+  if (!isJsonContentType(req.headers['content-type'])) {
+    return refuseTransport(res, metrics, transport.unsupportedMediaType);
+  }
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+    return refuseTransport(res, metrics, transport.unsupportedEncoding);
+  }
+  if (req.headers['transfer-encoding'] !== undefined) return refuseTransport(res, metrics, transport.lengthRequired);
+  const cap = runtime.maxBodyBytes;
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > cap) return refuseTransport(res, metrics, bodyTooLarge(cap));
+  const hold = (ms: number) => holds.holdAfter(res, ms, runtime.peerSourceOf);
+  admitUnread(runtime, budget, req, res, declared, trace, log, metrics, hold, (peer, body) =>
+    handleBody(runtime, peer, res, body, log, metrics, trace, hold),
+  );
 }
 
 /**
@@ -131,6 +153,7 @@ function admitUnread(
   trace: Trace,
   log: Logger,
   metrics: Metrics,
+  hold: (ms: number) => void,
   then: (peer: RequestContext['peer'], body: Buffer) => void,
 ): void {
   // An ordinary call's body is never refused by the budget, nor counted in a source's share: its
@@ -160,7 +183,7 @@ function admitUnread(
   const refuse = (verdict: Answer) => {
     release();
     closeUnread(res);
-    answer(res, null, verdict);
+    answer(res, null, verdict, hold);
   };
   const admitted = runtime.chain.admitBody(peer, declared);
   if (admitted === undefined) return read();
@@ -206,7 +229,7 @@ function handleBody(
   log: Logger,
   metrics: Metrics,
   trace: Trace,
-  holds: SourceHolds,
+  hold: (ms: number) => void,
 ): void {
   let message: unknown;
   try {
@@ -229,7 +252,6 @@ function handleBody(
   trace.method = request.method;
   trace.started = performance.now();
   const ctx: RequestContext = { request, peer, facts: new Facts() };
-  const hold = (waitMs: number) => holds.holdAfter(res, holdFor(waitMs, runtime.config.clientTimeouts.keepAliveMs), runtime.peerSourceOf);
   trace.facts = ctx.facts;
   // Closed while the body was being admitted: its close has been handled without these facts.
   if (res.destroyed) ctx.facts.set(CLOSED, true);
@@ -325,7 +347,7 @@ function toRpcError(err: unknown, log: Logger, method: string): RpcError {
   return errors.internal();
 }
 
-/** With `hold`, a refusal's `holdMs` holds its source (refusal-hold.ts); one that closes its connection needs none. */
+/** With `hold`, a refusal's `holdMs` holds its source (refusal-hold.ts). */
 function answer(res: ServerResponse, id: RpcId, answer: Answer, hold?: (ms: number) => void): void {
   if (!('error' in answer)) return send(res, formatResponse(id, answer));
   const { httpStatus, retryAfterMs, holdMs } = answer.error;

@@ -12,8 +12,7 @@ import { FleetSync, SyncState } from './fleet-sync.js';
 export type { BucketSpec, Consumed };
 
 interface SharedBucket {
-  consume(key: string, cost: number, refusalCost: number): Promise<Consumed>;
-  refuse(key: string, refusalCost: number): Promise<number>;
+  consume(key: string, cost: number): Promise<Consumed>;
   charge(key: string, cost: number): Promise<void>;
 }
 
@@ -46,9 +45,7 @@ export class Bucket {
         // Keyed by name: a reload with other numbers resizes the primary's bucket (see adopt).
         this.resizeHosted = (next) => void call('rate-limit', name, { name, spec }, 'resize', [next]).catch(() => {});
         return {
-          consume: (key, cost, refusalCost) =>
-            call('rate-limit', name, { name, spec }, 'consume', [key, cost, refusalCost]) as Promise<Consumed>,
-          refuse: (key, refusalCost) => call('rate-limit', name, { name, spec }, 'refuse', [key, refusalCost]) as Promise<number>,
+          consume: (key, cost) => call('rate-limit', name, { name, spec }, 'consume', [key, cost]) as Promise<Consumed>,
           charge: async (key, cost) => void (await call('rate-limit', name, { name, spec }, 'charge', [key, cost])),
         };
       },
@@ -67,42 +64,22 @@ export class Bucket {
   }
 
   /**
-   * Takes `cost` tokens from `key`'s bucket (or, refused, `refusalCost`: MemoryBuckets.take) and
-   * hands the outcome to `then`: synchronously when the buckets are in this process, alone or in
-   * a fleet (every read passes here), after the primary's answer otherwise.
+   * Takes `cost` tokens from `key`'s bucket and hands the outcome to `then`: synchronously when
+   * the buckets are in this process, alone or in a fleet (every read passes here), after the
+   * primary's answer otherwise.
    */
-  consume<T>(key: string, cost: number, then: (consumed: Consumed) => T | Promise<T>, refusalCost = 0): T | Promise<T> {
+  consume<T>(key: string, cost: number, then: (consumed: Consumed) => T | Promise<T>): T | Promise<T> {
     const shared = this.shared;
     if (shared === undefined) {
-      const consumed = this.local.take(key, cost, refusalCost);
-      const taken = consumed.ok ? cost : refusalCost;
-      if (taken > 0) this.fleet?.took(key, taken);
+      const consumed = this.local.take(key, cost);
+      if (consumed.ok) this.fleet?.took(key, cost);
       return then(consumed);
     }
     return this.state
       .either(
         `rate limit ${this.name}`,
-        () => shared.consume(key, cost, refusalCost),
-        () => this.local.take(key, cost, refusalCost),
-      )
-      .then(then);
-  }
-
-  /**
-   * A request of `key` refused by something else than this bucket costs `refusalCost` all the
-   * same (MemoryBuckets.refuse); `then` is handed how long until `key` holds a token again.
-   */
-  refuse<T>(key: string, refusalCost: number, then: (holdMs: number) => T): T | Promise<T> {
-    const shared = this.shared;
-    if (shared === undefined) {
-      this.fleet?.took(key, refusalCost);
-      return then(this.local.refuse(key, refusalCost));
-    }
-    return this.state
-      .either(
-        `rate limit ${this.name}`,
-        () => shared.refuse(key, refusalCost),
-        () => this.local.refuse(key, refusalCost),
+        () => shared.consume(key, cost),
+        () => this.local.take(key, cost),
       )
       .then(then);
   }
@@ -129,15 +106,13 @@ export class Bucket {
 
 /** In the primary process: the memory bucket every worker consumes from. */
 export function hostedBucket(init: unknown): {
-  consume(key: string, cost: number, refusalCost?: number): Consumed;
-  refuse(key: string, refusalCost: number): number;
+  consume(key: string, cost: number): Consumed;
   charge(key: string, cost: number): void;
   resize(spec: BucketSpec): void;
 } {
   const buckets = new MemoryBuckets((init as { spec: BucketSpec }).spec);
   return {
-    consume: (key, cost, refusalCost) => buckets.take(key, cost, refusalCost),
-    refuse: (key, refusalCost) => buckets.refuse(key, refusalCost),
+    consume: (key, cost) => buckets.take(key, cost),
     charge: (key, cost) => buckets.charge(key, cost),
     resize: (spec) => buckets.resize(spec),
   };

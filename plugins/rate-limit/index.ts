@@ -28,6 +28,14 @@
  * as the connections a source holds are. Once answered, the EL time one took beyond what it paid
  * (`reads.el_ms_per_token`) is charged to the source as debt (EL_TIME, reported by the core).
  *
+ * Refusals are work too. Each source has, per class, an allowance of refusals for its own limits
+ * (its bucket, its in-flight caps) as large as its quota (`burst`, then `rate_per_second`; at
+ * least `REFUSALS_FLOOR`), counted in this process. Past it, a refusal tells the server to read nothing more from that
+ * source until the allowance holds one again (`holdMs`, src/refusal-hold.ts): a client that asks
+ * again at once instead of waiting costs about its quota in refusals, however many connections it
+ * uses; one that waits as told is never held longer than its wait. The allowance never changes
+ * what a request is told to wait, nor what it costs.
+ *
  * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
  * Order: after allowlist (quota is spent only on allowed calls), before gate.
  */
@@ -56,13 +64,8 @@ import { Slots } from './slots.js';
 import { createSourceResolver } from './source.js';
 
 const BODY_BYTES_PER_TOKEN = 4 * 1024;
-/**
- * What a request refused for its source's own limits (its bucket, its in-flight caps) still costs
- * that source, into debt, counted in the wait it is told: refusing is work too. A client that asks
- * again at once instead of waiting pushes its own wait out, and while its bucket holds less than a
- * token the server reads nothing more from it (`holdMs`, refusal-hold.ts).
- */
-const REFUSAL_COST = 1;
+/** The least allowance of refusals: a small quota's client that retries a few times too soon is not held for it. */
+const REFUSALS_FLOOR = { ratePerSecond: 32, burst: 64 };
 /** What a source at its in-flight cap is told to wait: slots free as answers close, not on a clock. */
 const IN_FLIGHT_RETRY_MS = 1_000;
 
@@ -70,6 +73,8 @@ interface Buckets {
   readonly name: string;
   readonly perSource: Bucket;
   readonly host: Bucket | undefined;
+  /** Refusals each source may cost before it is held, in this process. */
+  readonly refusals: MemoryBuckets;
   readonly costs: ReadonlyMap<string, number>;
   readonly gasPerToken: bigint | undefined;
   readonly elMsPerToken: number | undefined;
@@ -109,6 +114,11 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         name,
         perSource: bucket(`${name}:source`, limits.perSource),
         host: limits.host && bucket(`${name}:host`, limits.host),
+        refusals: carried.keep(
+          `rate-limit:${name}:refusals`,
+          () => new MemoryBuckets(refusalAllowance(limits)),
+          (kept) => kept.resize(refusalAllowance(limits)),
+        ),
         costs: limits.methodCosts,
         gasPerToken: limits.gasPerToken,
         elMsPerToken: limits.elMsPerToken,
@@ -133,26 +143,24 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
       return verdict;
     };
 
+    /** A refusal for the source's own limits: counted, and against its allowance of refusals. */
+    const refused = (limits: Buckets, source: string, scope: 'source' | 'in-flight' | 'heavy-in-flight', retryAfterMs: number) => {
+      limited.inc(limits.name, scope);
+      return { error: errors.rateLimited(scope, retryAfterMs, limits.refusals.chargeAndWait(source, 1)) };
+    };
+
     // The source's own bucket first, then the host's; continuations rather than awaits, so a
     // read stays synchronous when the buckets are in this process.
     const limit = (limits: Buckets, source: string, cost: number): Verdict | Promise<Verdict> =>
-      limits.perSource.consume(
-        source,
-        cost,
-        (own): Verdict | Promise<Verdict> => {
-          if (!own.ok) {
-            limited.inc(limits.name, 'source');
-            return { error: errors.rateLimited('source', own.retryAfterMs, own.holdMs) };
-          }
-          if (limits.host === undefined) return undefined;
-          return limits.host.consume('host', cost, (host): Verdict => {
-            if (host.ok) return undefined;
-            limited.inc(limits.name, 'host');
-            return { error: errors.rateLimited('host', host.retryAfterMs) };
-          });
-        },
-        REFUSAL_COST,
-      );
+      limits.perSource.consume(source, cost, (own): Verdict | Promise<Verdict> => {
+        if (!own.ok) return refused(limits, source, 'source', own.retryAfterMs);
+        if (limits.host === undefined) return undefined;
+        return limits.host.consume('host', cost, (host): Verdict => {
+          if (host.ok) return undefined;
+          limited.inc(limits.name, 'host');
+          return { error: errors.rateLimited('host', host.retryAfterMs) };
+        });
+      });
 
     const every = [submissions, reads].flatMap((limits) => (limits === undefined ? [] : [limits.perSource, limits.host]));
     return {
@@ -181,18 +189,12 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         }
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
         const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
-        const refuse = (scope: 'in-flight' | 'heavy-in-flight') => {
-          limited.inc(limits.name, scope);
-          return limits.perSource.refuse(source, REFUSAL_COST, (holdMs) => ({
-            error: errors.rateLimited(scope, IN_FLIGHT_RETRY_MS, holdMs),
-          }));
-        };
         const releaseSlot = inFlight.take(source);
-        if (releaseSlot === undefined) return refuse('in-flight');
+        if (releaseSlot === undefined) return refused(limits, source, 'in-flight', IN_FLIGHT_RETRY_MS);
         const releaseHeavy = heavy ? heavyInFlight.take(source) : undefined;
         if (heavy && releaseHeavy === undefined) {
           releaseSlot();
-          return refuse('heavy-in-flight');
+          return refused(limits, source, 'heavy-in-flight', IN_FLIGHT_RETRY_MS);
         }
         const release = () => {
           releaseSlot();
@@ -226,3 +228,11 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
     };
   },
 };
+
+/** A class's allowance of refusals per source: its quota, at least REFUSALS_FLOOR. */
+function refusalAllowance({ perSource }: TrafficLimits) {
+  return {
+    ratePerSecond: Math.max(perSource.ratePerSecond, REFUSALS_FLOOR.ratePerSecond),
+    burst: Math.max(perSource.burst, REFUSALS_FLOOR.burst),
+  };
+}

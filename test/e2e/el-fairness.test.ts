@@ -4,8 +4,8 @@
  * attacker is 127.0.0.1, the victim 127.0.0.2 (support/el-fairness.ts). For each attack, the
  * victim's eth_getBalance and ECDSA-transfer medians stay within 10x of its own quiet medians,
  * measured in the same run; the attacker is answered by the EL or refused with 429/-32005 and
- * Retry-After, nothing else. It asks again at once after a refusal; each refusal costs it a token,
- * and while it has none it is not read from. Before: eth_getBalance 2.9 ms -> 9,040 ms, transfers
+ * Retry-After, nothing else. It asks again at once after a refusal; past as many refusals as its
+ * quota, it is not read from until it may be refused again. Before: eth_getBalance 2.9 ms -> 9,040 ms, transfers
  * 9.4 -> 8,617 ms; an attacker retrying at once had ~6,000 refusals a second (x17-x59 on the
  * victim's reads), 256 connections of cheap reads ~12,000 (x12-x28).
  */
@@ -29,9 +29,10 @@ import { useAnvil } from '../helpers/el.js';
 const PHASE_MS = 4_000;
 const RATIO_CEILING = 10;
 /**
- * Each refusal costs its source a token, and a source without one is not read from: asking again
- * at once, it costs the ingress about the cheap reads its quota buys in a phase (burst 600, then
- * 300 a second), here twice that at most. Before: 24,000 refusals for 32 calls, 41,000 for the reads.
+ * A source refused more often than its quota (burst 600, then 300 a second) is not read from
+ * until it may be refused again: asking again at once, it costs the ingress about that many
+ * refusals in a phase, here twice that at most. Before: 24,000 refusals for 32 calls, 41,000 for
+ * the reads.
  */
 const REFUSALS_CEILING = 2 * (600 + (300 * PHASE_MS) / 1000);
 
@@ -86,9 +87,9 @@ describe('el-fairness: another source is served while one floods the EL with gas
       expect(attacked.failures).to.deep.equal([]);
       expect([...outcomes.keys()].filter((what) => what.startsWith('unexpected'))).to.deep.equal([]);
       expect(outcomes.get('result')).to.be.above(0);
-      expect(outcomes.get(`429 -32005 ${refusal}`)).to.be.above(0);
+      if (refusal !== undefined) expect(outcomes.get(`429 -32005 ${refusal}`)).to.be.above(0);
       const refusals = [...outcomes].reduce((sum, [what, n]) => sum + (what.startsWith('429') ? n : 0), 0);
-      expect(refusals).to.be.at.most(REFUSALS_CEILING);
+      expect(refusals).to.be.above(0).and.at.most(REFUSALS_CEILING);
       expect(reads).to.be.at.most(RATIO_CEILING);
       expect(submissions).to.be.at.most(RATIO_CEILING);
     });

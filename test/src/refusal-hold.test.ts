@@ -5,11 +5,16 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { HOLD_MAX_MS, holdFor, SourceHolds } from '../../src/refusal-hold.js';
 
 const HOLD_MS = 400;
+/** Timers may fire a millisecond or two early. */
+const EARLY_MS = 5;
 /** 127.0.0.83 speaks for others (a trusted proxy); everyone else is their own address. */
 const sourceOf = (address: string) => (address === '127.0.0.83' ? null : undefined);
+/** A status line, whole. */
+const STATUS = /(HTTP\/1\.1 \d{3} [^\r]*)\r\n/;
+const request = (path: string) => `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n`;
 
 describe('refusal hold', () => {
-  it('holds for the wait told, at most HOLD_MAX_MS and half the keep-alive timeout', () => {
+  it('holds for the wait given, at most HOLD_MAX_MS and half the keep-alive timeout', () => {
     expect(holdFor(250, 5_000)).to.equal(250);
     expect(holdFor(60_000, 5_000)).to.equal(HOLD_MAX_MS);
     expect(holdFor(60_000, 0)).to.equal(HOLD_MAX_MS);
@@ -17,23 +22,39 @@ describe('refusal hold', () => {
     expect(holdFor(-5, 5_000)).to.equal(0);
   });
 
-  describe('on a server', () => {
+  describe('on a server that uses it as the ingress does', () => {
     let server: Server;
     let holds: SourceHolds;
     let port: number;
     const sockets: Socket[] = [];
+    /** When the server last finished writing a refusal: its hold starts then. */
+    let refusedAt = 0;
+    /** Called when the server starts reading /late's body. */
+    let lateRead = () => {};
 
     beforeEach(async () => {
-      holds = new SourceHolds();
-      // POST /refuse: a 429 telling its client to wait HOLD_MS; anything else: 200.
+      holds = new SourceHolds(5_000);
+      // POST /refuse: a 429 holding its source HOLD_MS; anything else: 200.
       server = createServer((req, res) => {
-        req.resume();
-        req.on('end', () => {
-          if (req.url === '/refuse') {
-            holds.holdAfter(res, HOLD_MS, sourceOf);
-            res.writeHead(429, { 'content-length': 1 }).end('x');
-          } else res.writeHead(200, { 'content-length': 1 }).end('y');
-        });
+        const serve = () => {
+          // /late: its body read a moment later, as a handler that first decides something does.
+          if (req.url === '/late') {
+            setTimeout(() => {
+              req.resume();
+              lateRead();
+            }, 50);
+          } else req.resume();
+          req.on('end', () => {
+            if (req.url === '/refuse') {
+              holds.holdAfter(res, HOLD_MS, sourceOf);
+              res.once('finish', () => (refusedAt = performance.now()));
+              res.writeHead(429, { 'content-length': 1 }).end('x');
+            } else res.writeHead(200, { 'content-length': 1 }).end('y');
+          });
+        };
+        const wait = holds.heldFor(req.socket, sourceOf);
+        if (wait > 0) return holds.defer(req.socket, wait, serve);
+        serve();
       });
       server.on('connection', (socket: Socket) => holds.admit(socket, sourceOf));
       server.listen(0, '127.0.0.1');
@@ -53,16 +74,29 @@ describe('refusal hold', () => {
       await once(socket, 'connect');
       return socket;
     };
-    /** Sends a POST to `path` on `socket`; resolves with its status line and the time it took. */
-    const ask = async (socket: Socket, path: string): Promise<{ status: string; ms: number; at: number }> => {
-      const started = performance.now();
-      socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n`);
+    /** The status lines `socket` receives, each with when it arrived. */
+    const statuses = (socket: Socket) => {
+      const seen: Array<{ status: string; at: number }> = [];
+      let text = '';
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+        for (let match = STATUS.exec(text); match !== null; match = STATUS.exec(text)) {
+          seen.push({ status: match[1]!, at: performance.now() });
+          text = text.slice(match.index + match[0].length);
+        }
+        // Keep what may begin a status line the next chunk ends.
+        text = text.slice(-64);
+      });
+      return seen;
+    };
+    /** Sends a POST to `path` on `socket`; resolves with its status line and when it arrived. */
+    const ask = async (socket: Socket, path: string): Promise<{ status: string; at: number }> => {
+      socket.write(request(path));
       const [chunk] = (await once(socket, 'data')) as [Buffer];
-      const at = performance.now();
-      return { status: chunk.toString().split('\r\n', 1)[0]!, ms: at - started, at };
+      return { status: chunk.toString().split('\r\n', 1)[0]!, at: performance.now() };
     };
 
-    it("reads nothing more from a refused connection, nor from its source's new ones, until the wait has passed; others are served", async () => {
+    it("reads nothing more from a refused connection, nor from its source's new ones, until the hold has passed; others are served", async () => {
       const refused = await open('127.0.0.81');
       expect((await ask(refused, '/refuse')).status).to.equal('HTTP/1.1 429 Too Many Requests');
       const told = performance.now();
@@ -70,15 +104,45 @@ describe('refusal hold', () => {
       const other = await open('127.0.0.82');
       const [again, sameSource, otherSource] = await Promise.all([ask(refused, '/ok'), ask(fresh, '/ok'), ask(other, '/ok')]);
       expect([again.status, sameSource.status, otherSource.status]).to.deep.equal(Array(3).fill('HTTP/1.1 200 OK'));
-      // Timers may fire a millisecond or two early; nothing is read before the hold ends.
-      expect(again.at - told).to.be.at.least(HOLD_MS - 5);
-      expect(sameSource.at - told).to.be.at.least(HOLD_MS - 5);
+      expect(again.at - told).to.be.at.least(HOLD_MS - EARLY_MS);
+      expect(sameSource.at - told).to.be.at.least(HOLD_MS - EARLY_MS);
       expect(otherSource.at).to.be.below(again.at);
       expect(otherSource.at).to.be.below(sameSource.at);
-      // Once the wait has passed, nothing is held.
+      // Once it has passed, nothing is held.
+      const before = performance.now();
       const [next, newer] = await Promise.all([ask(refused, '/ok'), open('127.0.0.81').then((socket) => ask(socket, '/ok'))]);
-      expect(next.ms).to.be.below(HOLD_MS);
-      expect(newer.ms).to.be.below(HOLD_MS);
+      expect(next.at - before).to.be.below(HOLD_MS);
+      expect(newer.at - before).to.be.below(HOLD_MS);
+      expect(holds.heldSockets).to.equal(0);
+    });
+
+    it('keeps the hold though Node resumes the socket itself when a body behind the refusal is read', async () => {
+      const socket = await open('127.0.0.85');
+      const seen = statuses(socket);
+      // Pipelined: /late's headers with the refusal, its body not sent yet; the server starts
+      // reading that body while the refusal's hold runs (Node resumes the socket to read it).
+      const reading = new Promise<void>((resolve) => (lateRead = resolve));
+      socket.write(`${request('/refuse')}POST /late HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\n\r\n`);
+      await reading;
+      socket.write('hello');
+      while (seen.length < 2) await once(socket, 'data');
+      expect(seen.map(({ status }) => status)).to.deep.equal(['HTTP/1.1 429 Too Many Requests', 'HTTP/1.1 200 OK']);
+      expect(seen[1]!.at - refusedAt).to.be.at.least(HOLD_MS - EARLY_MS);
+    });
+
+    it('serves a request read from another connection of a held source once the hold has passed; one pipelined behind it closes that connection', async () => {
+      const [waiting, pipelining] = [await open('127.0.0.86'), await open('127.0.0.86')];
+      const refused = await open('127.0.0.86');
+      expect((await ask(refused, '/refuse')).status).to.equal('HTTP/1.1 429 Too Many Requests');
+      const told = performance.now();
+      const closed = once(pipelining, 'close');
+      const pipelinedAnswers = statuses(pipelining);
+      pipelining.write(request('/ok') + request('/ok'));
+      const served = await ask(waiting, '/ok');
+      expect(served.status).to.equal('HTTP/1.1 200 OK');
+      expect(served.at - told).to.be.at.least(HOLD_MS - EARLY_MS);
+      await closed;
+      expect(pipelinedAnswers).to.deep.equal([]);
     });
 
     it("never holds a trusted proxy's connection, which carries others' requests", async () => {
@@ -89,8 +153,21 @@ describe('refusal hold', () => {
       const [viaProxy, held] = await Promise.all([ask(proxy, '/ok'), ask(refused, '/ok')]);
       expect([viaProxy.status, held.status]).to.deep.equal(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
       expect(viaProxy.at).to.be.below(held.at);
-      // Only the source refused on its own connection is held.
-      expect(holds.size).to.equal(1);
+    });
+
+    it('lets go of every hold for a drain: a request waiting unread, or read and waiting, is answered at once', async () => {
+      const refused = await open('127.0.0.87');
+      const other = await open('127.0.0.87');
+      expect((await ask(refused, '/refuse')).status).to.equal('HTTP/1.1 429 Too Many Requests');
+      const told = performance.now();
+      const answers = Promise.all([ask(refused, '/ok'), ask(other, '/ok')]);
+      // The second is read (its connection was not refused) and waits; the first waits unread.
+      while (holds.heldSockets < 2) await new Promise((resolve) => setImmediate(resolve));
+      await holds.releaseAll();
+      const [unread, read] = await answers;
+      expect([unread.status, read.status]).to.deep.equal(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+      expect(Math.max(unread.at, read.at) - told).to.be.below(HOLD_MS - 100);
+      expect(holds.heldSockets).to.equal(0);
     });
   });
 });

@@ -22,8 +22,8 @@ const log = createLogger('error');
 const memory = () => new Fleet({ store: 'memory', redisUrl: undefined }, log);
 
 /** A take from a bucket in this process: answered before consume returns. */
-function takeNow(bucket: Bucket, key: string, cost: number, refusalCost = 0): Consumed {
-  const consumed = bucket.consume(key, cost, (c) => c, refusalCost);
+function takeNow(bucket: Bucket, key: string, cost: number): Consumed {
+  const consumed = bucket.consume(key, cost, (c) => c);
   if (consumed instanceof Promise) throw new Error('expected a synchronous answer');
   return consumed;
 }
@@ -75,20 +75,6 @@ describe('rate-limit bucket', () => {
       // 2 - 7 = -5: the next token in 600 ms at 10 a second.
       expect(waitOf(takeNow(bucket, '10.0.0.1', 1))).to.be.within(550, 601);
       expect(takeNow(bucket, '10.0.0.2', 1).ok).to.equal(true);
-    });
-
-    it('takes a refusal its refusal cost (into debt), and a refusal made elsewhere too, saying how long until a token is back', () => {
-      const bucket = new Bucket('reads:source', { ratePerSecond: 10, burst: 2 }, memory());
-      expect(takeNow(bucket, '10.0.0.1', 2).ok).to.equal(true);
-      const refused = takeNow(bucket, '10.0.0.1', 2, 1);
-      if (refused.ok) expect.fail('an empty bucket admitted');
-      // 0 - 1 = -1: two tokens in 300 ms at 10 a second, one in 200 ms.
-      expect(refused.retryAfterMs).to.be.within(250, 301);
-      expect(refused.holdMs).to.be.within(150, 201);
-      // An in-flight cap refused it: one more token owed, and nothing passes for 300 ms.
-      expect(bucket.refuse('10.0.0.1', 1, (holdMs) => holdMs)).to.be.within(250, 301);
-      // A source that still holds a token is not held.
-      expect(bucket.refuse('10.0.0.2', 1, (holdMs) => holdMs)).to.equal(0);
     });
 
     it('keeps one bucket per key', () => {
@@ -194,21 +180,6 @@ describe('rate-limit bucket', () => {
       await here.charge('10.0.0.1', 5);
       await syncBoth(here, there);
       // 3 - 1 - 5: three tokens of debt, a token each 10 s: 40 s to the next.
-      expect(waitOf(takeNow(there, '10.0.0.1', 1))).to.be.within(39_000, 40_001);
-    });
-
-    it('tells the fleet what refusals cost, as it tells what it took', async () => {
-      const name = fresh();
-      const spec = { ratePerSecond: 0.1, burst: 2 };
-      const here = bucketOf(name, spec, fleet);
-      const there = bucketOf(name, spec, other);
-      takeNow(there, '10.0.0.1', 1);
-      expect(takeNow(here, '10.0.0.1', 2, 1).ok).to.equal(true);
-      expect(takeNow(here, '10.0.0.1', 1, 1).ok).to.equal(false);
-      here.refuse('10.0.0.1', 1, () => undefined);
-      await syncBoth(here, there);
-      // There: 2 - 1, then what here took (2) and its two refusals: three tokens of debt, a token
-      // each 10 s: 40 s to the next.
       expect(waitOf(takeNow(there, '10.0.0.1', 1))).to.be.within(39_000, 40_001);
     });
 
@@ -349,29 +320,20 @@ describe('rate-limit bucket', () => {
       const pending = bucket.consume('10.0.0.1', 2, (c) => c);
       expect(pending).to.be.instanceOf(Promise);
       expect(await pending).to.deep.equal({ ok: true });
-      // Refused, it owes a token: two at 3 a second.
-      expect(waitOf(await bucket.consume('10.0.0.1', 1, (c) => c, 1))).to.be.within(600, 668);
-      expect(await bucket.refuse('10.0.0.1', 1, (holdMs) => holdMs)).to.be.within(900, 1_001);
+      expect(waitOf(await bucket.consume('10.0.0.1', 1, (c) => c))).to.be.within(150, 335);
       expect(home.calls).to.deep.equal([
         {
           service: 'rate-limit',
           key: 'submissions:source',
           init: { name: 'submissions:source', spec },
           method: 'consume',
-          args: ['10.0.0.1', 2, 0],
+          args: ['10.0.0.1', 2],
         },
         {
           service: 'rate-limit',
           key: 'submissions:source',
           init: { name: 'submissions:source', spec },
           method: 'consume',
-          args: ['10.0.0.1', 1, 1],
-        },
-        {
-          service: 'rate-limit',
-          key: 'submissions:source',
-          init: { name: 'submissions:source', spec },
-          method: 'refuse',
           args: ['10.0.0.1', 1],
         },
       ]);
@@ -403,7 +365,7 @@ describe('rate-limit bucket', () => {
       expect(waitOf(await bucket.consume('10.0.0.1', 1, (c) => c))).to.be.within(250, 301);
       expect(home.calls.map((c) => [c.key, c.method, c.args])).to.deep.equal([
         ['submissions:source', 'charge', ['10.0.0.1', 4]],
-        ['submissions:source', 'consume', ['10.0.0.1', 1, 0]],
+        ['submissions:source', 'consume', ['10.0.0.1', 1]],
       ]);
     });
 

@@ -7,6 +7,7 @@ import { OptionsReader } from '../../../src/config/reader.js';
 import { createLogger } from '../../../src/log.js';
 import { CHARGE, Facts, ON_CLOSE, SOURCE, type Plugin, type RequestContext } from '../../../src/plugin.js';
 import { Upstream } from '../../../src/upstream.js';
+import type { RpcError } from '../../../src/errors.js';
 import { useAnvil } from '../../helpers/el.js';
 import { heldAnswer, startStubEl } from '../../../support/stub-el.js';
 import { within } from '../../../support/within.js';
@@ -109,8 +110,8 @@ describe('rate-limit', () => {
         expect((await a.send(ingress.url, 'eth_getLogs')).status).to.equal(200);
         const over = await a.send(ingress.url, 'eth_chainId');
         expect(over.status).to.equal(429);
-        // One token at 2 per second, and the one the refusal costs; Retry-After rounds up to whole seconds.
-        expect(over.body.error.data.retry_after_ms).to.be.within(501, 1_001);
+        // One token at 2 per second; Retry-After rounds up to whole seconds.
+        expect(over.body.error.data.retry_after_ms).to.be.within(1, 501);
         expect(over.retryAfter).to.equal('1');
         await sleep(over.body.error.data.retry_after_ms);
         expect((await a.send(ingress.url, 'eth_chainId')).body.result).to.equal('0x1fcd');
@@ -485,5 +486,62 @@ describe('rate-limit: the facts a submission leaves for the gate', () => {
     // IPv6 grouped by /48.
     expect(facts.get(SOURCE)).to.equal('2001:db8:1::/48');
     expect(facts.get(CHARGE)).to.equal(undefined);
+  });
+});
+
+describe('rate-limit: refusals past a source’s allowance hold it', () => {
+  const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+  after(() => upstream.close());
+
+  const build = (options: Record<string, unknown>) =>
+    rateLimit.create(rateLimit.parseOptions(OptionsReader.of('rate-limit', options)), pluginEnv(upstream, createLogger('error')));
+  const ask = (plugin: Plugin, address: string, method = 'eth_chainId') =>
+    plugin.handle!({ request: { jsonrpc: '2.0', id: 1, method, params: [] }, peer: { address, headers: {} }, facts: new Facts() }) as
+      | { error: RpcError }
+      | undefined;
+
+  it('refuses as often as its allowance (the quota, at least 64 at once and 32 a second) without a hold, then holds; what it is told does not change', async () => {
+    const plugin = await build({ reads: { per_source: { rate_per_second: 10, burst: 10 } } });
+    for (let i = 0; i < 10; i++) expect(ask(plugin, '192.0.2.10')).to.equal(undefined);
+    const refusals = Array.from({ length: 66 }, () => ask(plugin, '192.0.2.10')!.error);
+    expect(refusals.slice(0, 63).filter((error) => error.holdMs !== undefined)).to.deep.equal([]);
+    // The 64th leaves the allowance at 0: held until one is earned back (32 a second); then deeper.
+    expect(refusals[63]!.holdMs).to.be.within(25, 33);
+    expect(refusals[65]!.holdMs).to.be.within(85, 95);
+    // The wait told is the bucket's alone: a token in about 100 ms, whatever the refusals.
+    for (const error of refusals) expect((error.data as { retry_after_ms: number }).retry_after_ms).to.be.within(80, 101);
+    // Another source is neither refused nor held.
+    expect(ask(plugin, '192.0.2.11')).to.equal(undefined);
+  });
+
+  it('counts refusals by an in-flight cap against the same allowance', async () => {
+    const plugin = await build({ max_in_flight_per_source: 1, reads: { per_source: { rate_per_second: 100, burst: 100 } } });
+    expect(ask(plugin, '192.0.2.12')).to.equal(undefined);
+    const refusals = Array.from({ length: 101 }, () => ask(plugin, '192.0.2.12')!.error);
+    expect(new Set(refusals.map((error) => error.message))).to.deep.equal(
+      new Set(['rate limited: too many requests in flight from this source; retry later']),
+    );
+    expect(refusals.slice(0, 99).filter((error) => error.holdMs !== undefined)).to.deep.equal([]);
+    expect(refusals[99]!.holdMs).to.be.within(5, 11);
+  });
+
+  it('admits concurrent clients that wait as told at the quota: the allowance never takes their tokens', async () => {
+    const plugin = await build({ reads: { per_source: { rate_per_second: 20, burst: 20 } } });
+    let admitted = 0;
+    const until = Date.now() + 1_000;
+    // Eight clients of one source, each asking again after exactly the wait it was told.
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (Date.now() < until) {
+          const verdict = ask(plugin, '192.0.2.13');
+          if (verdict === undefined) admitted++;
+          await new Promise((resolve) =>
+            setTimeout(resolve, verdict === undefined ? 10 : (verdict.error.data as { retry_after_ms: number }).retry_after_ms),
+          );
+        }
+      }),
+    );
+    // The burst, then 20 a second for a second: at least 30 of the 40 whatever the timers.
+    expect(admitted).to.be.within(30, 41);
   });
 });
