@@ -11,6 +11,7 @@
  * answer has started streaming, a cut connection).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { GAS_HEAVY_METHODS } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
@@ -88,11 +89,40 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       onSettled();
     };
     res.on('close', settle);
+    if (res.socket === null) closeWithConnection(req.socket, res, settle);
     // Read while its connection or source is held: served once the hold has passed (refusal-hold.ts).
     const heldFor = holds.heldFor(req.socket, runtime.peerSourceOf);
     if (heldFor > 0) return holds.defer(req.socket, heldFor, () => serveRequest(runtime, budget, req, res, trace, log, metrics, holds));
     serveRequest(runtime, budget, req, res, trace, log, metrics, holds);
   };
+}
+
+/** Per connection, the responses pipelined behind an answer not written yet. */
+const queuedResponses = new WeakMap<Socket, Set<() => void>>();
+
+/**
+ * A response pipelined behind an answer not written yet: if its connection goes first, Node
+ * destroys the request but never closes the response (what it held would be held for ever, and a
+ * drain would wait for it): it is closed here instead, once the connection has.
+ */
+function closeWithConnection(socket: Socket, res: ServerResponse, settle: () => void): void {
+  let queued = queuedResponses.get(socket);
+  if (queued === undefined) {
+    const all = new Set<() => void>();
+    queued = all;
+    queuedResponses.set(socket, all);
+    socket.once('close', () => {
+      for (const close of all) close();
+    });
+  }
+  const close = () => {
+    if (res.socket !== null) return;
+    res.destroy();
+    settle();
+  };
+  queued.add(close);
+  const mine = queued;
+  res.once('close', () => mine.delete(close));
 }
 
 function serveRequest(

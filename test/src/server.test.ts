@@ -10,6 +10,7 @@ import { heldAnswer, startStubEl } from '../../support/stub-el.js';
 import { within } from '../../support/within.js';
 import { startTestIngress, testConfig } from '../helpers/ingress.js';
 import { useTappedIngress } from '../helpers/tap.js';
+import { until } from '../helpers/until.js';
 
 const BATCH_MESSAGE =
   'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)';
@@ -425,6 +426,34 @@ describe('server: connections per source', () => {
     } finally {
       for (const socket of sockets) socket.destroy();
       await ingress.shutdown();
+    }
+  });
+});
+
+describe('server: pipelined requests', () => {
+  it('settles every request pipelined behind an unanswered one when the client leaves: nothing stays in flight, the drain ends', async () => {
+    const held = heldAnswer('0x1fcd');
+    const el = await startStubEl({ eth_chainId: held.answer });
+    const ingress = await startTestIngress(testConfig(el.url, '\n  - allowlist\n', 'metrics_listen: 127.0.0.1:0'));
+    const inFlight = async () =>
+      Number(/^svc_ingress_requests_in_flight (\d+)$/m.exec(await (await request(`${ingress.metricsUrl}/metrics`)).body.text())?.[1]);
+    try {
+      const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+      const socket = connect(ingress.port, '127.0.0.1');
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      socket.write(
+        `POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`.repeat(20),
+      );
+      await within(2_000, 'the EL receives the first call', held.arrived);
+      await until(inFlight, (count) => count === 20, 'all twenty in flight');
+      socket.destroy();
+      held.release();
+      await until(inFlight, (count) => count === 0, 'every request settled');
+    } finally {
+      held.release();
+      await within(5_000, 'the drain', ingress.shutdown());
+      await el.close();
     }
   });
 });
