@@ -46,8 +46,8 @@ export async function startIngress(
   let active = 0;
   let drained: (() => void) | undefined;
   const { headersMs, requestMs, keepAliveMs } = config.clientTimeouts;
-  // The server's own keep-alive timeout: set at start, a reload does not change it.
-  const holds = new SourceHolds(keepAliveMs);
+  // The server's own timeouts: set at start, a reload does not change them.
+  const holds = new SourceHolds(Math.min(keepAliveMs, headersMs));
   const listener = createRequestListener(
     () => runtime,
     log,

@@ -53,12 +53,13 @@ export class MemoryBuckets {
   }
 
   /**
-   * Takes `cost` from `key` as `charge` does (into debt), and returns how long until it holds a
-   * whole token again: 0 while it still holds one.
+   * Takes `cost` from `key`, into at most a second's debt (what the rate earns back in a second),
+   * and returns how long until it holds a whole token again: 0 while it still holds one.
    */
   chargeAndWait(key: string, cost: number): number {
     const bucket = this.bucketOf(key);
-    this.debit(bucket, cost);
+    bucket.drip();
+    bucket.content = Math.max(bucket.content - cost, 1 - this.spec.ratePerSecond);
     return bucket.content >= 1 ? 0 : waitFor(bucket, 1);
   }
 

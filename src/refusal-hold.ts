@@ -5,10 +5,10 @@
  * (at most `HOLD_MAX_MS`). What it sends sooner waits unread in the kernel, so a client that asks
  * again at once costs the ingress about its quota in refusals, not one per round trip (32
  * connections retrying at once were refused ~6,000 times a second, 200 of cheap reads ~12,000).
- * A request read anyway while its connection or source is held (from a connection of the source
- * that was not refused, say) waits, its connection held, until the hold has passed; a second one
- * pipelined behind it closes the connection. A trusted proxy's connection carries others'
- * requests: never held.
+ * A request read anyway from a held connection (pipelined, or sent on a new connection before its
+ * pause) waits until the hold has passed; a second one pipelined behind it closes the connection.
+ * The source's other open connections are not held: they may carry another class of its
+ * requests. A trusted proxy's connection carries others' requests: never held.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -21,9 +21,9 @@ import { peerSource, type PeerSource } from './source-connections.js';
  */
 export const HOLD_MAX_MS = 1_000;
 
-/** The hold for `waitMs` on a server whose idle keep-alive connections close after `keepAliveMs` (0: never). */
-export function holdFor(waitMs: number, keepAliveMs: number): number {
-  const most = keepAliveMs > 0 ? Math.min(HOLD_MAX_MS, Math.floor(keepAliveMs / 2)) : HOLD_MAX_MS;
+/** The hold for `waitMs` on a server that closes a connection left unread for `timeoutMs` (0: never). */
+export function holdFor(waitMs: number, timeoutMs: number): number {
+  const most = timeoutMs > 0 ? Math.min(HOLD_MAX_MS, Math.floor(timeoutMs / 2)) : HOLD_MAX_MS;
   return Math.max(0, Math.min(waitMs, most));
 }
 
@@ -39,24 +39,29 @@ interface HeldSocket {
 export class SourceHolds {
   /** Until when each source's new connections are held. */
   private readonly sources = new Map<string, number>();
-  /** The latest of those: past it, none is held (the map is cleared on the hot path's first look). */
+  /** The latest of those: past it, none is held (the map is cleared at the next accept). */
   private latest = 0;
+  /** Set by a drain: nothing is held any more. */
+  private closing = false;
   /** Requests read while held, each served when its hold has passed: one per connection. */
   private readonly waiting = new Map<Socket, { readonly timer: NodeJS.Timeout; readonly serve: () => void }>();
   /** The map's size that sweeps it for holds that have ended: twice what the last sweep left. */
   private sweepAt = 1_024;
   private readonly sockets = new Map<Socket, HeldSocket>();
 
-  /** `keepAliveMs`: the server's keep-alive timeout, which bounds a hold. */
-  constructor(private readonly keepAliveMs: number) {}
+  /**
+   * `timeoutMs`: the smaller of the server's keep-alive and header timeouts, which bound a hold
+   * (a connection held longer would be closed, or answered 408, with the client's request in it).
+   */
+  constructor(private readonly timeoutMs: number) {}
 
   /**
    * A refusal whose source is to be held `ms`: its connection once `res` is written (unless the
    * connection closes with it), and its source's new connections from now.
    */
   holdAfter(res: ServerResponse, ms: number, sourceOf: PeerSource): void {
-    const hold = holdFor(ms, this.keepAliveMs);
-    if (hold <= 0) return;
+    const hold = holdFor(ms, this.timeoutMs);
+    if (hold <= 0 || this.closing) return;
     const socket = res.req.socket;
     const source = peerSource(socket.remoteAddress ?? '', sourceOf);
     if (source === null) return;
@@ -67,33 +72,30 @@ export class SourceHolds {
     res.once('finish', () => this.hold(socket, until));
   }
 
-  /** A new connection: not read from while its source is held. */
+  /**
+   * A new connection: held while its source is. (Its other open connections are not: they may
+   * carry another class of its requests, whose own limits are not spent.)
+   */
   admit(socket: Socket, sourceOf: PeerSource): void {
-    if (this.sources.size === 0) return;
+    if (this.sources.size === 0 || this.closing) return;
+    const now = Date.now();
+    if (now >= this.latest) return this.sources.clear();
     const source = peerSource(socket.remoteAddress ?? '', sourceOf);
     if (source === null) return;
     const until = this.sources.get(source) ?? 0;
-    if (until <= Date.now()) return;
-    // Not at once: the new socket's stream asks for its first read on the next tick, which would
-    // start reading again. A request that arrives before this runs is read, and held after.
-    setImmediate(() => this.hold(socket, until));
+    // Held from now (a request read before the pause waits), paused once the new socket's
+    // stream has asked for its first read (on the next tick: pausing sooner would not hold).
+    if (until > now) this.hold(socket, until, false);
   }
 
   /**
-   * How long a request just read from `socket` must wait: its connection or its source is held
-   * (bytes Node read anyway, a connection of the source that was not refused itself, a new one
-   * read before its hold began). 0 at once when nothing is held.
+   * How long a request just read from `socket` must wait: its connection is held (bytes Node
+   * read anyway, a new connection read before its pause). 0 at once when nothing is held.
    */
-  heldFor(socket: Socket, sourceOf: PeerSource): number {
-    const now = Date.now();
-    if (this.sources.size > 0 && now >= this.latest) this.sources.clear();
-    if (this.sources.size === 0 && this.sockets.size === 0) return 0;
-    let until = this.sockets.get(socket)?.until ?? 0;
-    if (this.sources.size > 0) {
-      const source = peerSource(socket.remoteAddress ?? '', sourceOf);
-      if (source !== null) until = Math.max(until, this.sources.get(source) ?? 0);
-    }
-    return Math.max(0, until - now);
+  heldFor(socket: Socket): number {
+    if (this.sockets.size === 0) return 0;
+    const held = this.sockets.get(socket);
+    return held === undefined ? 0 : Math.max(0, held.until - Date.now());
   }
 
   /**
@@ -116,6 +118,7 @@ export class SourceHolds {
    * rather than cut with the idle connections), and resolves once what they hold has been read.
    */
   async releaseAll(): Promise<void> {
+    this.closing = true;
     this.sources.clear();
     for (const [socket, { timer, serve }] of [...this.waiting]) {
       clearTimeout(timer);
@@ -134,7 +137,7 @@ export class SourceHolds {
     return this.sockets.size;
   }
 
-  private hold(socket: Socket, until: number): void {
+  private hold(socket: Socket, until: number, pauseNow = true): void {
     const left = until - Date.now();
     if (socket.destroyed || left <= 0) return;
     const held = this.sockets.get(socket);
@@ -152,7 +155,8 @@ export class SourceHolds {
     this.sockets.set(socket, { until, timer: setTimeout(() => this.release(socket), left).unref(), pauseAgain, closed });
     socket.on('resume', pauseAgain);
     socket.once('close', closed);
-    socket.pause();
+    if (pauseNow) socket.pause();
+    else setImmediate(() => this.sockets.has(socket) && socket.pause());
   }
 
   private release(socket: Socket): void {

@@ -90,8 +90,8 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
     };
     res.on('close', settle);
     if (res.socket === null) closeWithConnection(req.socket, res, settle);
-    // Read while its connection or source is held: served once the hold has passed (refusal-hold.ts).
-    const heldFor = holds.heldFor(req.socket, runtime.peerSourceOf);
+    // Read while its connection is held: served once the hold has passed (refusal-hold.ts).
+    const heldFor = holds.heldFor(req.socket);
     if (heldFor > 0) return holds.defer(req.socket, heldFor, () => serveRequest(runtime, budget, req, res, trace, log, metrics, holds));
     serveRequest(runtime, budget, req, res, trace, log, metrics, holds);
   };

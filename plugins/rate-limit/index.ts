@@ -30,11 +30,12 @@
  *
  * Refusals are work too. Each source has, per class, an allowance of refusals for its own limits
  * (its bucket, its in-flight caps) as large as its quota (`burst`, then `rate_per_second`; at
- * least `REFUSALS_FLOOR`), counted in this process. Past it, a refusal tells the server to read nothing more from that
- * source until the allowance holds one again (`holdMs`, src/refusal-hold.ts): a client that asks
- * again at once instead of waiting costs about its quota in refusals, however many connections it
- * uses; one that waits as told is never held longer than its wait. The allowance never changes
- * what a request is told to wait, nor what it costs.
+ * least `REFUSALS_FLOOR`), counted in this process, in debt at most a second. Past it, a refusal
+ * tells the server to read nothing more from the connection it was refused on, nor from a new
+ * connection of that source, until the allowance holds one again (`holdMs`, src/refusal-hold.ts):
+ * a client that asks again at once instead of waiting costs about its quota in refusals. The
+ * allowance never changes what a request is told to wait, nor what it costs: clients that wait
+ * as told are admitted at the quota however many requests they have open.
  *
  * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
  * Order: after allowlist (quota is spent only on allowed calls), before gate.

@@ -47,6 +47,8 @@ describe('rate-limit memory buckets', () => {
     // Into debt: -1 needs 2 tokens, 200 ms.
     expect(buckets.chargeAndWait('a', 1)).to.be.within(190, 201);
     expect(buckets.peek('a')).to.be.within(-1, -0.9);
+    // At most a second's debt: 1 - 10 = -9, a token in a second however much is charged.
+    expect(buckets.chargeAndWait('a', 1_000)).to.be.within(990, 1_001);
     expect(buckets.take('b', 2).ok).to.equal(true);
   });
 
