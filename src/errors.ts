@@ -194,6 +194,12 @@ export const transport = {
     reason: 'body_budget_source',
     message: 'too many request bodies are being received from this source; retry later',
   },
+  /** More requests pipelined on one connection than could be in flight: refused in order, the connection closed. */
+  tooManyPipelined: {
+    status: 429,
+    reason: 'pipelined',
+    message: 'too many requests pipelined on this connection (at most 32 waiting): read the answers before sending more',
+  },
   /** An `Expect` header other than 100-continue. */
   expectationFailed: { status: 417, reason: 'expectation_failed', message: 'only "Expect: 100-continue" is understood' },
 } as const satisfies Record<string, TransportRefusal>;

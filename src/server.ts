@@ -89,7 +89,12 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       onSettled();
     };
     res.on('close', settle);
-    if (res.socket === null) closeWithConnection(req.socket, res, settle);
+    // Pipelined behind an unwritten answer: settled with its connection; past PIPELINED_MAX,
+    // refused in order (no body read, nothing judged) and the connection closed after it.
+    if (res.socket === null && closeWithConnection(req.socket, res, settle) > PIPELINED_MAX) {
+      req.socket.pause();
+      return refuseTransport(res, metrics, transport.tooManyPipelined);
+    }
     // Read while its connection is held: served once the hold has passed (refusal-hold.ts).
     const heldFor = holds.heldFor(req.socket);
     if (heldFor > 0) return holds.defer(req.socket, heldFor, () => serveRequest(runtime, budget, req, res, trace, log, metrics, holds));
@@ -101,11 +106,20 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
 const queuedResponses = new WeakMap<Socket, Set<() => void>>();
 
 /**
+ * Requests a connection may have waiting behind an answer not written yet: past the default
+ * `max_in_flight_per_source` they could only be refused, each read and judged for nothing (one
+ * write of 500 pipelined requests was 500 refusals). Those past it get a transport refusal in
+ * order, and the connection closes after the first.
+ */
+export const PIPELINED_MAX = 32;
+
+/**
  * A response pipelined behind an answer not written yet: if its connection goes first, Node
  * destroys the request but never closes the response (what it held would be held for ever, and a
- * drain would wait for it): it is closed here instead, once the connection has.
+ * drain would wait for it): it is closed here instead, once the connection has. Returns how many
+ * wait on the connection now.
  */
-function closeWithConnection(socket: Socket, res: ServerResponse, settle: () => void): void {
+function closeWithConnection(socket: Socket, res: ServerResponse, settle: () => void): number {
   let queued = queuedResponses.get(socket);
   if (queued === undefined) {
     const all = new Set<() => void>();
@@ -123,6 +137,7 @@ function closeWithConnection(socket: Socket, res: ServerResponse, settle: () => 
   queued.add(close);
   const mine = queued;
   res.once('close', () => mine.delete(close));
+  return queued.size;
 }
 
 function serveRequest(

@@ -295,6 +295,11 @@ describe('errors: the wire error catalogue', () => {
           reason: 'body_budget_source',
           message: 'too many request bodies are being received from this source; retry later',
         },
+        tooManyPipelined: {
+          status: 429,
+          reason: 'pipelined',
+          message: 'too many requests pipelined on this connection (at most 32 waiting): read the answers before sending more',
+        },
         expectationFailed: { status: 417, reason: 'expectation_failed', message: 'only "Expect: 100-continue" is understood' },
       });
     });

@@ -458,6 +458,37 @@ describe('server: pipelined requests', () => {
   });
 });
 
+describe('server: deep pipelining', () => {
+  it('answers a request and the 32 pipelined behind it, then refuses the rest in order and closes the connection', async () => {
+    const el = await startStubEl({ eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }) });
+    const ingress = await startTestIngress(testConfig(el.url, '\n  - allowlist\n'));
+    try {
+      const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+      const socket = connect(ingress.port, '127.0.0.1');
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      const closed = once(socket, 'close');
+      socket.write(
+        `POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`.repeat(40),
+      );
+      await within(5_000, 'the server closes the connection', closed);
+      const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map(([, status]) => status);
+      // The first answered in full, the 32 waiting behind it too; the next refused, and the connection ends there.
+      expect(statuses.slice(0, 33)).to.deep.equal(Array(33).fill('200'));
+      expect(statuses.length).to.be.above(33);
+      expect(new Set(statuses.slice(33))).to.deep.equal(new Set(['429']));
+      expect(text).to.include(
+        '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"too many requests pipelined on this connection (at most 32 waiting): read the answers before sending more"}}',
+      );
+    } finally {
+      await ingress.shutdown();
+      await el.close();
+    }
+  });
+});
+
 describe('server: slow clients', () => {
   let ingress: Awaited<ReturnType<typeof startTestIngress>>;
   before(async () => {
