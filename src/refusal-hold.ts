@@ -15,9 +15,8 @@ import type { Socket } from 'node:net';
 import { peerSource, type PeerSource } from './source-connections.js';
 
 /**
- * The longest hold: an allowance in debt can take a minute to earn back, and a connection left
- * unread for longer than its keep-alive timeout is closed by the server with the client's next
- * request in it.
+ * The longest hold, and what an allowance in debt takes to earn a refusal back at most: a client
+ * that stops retrying at once is not held for it a second later.
  */
 export const HOLD_MAX_MS = 1_000;
 

@@ -111,7 +111,7 @@ const queuedResponses = new WeakMap<Socket, Set<() => void>>();
  * write of 500 pipelined requests was 500 refusals). Those past it get a transport refusal in
  * order, and the connection closes after the first.
  */
-export const PIPELINED_MAX = 32;
+const PIPELINED_MAX = 32;
 
 /**
  * A response pipelined behind an answer not written yet: if its connection goes first, Node
