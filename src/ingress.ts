@@ -47,7 +47,7 @@ export async function startIngress(
   let drained: (() => void) | undefined;
   const { headersMs, requestMs, keepAliveMs } = config.clientTimeouts;
   // The server's own timeouts: set at start, a reload does not change them.
-  const holds = new SourceHolds(Math.min(keepAliveMs, headersMs));
+  const holds = new SourceHolds(Math.min(keepAliveMs, headersMs), (address) => runtime.peerSourceOf(address));
   const listener = createRequestListener(
     () => runtime,
     log,
@@ -190,7 +190,7 @@ function capConnectionsPerSource(server: Server, current: () => Runtime, metrics
   server.on('connection', (socket: Socket) => {
     const runtime = current();
     if (connections.admit(socket, runtime.config.maxConnectionsPerSource, runtime.peerSourceOf)) {
-      holds.admit(socket, runtime.peerSourceOf);
+      holds.admit(socket);
       return;
     }
     metrics.transportRefused(CONNECTIONS_PER_SOURCE);

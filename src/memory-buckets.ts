@@ -58,8 +58,7 @@ export class MemoryBuckets {
    */
   chargeAndWait(key: string, cost: number): number {
     const bucket = this.bucketOf(key);
-    bucket.drip();
-    bucket.content = Math.max(bucket.content - cost, 1 - this.spec.ratePerSecond);
+    this.debit(bucket, cost, 1 - this.spec.ratePerSecond);
     return bucket.content >= 1 ? 0 : waitFor(bucket, 1);
   }
 
@@ -72,9 +71,10 @@ export class MemoryBuckets {
     this.debit(this.bucketOf(key), cost);
   }
 
-  private debit(bucket: TokenBucket, cost: number): void {
+  /** Takes `cost` from `bucket`, leaving it at `floor` at least. */
+  private debit(bucket: TokenBucket, cost: number, floor = -this.spec.ratePerSecond * DEBT_SECONDS_MAX): void {
     bucket.drip();
-    bucket.content = Math.max(bucket.content - cost, -this.spec.ratePerSecond * DEBT_SECONDS_MAX);
+    bucket.content = Math.max(bucket.content - cost, floor);
   }
 
   /** Tokens `key` holds now, without taking any (a key not seen yet: the whole burst). */

@@ -51,18 +51,22 @@ export class SourceHolds {
   /**
    * `timeoutMs`: the smaller of the server's keep-alive and header timeouts, which bound a hold
    * (a connection held longer would be closed, or answered 408, with the client's request in it).
+   * `sourceOf`: the running chain's name for a TCP peer.
    */
-  constructor(private readonly timeoutMs: number) {}
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly sourceOf: PeerSource,
+  ) {}
 
   /**
    * A refusal whose source is to be held `ms`: its connection once `res` is written (unless the
    * connection closes with it), and its source's new connections from now.
    */
-  holdAfter(res: ServerResponse, ms: number, sourceOf: PeerSource): void {
+  holdAfter(res: ServerResponse, ms: number): void {
     const hold = holdFor(ms, this.timeoutMs);
     if (hold <= 0 || this.closing) return;
     const socket = res.req.socket;
-    const source = peerSource(socket.remoteAddress ?? '', sourceOf);
+    const source = peerSource(socket.remoteAddress ?? '', this.sourceOf);
     if (source === null) return;
     const until = Date.now() + hold;
     if (until > (this.sources.get(source) ?? 0)) this.sources.set(source, until);
@@ -75,11 +79,11 @@ export class SourceHolds {
    * A new connection: held while its source is. (Its other open connections are not: they may
    * carry another class of its requests, whose own limits are not spent.)
    */
-  admit(socket: Socket, sourceOf: PeerSource): void {
+  admit(socket: Socket): void {
     if (this.sources.size === 0 || this.closing) return;
     const now = Date.now();
     if (now >= this.latest) return this.sources.clear();
-    const source = peerSource(socket.remoteAddress ?? '', sourceOf);
+    const source = peerSource(socket.remoteAddress ?? '', this.sourceOf);
     if (source === null) return;
     const until = this.sources.get(source) ?? 0;
     // Held from now (a request read before the pause waits), paused once the new socket's

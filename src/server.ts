@@ -48,8 +48,8 @@ interface Trace {
 
 /**
  * `onSettled` is called once per request when its response has closed (finished or cut),
- * whichever path it took: the ingress counts in-flight requests with it for the drain. A 429
- * holds its connection, and its source's new ones, for the wait it tells (`holds`).
+ * whichever path it took: the ingress counts in-flight requests with it for the drain. A source
+ * refused past its allowance is held (`holds`, refusal-hold.ts).
  */
 export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void, holds: SourceHolds) {
   // Declared body bytes being received, across reloads.
@@ -176,9 +176,8 @@ function serveRequest(
   const cap = runtime.maxBodyBytes;
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > cap) return refuseTransport(res, metrics, bodyTooLarge(cap));
-  const hold = (ms: number) => holds.holdAfter(res, ms, runtime.peerSourceOf);
-  admitUnread(runtime, budget, req, res, declared, trace, log, metrics, hold, (peer, body) =>
-    handleBody(runtime, peer, res, body, log, metrics, trace, hold),
+  admitUnread(runtime, budget, req, res, declared, trace, log, metrics, holds, (peer, body) =>
+    handleBody(runtime, peer, res, body, log, metrics, trace, holds),
   );
 }
 
@@ -198,7 +197,7 @@ function admitUnread(
   trace: Trace,
   log: Logger,
   metrics: Metrics,
-  hold: (ms: number) => void,
+  holds: SourceHolds,
   then: (peer: RequestContext['peer'], body: Buffer) => void,
 ): void {
   // An ordinary call's body is never refused by the budget, nor counted in a source's share: its
@@ -228,7 +227,7 @@ function admitUnread(
   const refuse = (verdict: Answer) => {
     release();
     closeUnread(res);
-    answer(res, null, verdict, hold);
+    answer(res, null, verdict, holds);
   };
   const admitted = runtime.chain.admitBody(peer, declared);
   if (admitted === undefined) return read();
@@ -274,7 +273,7 @@ function handleBody(
   log: Logger,
   metrics: Metrics,
   trace: Trace,
-  hold: (ms: number) => void,
+  holds: SourceHolds,
 ): void {
   let message: unknown;
   try {
@@ -306,7 +305,7 @@ function handleBody(
     if (res.destroyed) return;
     if (verdict !== undefined) {
       trace.outcome = 'error' in verdict ? 'refused' : 'answered';
-      return answer(res, request.id, verdict, hold);
+      return answer(res, request.id, verdict, holds);
     }
     trace.outcome = 'proxied';
     if (!GAS_HEAVY_METHODS.has(request.method)) {
@@ -351,7 +350,7 @@ function handleBody(
     trace.outcome = 'error';
     // Once the answer has started, or the client has gone, there is nobody to tell: cut it.
     if (res.headersSent || res.destroyed) return void res.destroy();
-    answer(res, request.id, { error: toRpcError(err, log, request.method) }, hold);
+    answer(res, request.id, { error: toRpcError(err, log, request.method) }, holds);
   };
   try {
     const verdict = runtime.chain.run(ctx);
@@ -392,12 +391,12 @@ function toRpcError(err: unknown, log: Logger, method: string): RpcError {
   return errors.internal();
 }
 
-/** With `hold`, a refusal's `holdMs` holds its source (refusal-hold.ts). */
-function answer(res: ServerResponse, id: RpcId, answer: Answer, hold?: (ms: number) => void): void {
+/** With `holds`, a refusal's `holdMs` holds its source (refusal-hold.ts). */
+function answer(res: ServerResponse, id: RpcId, answer: Answer, holds?: SourceHolds): void {
   if (!('error' in answer)) return send(res, formatResponse(id, answer));
   const { httpStatus, retryAfterMs, holdMs } = answer.error;
   if (retryAfterMs !== undefined && !res.headersSent) res.setHeader('retry-after', String(Math.ceil(retryAfterMs / 1000)));
-  if (holdMs !== undefined && !res.headersSent) hold?.(holdMs);
+  if (holdMs !== undefined && !res.headersSent) holds?.holdAfter(res, holdMs);
   send(res, formatResponse(id, answer), httpStatus);
 }
 

@@ -33,7 +33,7 @@ describe('refusal hold', () => {
     let lateRead = () => {};
 
     beforeEach(async () => {
-      holds = new SourceHolds(5_000);
+      holds = new SourceHolds(5_000, sourceOf);
       // POST /refuse: a 429 holding its source HOLD_MS; anything else: 200.
       server = createServer((req, res) => {
         const serve = () => {
@@ -46,7 +46,7 @@ describe('refusal hold', () => {
           } else req.resume();
           req.on('end', () => {
             if (req.url === '/refuse') {
-              holds.holdAfter(res, HOLD_MS, sourceOf);
+              holds.holdAfter(res, HOLD_MS);
               res.once('finish', () => (refusedAt = performance.now()));
               res.writeHead(429, { 'content-length': 1 }).end('x');
             } else res.writeHead(200, { 'content-length': 1 }).end('y');
@@ -56,7 +56,7 @@ describe('refusal hold', () => {
         if (wait > 0) return holds.defer(req.socket, wait, serve);
         serve();
       });
-      server.on('connection', (socket: Socket) => holds.admit(socket, sourceOf));
+      server.on('connection', (socket: Socket) => holds.admit(socket));
       server.listen(0, '127.0.0.1');
       await once(server, 'listening');
       port = (server.address() as AddressInfo).port;
