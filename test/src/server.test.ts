@@ -458,6 +458,46 @@ describe('server: pipelined requests', () => {
   });
 });
 
+describe('server: a source refused past its allowance', () => {
+  it('is not read from until the hold ends, and a drain answers the request it left waiting instead of cutting it', async () => {
+    const el = await startStubEl({ eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }) });
+    const ingress = await startTestIngress(
+      testConfig(el.url, '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 1}\n'),
+    );
+    const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+    const call = `POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    const socket = connect(ingress.port, '127.0.0.1');
+    socket.on('error', () => {});
+    await once(socket, 'connect');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const statuses = () => [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map(([, status]) => status);
+    const answered = async (count: number) => {
+      while (statuses().length < count) await once(socket, 'data');
+    };
+    try {
+      // One passes; the next 64 are refused within the allowance (at least 64 at once), the 65th past it.
+      for (let i = 1; i <= 66; i++) {
+        socket.write(call);
+        await answered(i);
+      }
+      expect(statuses()).to.deep.equal(['200', ...Array(65).fill('429')]);
+      // Held now: this one waits unread; the drain reads and answers it rather than closing the connection under it.
+      socket.write(call);
+      const closed = once(socket, 'close');
+      await within(5_000, 'the drain', ingress.shutdown());
+      await closed;
+      expect(statuses()).to.have.length(67);
+      // Its own answer: refused again, or served if its token came meanwhile.
+      expect(statuses()[66]).to.be.oneOf(['429', '200']);
+    } finally {
+      socket.destroy();
+      await ingress.shutdown();
+      await el.close();
+    }
+  });
+});
+
 describe('server: deep pipelining', () => {
   it('answers a request and the 32 pipelined behind it, then refuses the rest in order and closes the connection', async () => {
     const el = await startStubEl({ eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }) });
