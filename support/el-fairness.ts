@@ -29,6 +29,14 @@ const SUBMISSION_GAP_MS = 150;
 const READ_GAP_MS = 10;
 const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
 
+/**
+ * The edit both the e2e and the bench make to the shipped chain: anvil's block clock runs on its
+ * own, so a transfer reaching it just as a block seals lands in the next but one, after the gate
+ * counted it skipped (skip_after_blocks 1); with contiguous nonces the victim's next transfer
+ * would be refused for that, which is not what they measure.
+ */
+export const NONCES_NOT_CONTIGUOUS = ['contiguous_nonces: true', 'contiguous_nonces: false'] as const;
+
 export const rpcBody = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
 /** Places the loop's code on the EL (anvil_setCode, straight to anvil). */

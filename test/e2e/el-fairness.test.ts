@@ -15,6 +15,7 @@ import { startIngressProcess, type IngressProcess } from '../../support/child.js
 import {
   ATTACKS,
   attack,
+  NONCES_NOT_CONTIGUOUS,
   OVER_CAP_SIMULATION,
   p50,
   placeLoop,
@@ -47,10 +48,7 @@ describe('el-fairness: another source is served while one floods the EL with gas
   let quiet: VictimLatencies;
 
   before(async () => {
-    // anvil's block clock runs on its own: a transfer reaching it just as a block seals lands in the
-    // next but one, after the gate counted it skipped (skip_after_blocks 1); with contiguous nonces the
-    // victim's next transfer would be refused for that, which is not what this suite measures.
-    ingress = await startIngressProcess(productionChain(anvil.current.url, [['contiguous_nonces: true', 'contiguous_nonces: false']]));
+    ingress = await startIngressProcess(productionChain(anvil.current.url, [NONCES_NOT_CONTIGUOUS]));
     await placeLoop(anvil.current.url);
     transfers = { raws: await signTransfers(1, 0, 200), next: 0 };
     quiet = await victim(ingress.url, transfers, Date.now() + PHASE_MS);
