@@ -21,14 +21,28 @@ export const DEFAULT_RPC_GAS_CAP = 50_000_000n;
 const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
 
 /**
- * The most gas a call object asks for, under any spelling of the key: geth matches JSON keys
- * case-insensitively, so `Gas` is gas there. Undefined when it names none (or none that parses).
+ * A JSON key as geth matches it to a field: case-insensitively, with Unicode's simple folding
+ * (Go's bytes.EqualFold), under which the Kelvin sign is `k` and the long s is `s`: `GAS`,
+ * `ga\u017f` and `BlockStateCalls` are gas and blockStateCalls there.
+ */
+const folded = (key: string): string => key.toLowerCase().replaceAll('\u017f', 's');
+
+/** Every value an object holds under a key geth would read as `name` (lower case). */
+function valuesOf(object: unknown, name: string): unknown[] {
+  if (object === null || typeof object !== 'object' || Array.isArray(object)) return [];
+  const values: unknown[] = [];
+  for (const [key, value] of Object.entries(object)) if (key.length === name.length && folded(key) === name) values.push(value);
+  return values;
+}
+
+/**
+ * The most gas a call object asks for, under any spelling of the key geth reads as gas.
+ * Undefined when it names none (or none that parses).
  */
 export function gasOf(call: unknown): bigint | undefined {
-  if (call === null || typeof call !== 'object' || Array.isArray(call)) return undefined;
   let most: bigint | undefined;
-  for (const [key, gas] of Object.entries(call)) {
-    if (key.length !== 3 || key.toLowerCase() !== 'gas' || typeof gas !== 'string' || !QUANTITY.test(gas)) continue;
+  for (const gas of valuesOf(call, 'gas')) {
+    if (typeof gas !== 'string' || !QUANTITY.test(gas)) continue;
     const asked = BigInt(gas);
     if (most === undefined || asked > most) most = asked;
   }
@@ -41,22 +55,20 @@ export function gasOf(call: unknown): bigint | undefined {
  * prices above, which read hex only, must not let it through as "no gas named".
  */
 export function namesGasOtherwise(call: unknown): boolean {
-  if (call === null || typeof call !== 'object' || Array.isArray(call)) return false;
-  return Object.entries(call).some(
-    ([key, gas]) => key.length === 3 && key.toLowerCase() === 'gas' && (typeof gas !== 'string' || !QUANTITY.test(gas)),
-  );
+  return valuesOf(call, 'gas').some((gas) => typeof gas !== 'string' || !QUANTITY.test(gas));
 }
 
-/** Every call object of a request: the first param, or each call of each eth_simulateV1 block. */
+/**
+ * Every call object of a request: the first param, or each call of each eth_simulateV1 block.
+ * Keys are read as geth reads them; where several spellings are present, the calls under all of
+ * them count (an EL matching keys exactly reads one, geth the last: either is among them).
+ */
 export function callsOf(method: string, params: unknown): unknown[] {
   if (!Array.isArray(params)) return [];
   if (method !== SIMULATE_METHOD) return [params[0]];
-  const blocks = (params[0] as { blockStateCalls?: unknown } | null)?.blockStateCalls;
-  if (!Array.isArray(blocks)) return [];
-  return blocks.flatMap((block) => {
-    const calls = (block as { calls?: unknown } | null)?.calls;
-    return Array.isArray(calls) ? calls : [];
-  });
+  return valuesOf(params[0], 'blockstatecalls').flatMap((blocks) =>
+    Array.isArray(blocks) ? blocks.flatMap((block) => valuesOf(block, 'calls').flatMap((calls) => (Array.isArray(calls) ? calls : []))) : [],
+  );
 }
 
 /** The gas a request's calls ask for in all, a call naming no gas counted at `cap`. */

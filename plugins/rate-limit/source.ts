@@ -4,7 +4,8 @@
  * - The TCP peer, unless it is one of `trusted_proxies`; then `X-Forwarded-For` is walked from
  *   the right past trusted hops, and the first untrusted hop is the client. A hop that does not
  *   parse stops the walk (the last trusted hop is used), so a client cannot smuggle a source in
- *   through garbage. From an untrusted peer the header is ignored entirely.
+ *   through garbage. From an untrusted peer the header is ignored entirely. A hop may carry a
+ *   port, as some cloud balancers write it (`203.0.113.9:5678`, `[2001:db8::1]:443`).
  * - IPv4-mapped IPv6 (`::ffff:1.2.3.4`) counts as the IPv4 address.
  * - IPv6 sources are grouped by prefix (`ipv6_source_prefix`, /48 by default; see sourceKey):
  *   counting single addresses would let one site rotate through 2^80 buckets.
@@ -33,6 +34,17 @@ function parse(text: string): Address | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** `a.b.c.d:port` or `[v6]:port`; a bare IPv6 address has colons of its own and no port. */
+const HOP_WITH_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):\d{1,5}$/;
+
+/** An X-Forwarded-For hop: an address, with or without a port. */
+function parseHop(text: string): Address | undefined {
+  const hop = text.trim();
+  const withPort = HOP_WITH_PORT.exec(hop);
+  if (withPort !== null) return parse(withPort[1] ?? withPort[2]!);
+  return parse(hop.startsWith('[') && hop.endsWith(']') ? hop.slice(1, -1) : hop);
 }
 
 /**
@@ -73,7 +85,7 @@ export function createSourceResolver(trustedProxies: readonly Cidr[], ipv6Bits =
     const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
     let client = peerAddress;
     for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = parse(hops[i]!);
+      const hop = parseHop(hops[i]!);
       if (hop === undefined) break;
       client = hop;
       if (!trusted(hop)) break;

@@ -127,6 +127,15 @@ describe('size-limit', () => {
       expect(suite.tap.bodies).to.deep.equal([]);
     });
 
+    it('reads BlockStateCalls and Calls as geth does: 16 calls at the cap so spelt are refused, without reaching the EL', async () => {
+      const calls = Array.from({ length: 16 }, () => ({ to: DEAD, gas: '0x2faf080' }));
+      const reply = await rpc(suite.ingress.url, 'eth_simulateV1', [{ BlockStateCalls: [{ Calls: calls }] }, 'latest'], 7);
+      expect(JSON.parse(reply.text).error.message).to.equal(
+        "invalid params: the calls of this eth_simulateV1 ask for 800000000 gas in all, above this endpoint's cap of 200000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)",
+      );
+      expect(suite.tap.bodies).to.deep.equal([]);
+    });
+
     it('passes an eth_simulateV1 of four calls naming no gas to the EL', async () => {
       await rpc(suite.ingress.url, 'eth_simulateV1', simulation([{ to: DEAD }, { to: DEAD }, { to: DEAD }, { to: DEAD }]));
       expect(suite.tap.methods()).to.deep.equal(['eth_simulateV1']);

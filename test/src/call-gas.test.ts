@@ -13,6 +13,7 @@ describe('call-gas', () => {
     it('reads the gas of a call object under any spelling of the key, the largest if several', () => {
       expect(gasOf({ gas: '0x5208' })).to.equal(21_000n);
       expect(gasOf({ GAS: '0x10', Gas: '0x20' })).to.equal(32n);
+      expect(gasOf({ 'ga\u017f': '0x2faf080' })).to.equal(50_000_000n);
     });
 
     it('is undefined for a call naming no gas, or none that is a quantity, and for what is not a call object', () => {
@@ -42,6 +43,17 @@ describe('call-gas', () => {
       expect(
         callsOf('eth_simulateV1', simulation({ calls: [{ gas: '0x1' }] }, {}, { calls: 'x' }, null, { calls: [{}, {}] })),
       ).to.deep.equal([{ gas: '0x1' }, {}, {}]);
+    });
+
+    it('reads blockStateCalls and calls under any spelling geth reads them by, counting every spelling present', () => {
+      const call = { to: '0x1', gas: '0x2faf080' };
+      expect(callsOf('eth_simulateV1', [{ BlockStateCalls: [{ Calls: [call, call] }] }])).to.deep.equal([call, call]);
+      expect(callsOf('eth_simulateV1', [{ BLOCKSTATECALLS: [{ CALLS: [call] }] }])).to.deep.equal([call]);
+      // Go's EqualFold: the Kelvin sign is k, the long s is s.
+      expect(callsOf('eth_simulateV1', [{ 'bloc\u212aStateCall\u017f': [{ call\u017f: [call] }] }])).to.deep.equal([call]);
+      expect(callsOf('eth_simulateV1', [{ blockStateCalls: [{ calls: [call] }], BlockStateCalls: [{ calls: [call, call] }] }])).to.have.length(3);
+      expect(callsOf('eth_simulateV1', [{ blockStateCalls: [{ calls: [call], Calls: [call] }] }])).to.have.length(2);
+      expect(requestGas('eth_simulateV1', [{ BlockStateCalls: [{ Calls: Array(16).fill(call) }] }], 50_000_000n)).to.equal(800_000_000n);
     });
 
     it('finds no call in params that are not a list, or a simulation without blockStateCalls', () => {

@@ -43,6 +43,19 @@ describe('rate-limit: the source of a request', () => {
     expect(behindProxies('127.0.0.1', '203.0.113.9, not-an-ip, 10.0.0.1')).to.equal('10.0.0.1');
   });
 
+  it('reads hops written with a port, as some cloud balancers write them', () => {
+    expect(behindProxies('127.0.0.1', '198.51.100.1, 203.0.113.9:5678')).to.equal('203.0.113.9');
+    expect(behindProxies('127.0.0.1', '203.0.113.9:5678, 10.1.2.3:443')).to.equal('203.0.113.9');
+    expect(behindProxies('127.0.0.1', '[2001:db8:7::1]:443')).to.equal('2001:db8:7::/48');
+    expect(behindProxies('127.0.0.1', '[2001:db8:7::1]')).to.equal('2001:db8:7::/48');
+    expect(behindProxies('127.0.0.1', '2001:db8:7::1')).to.equal('2001:db8:7::/48');
+  });
+
+  it('still stops at a hop whose port does not parse', () => {
+    expect(behindProxies('127.0.0.1', '203.0.113.9:99999999, 10.0.0.1')).to.equal('10.0.0.1');
+    expect(behindProxies('127.0.0.1', '203.0.113.9:, 10.0.0.1')).to.equal('10.0.0.1');
+  });
+
   it('uses the trusted proxy itself when the header is absent', () => {
     expect(behindProxies('10.9.9.9', undefined)).to.equal('10.9.9.9');
   });
