@@ -41,6 +41,12 @@ const SUBSCRIPTIONS = new Set(['eth_subscribe', 'eth_unsubscribe']);
 const SUBMISSION_LIKE = /^(?:eth|mev|flashbots)_send/i;
 /** Signing and key methods of any namespace: the endpoint holds no keys, and must not expose the EL's. */
 const KEY_LIKE = /^(?:personal_|wallet_|account_|eth_sign|eth_accounts$)/i;
+/**
+ * The EL's administration, debugging and development namespaces: node control, peers, traces
+ * that take seconds, the pool's contents, a development chain's state edits. An operator's typo
+ * in extra_methods must not open them to the internet.
+ */
+const ADMIN_LIKE = /^(admin|debug|engine|miner|txpool|clique|les|anvil|hardhat|evm|ganache)_/i;
 
 const NO_ACCOUNTS = Object.freeze({ result: Object.freeze([]) });
 
@@ -66,6 +72,13 @@ export const allowlist: PluginModule<AllowlistOptions> = {
       }
       if (KEY_LIKE.test(m))
         options.fail(`extra_methods[${i}]`, `${m} is a signing or key method: this endpoint holds no keys and exposes none`);
+      const admin = ADMIN_LIKE.exec(m);
+      if (admin !== null) {
+        options.fail(
+          `extra_methods[${i}]`,
+          `${m} is in the EL's ${admin[1]!.toLowerCase()}_ namespace (administration, debugging or development): it is never exposed on the public endpoint`,
+        );
+      }
     });
     const passClientVersion = options.boolean('pass_client_version', false);
     const clientVersion = options.optionalString('client_version');

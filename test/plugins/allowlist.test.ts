@@ -108,11 +108,11 @@ describe('allowlist', () => {
   });
 
   it('passes extra_methods configured in YAML', async () => {
-    const extended = await startTestIngress(testConfig(suite.tap.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'));
+    const extended = await startTestIngress(testConfig(suite.tap.url, '\n  - allowlist:\n      extra_methods: [ots_getApiLevel]'));
     try {
-      const reply = await rpc(extended.url, 'anvil_nodeInfo');
+      const reply = await rpc(extended.url, 'ots_getApiLevel');
       expect(JSON.parse(reply.text)).to.have.property('result');
-      expect(suite.tap.methods()).to.deep.equal(['anvil_nodeInfo']);
+      expect(suite.tap.methods()).to.deep.equal(['ots_getApiLevel']);
     } finally {
       await extended.shutdown();
     }
