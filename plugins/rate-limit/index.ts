@@ -61,6 +61,7 @@ import { Bucket, hostedBucket, type BucketSpec } from './bucket.js';
 import { SyncState } from './fleet-sync.js';
 import { elTimeCharge, heavyCost } from './heavy.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
+import { PROOF_METHOD, proofCost } from './proof-cost.js';
 import { Slots } from './slots.js';
 import { createSourceResolver } from './source.js';
 
@@ -209,7 +210,12 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         if (submission || heavy) facts.set(SOURCE, source);
         if (submission) facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
         const least = limits.costs.get(request.method) ?? 1;
-        const cost = heavy && limits.gasPerToken !== undefined ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst) : least;
+        const cost =
+          heavy && limits.gasPerToken !== undefined
+            ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst)
+            : request.method === PROOF_METHOD
+              ? proofCost(request, least, limits.burst)
+              : least;
         if (heavy && limits.elMsPerToken !== undefined) {
           facts.set(
             EL_TIME,

@@ -131,6 +131,22 @@ describe('rate-limit', () => {
     );
   });
 
+  it('charges eth_getProof one token per four storage keys beside its method cost', async () => {
+    await withLimitedIngress(
+      `      reads:
+        per_source: {rate_per_second: 1, burst: 16}
+        method_costs: {eth_getProof: 5}`,
+      async (ingress) => {
+        // 5 + 10 of the 16 tokens; a proof of no keys then costs 5, one more than is left.
+        const keys = Array.from({ length: 40 }, (_, i) => `0x${i.toString(16).padStart(64, '0')}`);
+        const account = '0x000000000000000000000000000000000000dEaD';
+        expect((await a.send(ingress.url, 'eth_getProof', {}, [account, keys, 'latest'])).status).to.equal(200);
+        expect((await a.send(ingress.url, 'eth_getProof', {}, [account, [], 'latest'])).body.error).to.include(limited('source'));
+        expect((await b.send(ingress.url, 'eth_getProof', {}, [account, [], 'latest'])).status).to.equal(200);
+      },
+    );
+  });
+
   it('does not let a source over its own quota drain the host bucket', async () => {
     await withLimitedIngress(
       `      reads:
