@@ -67,7 +67,9 @@ export function callsOf(method: string, params: unknown): unknown[] {
   if (!Array.isArray(params)) return [];
   if (method !== SIMULATE_METHOD) return [params[0]];
   return valuesOf(params[0], 'blockstatecalls').flatMap((blocks) =>
-    Array.isArray(blocks) ? blocks.flatMap((block) => valuesOf(block, 'calls').flatMap((calls) => (Array.isArray(calls) ? calls : []))) : [],
+    Array.isArray(blocks)
+      ? blocks.flatMap((block) => valuesOf(block, 'calls').flatMap((calls) => (Array.isArray(calls) ? calls : [])))
+      : [],
   );
 }
 

@@ -51,7 +51,9 @@ describe('call-gas', () => {
       expect(callsOf('eth_simulateV1', [{ BLOCKSTATECALLS: [{ CALLS: [call] }] }])).to.deep.equal([call]);
       // Go's EqualFold: the Kelvin sign is k, the long s is s.
       expect(callsOf('eth_simulateV1', [{ 'bloc\u212aStateCall\u017f': [{ call\u017f: [call] }] }])).to.deep.equal([call]);
-      expect(callsOf('eth_simulateV1', [{ blockStateCalls: [{ calls: [call] }], BlockStateCalls: [{ calls: [call, call] }] }])).to.have.length(3);
+      expect(
+        callsOf('eth_simulateV1', [{ blockStateCalls: [{ calls: [call] }], BlockStateCalls: [{ calls: [call, call] }] }]),
+      ).to.have.length(3);
       expect(callsOf('eth_simulateV1', [{ blockStateCalls: [{ calls: [call], Calls: [call] }] }])).to.have.length(2);
       expect(requestGas('eth_simulateV1', [{ BlockStateCalls: [{ Calls: Array(16).fill(call) }] }], 50_000_000n)).to.equal(800_000_000n);
     });

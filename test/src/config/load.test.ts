@@ -118,7 +118,14 @@ describe('config', () => {
   });
 
   it('accepts extra_methods that name a refused prefix only past their start or end, and the gated submission', () => {
-    const extra = ['eth_getHeaderByNumber', 'erigon_eth_sendStatus', 'ots_debug_x', 'ots_personal_listed', 'eth_accountsRoot', 'eth_sendRawTransaction'];
+    const extra = [
+      'eth_getHeaderByNumber',
+      'erigon_eth_sendStatus',
+      'ots_debug_x',
+      'ots_personal_listed',
+      'eth_accountsRoot',
+      'eth_sendRawTransaction',
+    ];
     expect(() => parseConfig(base(`\n  - allowlist:\n      extra_methods: [${extra.join(', ')}]`))).to.not.throw();
   });
 
@@ -208,13 +215,21 @@ describe('config', () => {
       base('\n  - allowlist:\n      extra_methods: [personal_sign]'),
       'plugins[0].allowlist.extra_methods[0]: personal_sign is a signing or key method: this endpoint holds no keys and exposes none',
     ],
-    ...['admin_addPeer', 'debug_traceCall', 'engine_forkchoiceUpdatedV3', 'miner_setExtra', 'txpool_content', 'anvil_setBalance', 'hardhat_mine', 'evm_snapshot', 'Debug_setHead'].map(
-      (method) => [
-        `${method} (an EL admin namespace) in extra_methods`,
-        base(`\n  - allowlist:\n      extra_methods: [eth_getHeaderByNumber, ${method}]`),
-        `plugins[0].allowlist.extra_methods[1]: ${method} is in the EL's ${method.slice(0, method.indexOf('_')).toLowerCase()}_ namespace (administration, debugging or development): it is never exposed on the public endpoint`,
-      ],
-    ),
+    ...[
+      'admin_addPeer',
+      'debug_traceCall',
+      'engine_forkchoiceUpdatedV3',
+      'miner_setExtra',
+      'txpool_content',
+      'anvil_setBalance',
+      'hardhat_mine',
+      'evm_snapshot',
+      'Debug_setHead',
+    ].map((method) => [
+      `${method} (an EL admin namespace) in extra_methods`,
+      base(`\n  - allowlist:\n      extra_methods: [eth_getHeaderByNumber, ${method}]`),
+      `plugins[0].allowlist.extra_methods[1]: ${method} is in the EL's ${method.slice(0, method.indexOf('_')).toLowerCase()}_ namespace (administration, debugging or development): it is never exposed on the public endpoint`,
+    ]),
     [
       'eth_accounts in extra_methods',
       base('\n  - allowlist:\n      extra_methods: [eth_accounts]'),
