@@ -71,11 +71,11 @@ describe('svc-ingress command', () => {
     });
 
     it('reloads the file on SIGHUP', async () => {
-      expect(JSON.parse((await rpc(ingress.url, 'anvil_nodeInfo')).text).error.code).to.equal(-32601);
-      writeFileSync(ingress.configPath, testConfig(anvil.current.url, '\n  - allowlist:\n      extra_methods: [anvil_nodeInfo]'));
+      expect(JSON.parse((await rpc(ingress.url, 'ots_getApiLevel')).text).error.code).to.equal(-32601);
+      writeFileSync(ingress.configPath, testConfig(anvil.current.url, '\n  - allowlist:\n      extra_methods: [ots_getApiLevel]'));
       ingress.child.kill('SIGHUP');
       await ingress.waitForLog('configuration reloaded');
-      expect(JSON.parse((await rpc(ingress.url, 'anvil_nodeInfo')).text)).to.have.property('result');
+      expect(JSON.parse((await rpc(ingress.url, 'ots_getApiLevel')).text)).to.have.property('result');
     });
 
     it('keeps the running chain when the reloaded file is invalid, and says why', async () => {
