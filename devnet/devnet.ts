@@ -63,6 +63,8 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
         execution: { ...upstreams.execution, url: el.url },
         submit: { ...upstreams.submit, url: node.url },
         heavy: { ...upstreams.heavy, url: el.url },
+        quick: { ...upstreams.quick, url: el.url },
+        quickCall: upstreams.quickCall,
         node: upstreams.node && { ...upstreams.node, url: node.url },
       },
     };

@@ -73,6 +73,27 @@ export function callsOf(method: string, params: unknown): unknown[] {
   );
 }
 
+/**
+ * What a call's EL time is learned by (src/el-turns.ts): its method, contract, selector, and
+ * whether it runs at the head or at a block of its own. Undefined where one name could cover
+ * calls of any cost: an eth_simulateV1, a call with state or block overrides (code of the
+ * caller's choosing), a contract creation, keys spelt twice.
+ */
+export function callTarget(method: string, params: unknown): string | undefined {
+  if (!Array.isArray(params) || method === SIMULATE_METHOD || params.slice(2).some((p) => p !== null && p !== undefined)) {
+    return undefined;
+  }
+  const to = valuesOf(params[0], 'to');
+  const data = [...valuesOf(params[0], 'data'), ...valuesOf(params[0], 'input')];
+  if (to.length !== 1 || typeof to[0] !== 'string' || data.length > 1 || (data.length === 1 && typeof data[0] !== 'string')) {
+    return undefined;
+  }
+  const selector = data.length === 1 ? (data[0] as string).slice(0, 10).toLowerCase() : '';
+  const block = params[1];
+  const head = block === undefined || block === null || block === 'latest' || block === 'pending';
+  return `${method} ${to[0].toLowerCase()} ${selector} ${head ? 'head' : 'past'}`;
+}
+
 /** The gas a request's calls ask for in all, a call naming no gas counted at `cap`. */
 export function requestGas(method: string, params: unknown, cap: bigint): bigint {
   let total = 0n;

@@ -2,17 +2,17 @@
  * What one configuration builds: the upstream pools and the plugin chain. SIGHUP builds a new
  * runtime beside the running one and swaps it in; the old one is retired once the requests that
  * started on it have finished, so a reload never cuts a request short. The gas-heavy reads'
- * turns are handed on (resized), and their connections too while their settings are unchanged:
- * the calls still running on the old runtime count against the new one's `heavy_connections`.
+ * turns are handed on (resized), and their lanes' connections too while their settings are
+ * unchanged: the calls still running on the old runtime count against the new one's lanes.
  */
 import { CarryOver } from './carry-over.js';
 import { Chain } from './chain.js';
 import { MAX_BODY_CAP_BYTES, type IngressConfig } from './config/load.js';
 import { createCors, type Cors } from './cors.js';
+import { ElTurns, type ElLanes } from './el-turns.js';
 import { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
-import { HeavyTurns } from './heavy-turns.js';
 import { Upstream } from './upstream.js';
 
 /** Connections of the pool for the ingress's own state reads (PluginEnv.stateReads). */
@@ -23,8 +23,8 @@ export class Runtime {
   /** The chain's name for a TCP peer's source (`Plugin.connectionSource`), made once. */
   readonly peerSourceOf: (address: string) => string | null | undefined;
   private inflight = 0;
-  /** False once `heavy` is handed on to the runtime replacing this one, which closes it. */
-  private ownsHeavy = true;
+  /** False once a lane's pool is handed on to the runtime replacing this one, which closes it. */
+  private readonly owns = { heavy: true, quick: true };
   private onIdle: (() => void) | undefined;
 
   private constructor(
@@ -32,10 +32,12 @@ export class Runtime {
     readonly chain: Chain,
     readonly execution: Upstream,
     readonly stateReads: Upstream,
-    /** Gas-heavy reads (src/call-gas.ts), on connections of their own. */
+    /** Gas-heavy reads (src/call-gas.ts), on connections of their own: any of them... */
     readonly heavy: Upstream,
-    /** Gas-heavy reads' turns on `heavy`'s connections, round-robin by source. */
-    readonly heavyTurns: HeavyTurns,
+    /** ...and those expected to be short (src/el-turns.ts). */
+    readonly quick: Upstream,
+    /** Gas-heavy reads' turns on the two lanes, by the EL time each source used. */
+    readonly elTurns: ElTurns,
     private readonly submit: Upstream,
     readonly node: Upstream | undefined,
     private readonly fleet: Fleet,
@@ -75,13 +77,21 @@ export class Runtime {
       const chain = await Chain.create(config.plugins, env, metrics);
       const cors = createCors(config.corsOrigins);
       // Nothing after this throws: the previous runtime no longer closes what it hands on.
-      const heavy =
-        previous !== undefined && JSON.stringify(previous.config.upstreams.heavy) === JSON.stringify(config.upstreams.heavy)
-          ? previous.handHeavyOn()
-          : new Upstream(config.upstreams.heavy, onError);
-      const heavyTurns = previous?.heavyTurns ?? new HeavyTurns(heavy.options.connections);
-      heavyTurns.resize(heavy.options.connections);
-      return new Runtime(config, chain, execution, stateReads, heavy, heavyTurns, submit, node, fleet, relays, cors, carried);
+      const lane = (name: 'heavy' | 'quick') =>
+        previous !== undefined && JSON.stringify(previous.config.upstreams[name]) === JSON.stringify(config.upstreams[name])
+          ? previous.handOn(name)
+          : new Upstream(config.upstreams[name], onError);
+      const heavy = lane('heavy');
+      const quick = lane('quick');
+      const lanes: ElLanes = {
+        heavy: heavy.options.connections,
+        quick: config.upstreams.quickCall.connections,
+        quickGas: config.upstreams.quickCall.gas,
+        quickMs: config.upstreams.quickCall.ms,
+      };
+      const elTurns = previous?.elTurns ?? new ElTurns(lanes);
+      elTurns.resize(lanes);
+      return new Runtime(config, chain, execution, stateReads, heavy, quick, elTurns, submit, node, fleet, relays, cors, carried);
     } catch (err) {
       await closeUpstreams(execution, submit);
       await Promise.all([stateReads.close(), node?.close(), ...relays.map((relay) => relay.close())]);
@@ -103,10 +113,10 @@ export class Runtime {
     if (--this.inflight === 0) this.onIdle?.();
   }
 
-  /** The heavy reads' pool, for the runtime replacing this one: it is that one's to close now. */
-  private handHeavyOn(): Upstream {
-    this.ownsHeavy = false;
-    return this.heavy;
+  /** A lane's pool, for the runtime replacing this one: it is that one's to close now. */
+  private handOn(lane: 'heavy' | 'quick'): Upstream {
+    this.owns[lane] = false;
+    return this[lane];
   }
 
   /** Waits for the requests that started on this runtime, then closes its chain and pools. */
@@ -116,7 +126,8 @@ export class Runtime {
     await closeUpstreams(this.execution, this.submit);
     await Promise.all([
       this.stateReads.close(),
-      this.ownsHeavy ? this.heavy.close() : undefined,
+      this.owns.heavy ? this.heavy.close() : undefined,
+      this.owns.quick ? this.quick.close() : undefined,
       this.node?.close(),
       ...this.relays.map((relay) => relay.close()),
     ]);

@@ -12,12 +12,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { GAS_HEAVY_METHODS } from './call-gas.js';
+import { callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, requestGas } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
 import type { SourceHolds } from './refusal-hold.js';
 import { peerSource } from './source-connections.js';
-import { CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE } from './facts.js';
+import { CALL_GAS, CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
 import type { Metrics, Outcome } from './metrics.js';
@@ -312,9 +312,10 @@ function handleBody(
       trace.cancelUpstream = runtime.execution.stream(canonicalBody(request), res, streamed, runtime.config.clientTimeouts.readStallMs);
       return;
     }
-    // Gas-heavy: a turn on the EL connections kept for them (never holding the others), round-robin
-    // by source; its EL time goes to whoever charges for it; once the EL has the call it outlives
-    // its client (the EL computes on), and what the source holds waits for it.
+    // Gas-heavy: a turn on one of the two lanes kept for them (never holding the other reads'
+    // connections), by the EL time each source used (el-turns.ts); its EL time goes to whoever
+    // charges for it; once the EL has the call it outlives its client (the EL computes on), and
+    // what the source holds waits for it.
     trace.elPending = true;
     const elSettled = () => {
       trace.elPending = false;
@@ -322,21 +323,29 @@ function handleBody(
       trace.afterEl = undefined;
       afterEl?.();
     };
-    const source = ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address;
-    runtime.heavyTurns.take(source, {
+    const charge = ctx.facts.get(EL_TIME);
+    runtime.elTurns.take({
+      source: ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address,
+      target: callTarget(request.method, request.params),
+      gas: ctx.facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP),
       gone: () => res.destroyed,
       dropped: elSettled,
-      start: (ended) => {
-        trace.cancelUpstream = runtime.heavy.stream(
+      start: (lane, ended) => {
+        const started = performance.now();
+        let elMs: number | undefined;
+        trace.cancelUpstream = runtime[lane].stream(
           canonicalBody(request),
           res,
           (err, declaredBytes) => {
-            ended();
+            ended(elMs ?? performance.now() - started);
             elSettled();
             streamed(err, declaredBytes);
           },
           runtime.config.clientTimeouts.readStallMs,
-          ctx.facts.get(EL_TIME),
+          (ms) => {
+            elMs = ms;
+            charge?.(ms);
+          },
           true,
         );
       },

@@ -1,18 +1,21 @@
 /**
- * Issue 25, item 3 (row N2): one source floods the EL with gas-heavy reads while another reads
- * balances and submits ECDSA transfers, through the ingress (its own process, the shipped
- * production chain, a real anvil). Shared by test/e2e/el-fairness.test.ts and
- * bench/el-fairness.ts.
+ * Issue 25, item 3 (row N2), and issue 34, row A1: one source floods the EL with gas-heavy reads
+ * while another reads balances, calls, estimates and submits ECDSA transfers, through the ingress
+ * (its own process, the shipped production chain, a real anvil). Shared by
+ * test/e2e/el-fairness.test.ts and bench/el-fairness.ts.
  *
  * The attacker (from its own address) runs `concurrency` clients, each sending its request again as soon as
  * it is answered, or `backoffMs` after a refusal (not the Retry-After it checks is there): by
  * default at once.
- * The victim (127.0.0.2) sends eth_getBalance one at a time, and beside it one signed transfer
- * every SUBMISSION_GAP_MS (within its submission quota), alternately legacy and EIP-1559.
+ * The victim (127.0.0.2) sends eth_getBalance one at a time; beside it, one at a time, what a dapp
+ * and a wallet send before a transaction: an eth_call naming 30,000 gas, a gasless eth_call of a
+ * view, a gasless eth_estimateGas of a transfer; and one signed transfer every SUBMISSION_GAP_MS
+ * (within its submission quota), alternately legacy and EIP-1559.
  */
 import { Transaction, Wallet } from 'ethers';
 import { Pool } from 'undici';
 import { DEV_KEYS } from './keys.js';
+import { precompileLoop } from './verify-code.js';
 
 /**
  * KECCAK256 of 32 bytes in a loop while more than 100,000 gas is left, then STOP: the most hashing
@@ -21,6 +24,12 @@ import { DEV_KEYS } from './keys.js';
  */
 export const KECCAK_LOOP_CODE = '0x5b6020600020505a620186a01060005700';
 export const LOOP_ADDRESS = '0x00000000000000000000000000000000000c0de1';
+/** STATICCALLs of BLAKE2F (0x09) at 65,536 rounds until the gas is gone: ~2.5 times the hashing loop's EL time per gas. */
+export const BLAKE2F_ADDRESS = '0x00000000000000000000000000000000000c0de2';
+const BLAKE2F_LOOP_CODE = precompileLoop(9, `00010000${'00'.repeat(208)}01`);
+/** A view: returns 32 zero bytes (PUSH1 32 PUSH1 0 RETURN). */
+export const VIEW_ADDRESS = '0x00000000000000000000000000000000000c0de3';
+const VIEW_CODE = '0x60206000f3';
 export const MAX_GAS = 50_000_000;
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -39,18 +48,24 @@ export const NONCES_NOT_CONTIGUOUS = ['contiguous_nonces: true', 'contiguous_non
 
 export const rpcBody = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
-/** Places the loop's code on the EL (anvil_setCode, straight to anvil). */
+/** Places the loops' and the view's code on the EL (anvil_setCode, straight to anvil). */
 export async function placeLoop(anvilUrl: string): Promise<void> {
   const pool = new Pool(anvilUrl, { connections: 1 });
   try {
-    const reply = await pool.request({
-      path: '/',
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: rpcBody('anvil_setCode', [LOOP_ADDRESS, KECCAK_LOOP_CODE]),
-    });
-    const answer = JSON.parse(await reply.body.text()) as { error?: unknown };
-    if (answer.error !== undefined) throw new Error(`anvil_setCode: ${JSON.stringify(answer.error)}`);
+    for (const [address, code] of [
+      [LOOP_ADDRESS, KECCAK_LOOP_CODE],
+      [BLAKE2F_ADDRESS, BLAKE2F_LOOP_CODE],
+      [VIEW_ADDRESS, VIEW_CODE],
+    ]) {
+      const reply = await pool.request({
+        path: '/',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: rpcBody('anvil_setCode', [address, code]),
+      });
+      const answer = JSON.parse(await reply.body.text()) as { error?: unknown };
+      if (answer.error !== undefined) throw new Error(`anvil_setCode: ${JSON.stringify(answer.error)}`);
+    }
   } finally {
     await pool.close();
   }
@@ -81,6 +96,30 @@ export const ATTACKS = {
       { blockStateCalls: [{ calls: Array.from({ length: 16 }, () => ({ to: LOOP_ADDRESS, gas: hex(MAX_GAS / 16) })) }] },
       'latest',
     ]),
+    refusal: HEAVY_IN_FLIGHT,
+  },
+  /** 4 clients, each an eth_simulateV1 of 4 BLAKE2F loop calls at the cap (the most size-limit lets through). */
+  'blake2f simulations': {
+    from: '127.0.0.5',
+    concurrency: 4,
+    body: rpcBody('eth_simulateV1', [
+      { blockStateCalls: [{ calls: Array.from({ length: 4 }, () => ({ to: BLAKE2F_ADDRESS, gas: hex(MAX_GAS) })) }] },
+      'latest',
+    ]),
+    refusal: HEAVY_IN_FLIGHT,
+  },
+  /** 32 clients, each a gasless eth_estimateGas of the loop (the EL searches: many runs at the cap). */
+  estimates: {
+    from: '127.0.0.6',
+    concurrency: 32,
+    body: rpcBody('eth_estimateGas', [{ to: LOOP_ADDRESS }]),
+    refusal: HEAVY_IN_FLIGHT,
+  },
+  /** 32 clients, each an eth_call of the loop at 2,000,000 gas: as much as a call may ask for and still be sent to the quick lane unmeasured. */
+  'quick-lane calls': {
+    from: '127.0.0.7',
+    concurrency: 32,
+    body: rpcBody('eth_call', [{ to: LOOP_ADDRESS, gas: hex(2_000_000) }, 'latest']),
     refusal: HEAVY_IN_FLIGHT,
   },
   /** 200 clients (of the 256 connections a source may open), each an eth_blockNumber. */
@@ -142,6 +181,10 @@ export async function attack(
 
 export interface VictimLatencies {
   readonly reads: number[];
+  /** eth_call naming 30,000 gas, and a gasless one of a view. */
+  readonly calls: number[];
+  /** Gasless eth_estimateGas of a transfer. */
+  readonly estimates: number[];
   readonly submissions: number[];
   /** Answers other than the expected result (their latency counted too), as received. */
   readonly failures: string[];
@@ -173,8 +216,10 @@ export interface Transfers {
 
 /** The victim, until `until`: balances one at a time, and the next of `transfers` every SUBMISSION_GAP_MS. */
 export async function victim(url: string, transfers: Transfers, until: number): Promise<VictimLatencies> {
-  const pool = new Pool(url, { connections: 2, localAddress: VICTIM });
+  const pool = new Pool(url, { connections: 3, localAddress: VICTIM });
   const reads: number[] = [];
+  const calls: number[] = [];
+  const estimates: number[] = [];
   const submissions: number[] = [];
   const failures: string[] = [];
   const send = async (body: string, check: (text: string) => boolean): Promise<number> => {
@@ -186,7 +231,17 @@ export async function victim(url: string, transfers: Transfers, until: number): 
   };
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const balance = rpcBody('eth_getBalance', [RECIPIENT, 'latest']);
+  const callWithGas = rpcBody('eth_call', [{ to: LOOP_ADDRESS, gas: hex(30_000) }, 'latest']);
+  const view = rpcBody('eth_call', [{ to: VIEW_ADDRESS, data: '0x70a08231' }, 'latest']);
+  const estimate = rpcBody('eth_estimateGas', [{ from: RECIPIENT, to: VIEW_ADDRESS, value: '0x0' }]);
   await Promise.all([
+    (async () => {
+      for (let i = 0; Date.now() < until; i++) {
+        if (i % 3 === 2) estimates.push(await send(estimate, (text) => /"result":"0x[0-9a-f]+"/.test(text)));
+        else calls.push(await send(i % 3 === 0 ? callWithGas : view, (text) => /"result":"0x[0-9a-f]*"/.test(text)));
+        await pause(READ_GAP_MS);
+      }
+    })(),
     (async () => {
       while (Date.now() < until) {
         reads.push(await send(balance, (text) => /"result":"0x[0-9a-f]+"/.test(text)));
@@ -203,8 +258,12 @@ export async function victim(url: string, transfers: Transfers, until: number): 
     })(),
   ]);
   await pool.close();
-  return { reads, submissions, failures };
+  return { reads, calls, estimates, submissions, failures };
 }
 
+/** The value `share` of the way up (the upper one between two). */
+export const quantile = (values: readonly number[], share: number): number =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * share))]!;
 /** The middle value (the upper one of an even count). */
-export const p50 = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+export const p50 = (values: readonly number[]): number => quantile(values, 0.5);
+export const p90 = (values: readonly number[]): number => quantile(values, 0.9);

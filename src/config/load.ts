@@ -36,6 +36,13 @@ export interface IngressConfig {
      * behind them.
      */
     readonly heavy: UpstreamOptions;
+    /**
+     * The quick lane beside it (src/el-turns.ts): `quick_connections` more for gas-heavy reads
+     * expected to be short, so that they never wait behind a large one.
+     */
+    readonly quick: UpstreamOptions;
+    /** The quick lane's calls at once (0: none), and what it takes (src/el-turns.ts). */
+    readonly quickCall: { readonly connections: number; readonly gas: bigint; readonly ms: number };
     /** The consensus node's local API, for node-local methods and gauges. */
     readonly node: UpstreamOptions | undefined;
   };
@@ -201,6 +208,12 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
   // Half the host's cores, at least one: the EL runs beside the ingress, and its calls run on
   // the cores the EL needs for everything else (README "EL time").
   const heavyConnections = options.integer('heavy_connections', defaultHeavyConnections(), { max: common.connections });
+  const quickConnections = options.integer('quick_connections', 1, { min: 0, max: common.connections });
+  const quickCall = {
+    connections: quickConnections,
+    gas: BigInt(options.integer('quick_call_gas', QUICK_CALL_GAS, { min: 21_000 })),
+    ms: options.integer('quick_call_ms', QUICK_CALL_MS, { min: 1 }),
+  };
   // node-api.md: short timeouts; an unreachable node is "unavailable", never empty data.
   const nodeTimeoutMs = options.integer('node_timeout_ms', 2_000);
   options.done();
@@ -208,9 +221,16 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
     execution: { url: execution, ...common },
     submit: { url: submit, ...common },
     heavy: { url: execution, ...common, connections: heavyConnections },
+    quick: { url: execution, ...common, connections: Math.max(1, quickConnections) },
+    quickCall,
     node: node === undefined ? undefined : { url: node, connections: 8, headersTimeoutMs: nodeTimeoutMs, bodyTimeoutMs: nodeTimeoutMs },
   };
 }
+
+/** ~25 ms of the dearest hashing or BLAKE2F loop on anvil (BENCHMARKS "EL time"); a dapp read asks for far less. */
+const QUICK_CALL_GAS = 2_000_000;
+/** The victim's bound of issue 34: a quick call never waits behind more than about this much. */
+const QUICK_CALL_MS = 50;
 
 export function defaultHeavyConnections(): number {
   return Math.max(1, Math.floor(availableParallelism() / 2));

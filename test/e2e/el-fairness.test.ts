@@ -1,9 +1,12 @@
 /**
- * Issue 25, row N2: one source's gas-heavy reads no longer take the EL from everyone else. The
- * ingress runs as its own process (the shipped production chain, a real anvil behind it); the
- * attacker is 127.0.0.1, the victim 127.0.0.2 (support/el-fairness.ts). For each attack, the
- * victim's eth_getBalance and ECDSA-transfer medians stay within 10x of its own quiet medians,
- * measured in the same run; the attacker is answered by the EL or refused with 429/-32005 and
+ * Issue 25, row N2, and issue 34, row A1: one source's gas-heavy reads no longer take the EL from
+ * everyone else. The ingress runs as its own process (the shipped production chain, a real anvil
+ * behind it); each attack comes from an address of its own, the victim is 127.0.0.2
+ * (support/el-fairness.ts). For each attack, the victim's eth_getBalance and ECDSA-transfer
+ * medians stay within 10x of its own quiet medians, measured in the same run, and its eth_call
+ * and eth_estimateGas medians within 10x (or 50 ms, whichever is more), their 90th percentile
+ * under a second (before issue 34: eth_call 2.3 -> 826 ms under max-gas calls, p90 12.6 s under
+ * BLAKE2F simulations); the attacker is answered by the EL or refused with 429/-32005 and
  * Retry-After, nothing else. It asks again at once after a refusal; past as many refusals as its
  * quota, it is not read from until it may be refused again. Before: eth_getBalance 2.9 ms -> 9,040 ms, transfers
  * 9.4 -> 8,617 ms; an attacker retrying at once had ~6,000 refusals a second (x17-x59 on the
@@ -18,6 +21,7 @@ import {
   NONCES_NOT_CONTIGUOUS,
   OVER_CAP_SIMULATION,
   p50,
+  p90,
   placeLoop,
   signTransfers,
   victim,
@@ -29,6 +33,9 @@ import { useAnvil } from '../helpers/el.js';
 
 const PHASE_MS = 4_000;
 const RATIO_CEILING = 10;
+/** Issue 34: a victim's calls and estimates, p50 at most 10x quiet or this, p90 at most P90_CEILING_MS. */
+const CALL_FLOOR_MS = 50;
+const P90_CEILING_MS = 1_000;
 /**
  * A source refused more often than its quota (burst 600, then 300 a second) is not read from
  * until it may be refused again: asking again at once, it costs the ingress about that many
@@ -54,7 +61,7 @@ describe('el-fairness: another source is served while one floods the EL with gas
     quiet = await victim(ingress.url, transfers, Date.now() + PHASE_MS);
     expect(quiet.failures).to.deep.equal([]);
     console.log(
-      `      victim quiet: eth_getBalance p50 ${p50(quiet.reads).toFixed(2)} ms (${quiet.reads.length}), transfers p50 ${p50(quiet.submissions).toFixed(2)} ms (${quiet.submissions.length})`,
+      `      victim quiet: eth_getBalance p50 ${p50(quiet.reads).toFixed(2)} ms (${quiet.reads.length}), eth_call p50 ${p50(quiet.calls).toFixed(2)} ms (${quiet.calls.length}), eth_estimateGas p50 ${p50(quiet.estimates).toFixed(2)} ms (${quiet.estimates.length}), transfers p50 ${p50(quiet.submissions).toFixed(2)} ms (${quiet.submissions.length})`,
     );
   });
   after(async () => {
@@ -81,6 +88,11 @@ describe('el-fairness: another source is served while one floods the EL with gas
       console.log(
         `      under ${name}: eth_getBalance p50 ${p50(attacked.reads).toFixed(2)} ms (x${reads.toFixed(1)}, ${attacked.reads.length}), transfers p50 ${p50(attacked.submissions).toFixed(2)} ms (x${submissions.toFixed(1)}, ${attacked.submissions.length})`,
       );
+      for (const what of ['calls', 'estimates'] as const) {
+        console.log(
+          `      under ${name}: ${what} p50 ${p50(attacked[what]).toFixed(2)} ms (quiet ${p50(quiet[what]).toFixed(2)}), p90 ${p90(attacked[what]).toFixed(2)} ms (${attacked[what].length})`,
+        );
+      }
       for (const [what, n] of outcomes) console.log(`      attacker: ${n} x ${what}`);
       expect(attacked.failures).to.deep.equal([]);
       expect([...outcomes.keys()].filter((what) => what.startsWith('unexpected'))).to.deep.equal([]);
@@ -90,6 +102,10 @@ describe('el-fairness: another source is served while one floods the EL with gas
       expect(refusals).to.be.above(0).and.at.most(REFUSALS_CEILING);
       expect(reads).to.be.at.most(RATIO_CEILING);
       expect(submissions).to.be.at.most(RATIO_CEILING);
+      for (const what of ['calls', 'estimates'] as const) {
+        expect(p50(attacked[what]), `${what} p50`).to.be.at.most(Math.max(RATIO_CEILING * p50(quiet[what]), CALL_FLOOR_MS));
+        expect(p90(attacked[what]), `${what} p90`).to.be.at.most(P90_CEILING_MS);
+      }
     });
   }
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { callsOf, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, namesGasOtherwise, requestGas } from '../../src/call-gas.js';
+import { callsOf, callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, namesGasOtherwise, requestGas } from '../../src/call-gas.js';
 
 const simulation = (...blocks: unknown[]) => [{ blockStateCalls: blocks }, 'latest'];
 
@@ -78,6 +78,31 @@ describe('call-gas', () => {
 
     it('counts a simulation of no calls as no gas', () => {
       expect(requestGas('eth_simulateV1', simulation(), 10_000n)).to.equal(0n);
+    });
+  });
+
+  describe('callTarget', () => {
+    const TOKEN = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
+    const balanceOf = `0x70a08231${'00'.repeat(32)}`;
+
+    it('names a call by method, contract, selector and whether it runs at the head', () => {
+      const head = `eth_call ${TOKEN.toLowerCase()} 0x70a08231 head`;
+      expect(callTarget('eth_call', [{ to: TOKEN, data: balanceOf }, 'latest'])).to.equal(head);
+      expect(callTarget('eth_call', [{ to: TOKEN.toLowerCase(), input: balanceOf.toUpperCase().replace('0X', '0x') }])).to.equal(head);
+      expect(callTarget('eth_call', [{ to: TOKEN, data: balanceOf }, 'pending', null])).to.equal(head);
+      expect(callTarget('eth_call', [{ to: TOKEN, data: balanceOf }, '0x10'])).to.equal(`eth_call ${TOKEN.toLowerCase()} 0x70a08231 past`);
+      expect(callTarget('eth_estimateGas', [{ to: TOKEN, value: '0x1' }])).to.equal(`eth_estimateGas ${TOKEN.toLowerCase()}  head`);
+    });
+
+    it('names none where one name could cover calls of any cost', () => {
+      const call = { to: TOKEN, data: balanceOf };
+      expect(callTarget('eth_call', [call, 'latest', { [TOKEN]: { code: '0x00' } }]), 'state overrides').to.equal(undefined);
+      expect(callTarget('eth_call', [call, 'latest', null, { number: '0x1' }]), 'block overrides').to.equal(undefined);
+      expect(callTarget('eth_call', [{ data: balanceOf }]), 'a creation').to.equal(undefined);
+      expect(callTarget('eth_call', [{ to: TOKEN, data: balanceOf, input: '0x' }]), 'data twice').to.equal(undefined);
+      expect(callTarget('eth_call', [{ to: TOKEN, To: TOKEN }]), 'to twice').to.equal(undefined);
+      expect(callTarget('eth_simulateV1', [{ blockStateCalls: [{ calls: [call] }] }])).to.equal(undefined);
+      expect(callTarget('eth_call', { to: TOKEN })).to.equal(undefined);
     });
   });
 });

@@ -325,7 +325,7 @@ describe('rate-limit', () => {
       }
     });
 
-    it('gives the heavy connections round-robin by source: a source with a backlog does not make another wait for all of it', async () => {
+    it('gives the heavy lane by EL time used: a source with a backlog does not make one that used none wait for any of it', async () => {
       const held = heldAnswer('0x');
       const order: string[] = [];
       const el = await startStubEl({
@@ -339,7 +339,7 @@ describe('rate-limit', () => {
           el.url,
           '\n  - allowlist\n  - rate-limit:\n      max_heavy_in_flight_per_source: 4\n      reads: {per_source: {rate_per_second: 100}}',
           'metrics_listen: 127.0.0.1:0',
-        ).replace('  headers_timeout_ms: 2000', '  headers_timeout_ms: 2000\n  heavy_connections: 1'),
+        ).replace('  headers_timeout_ms: 2000', '  headers_timeout_ms: 2000\n  heavy_connections: 1\n  quick_connections: 0'),
       );
       /** Until the ingress holds `count` requests (its in-flight gauge). */
       const holding = (count: number) => holdingRequests(ingress, count);
@@ -357,7 +357,8 @@ describe('rate-limit', () => {
         held.release();
         const queued = [a2, a3];
         for (const reply of await Promise.all([a1, ...queued, b1])) expect(reply.body.result).to.equal('0x');
-        expect(order).to.deep.equal(['0xa1', '0xa2', '0xb1', '0xa3']);
+        // a has used the EL (a1's time), b nothing: b goes first, then a's backlog.
+        expect(order).to.deep.equal(['0xa1', '0xb1', '0xa2', '0xa3']);
       } finally {
         held.release();
         await ingress.shutdown();

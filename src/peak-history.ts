@@ -1,0 +1,55 @@
+/**
+ * The dearest EL times measured lately, per key (a source, a call target): the two highest
+ * measurements, each halving every `halfLifeMs` after it was made, and the least ever measured.
+ * `lately` is the second highest: one measurement far above the rest (a call that waited on a
+ * busy EL) is forgiven, two are not. Bounded in keys: past `maxKeys`, the key measured longest
+ * ago is forgotten first.
+ */
+export interface Peaks {
+  /** The second highest measurement, decayed: 0 after one measurement. */
+  readonly lately: number;
+  /** The least measurement ever made. */
+  readonly least: number;
+}
+
+interface Kept {
+  highest: number;
+  second: number;
+  at: number;
+  least: number;
+}
+
+export class PeakHistory {
+  /** In order of the last measurement (oldest first). */
+  private readonly kept = new Map<string, Kept>();
+
+  constructor(
+    private readonly halfLifeMs: number,
+    private readonly maxKeys: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  get size(): number {
+    return this.kept.size;
+  }
+
+  /** Undefined for a key never measured (or forgotten). */
+  peaks(key: string): Peaks | undefined {
+    const kept = this.kept.get(key);
+    if (kept === undefined) return undefined;
+    return { lately: kept.second * this.decay(kept.at), least: kept.least };
+  }
+
+  record(key: string, ms: number): void {
+    const kept = this.kept.get(key);
+    const decay = kept === undefined ? 0 : this.decay(kept.at);
+    const [highest, second] = [ms, (kept?.highest ?? 0) * decay, (kept?.second ?? 0) * decay].sort((a, b) => b - a);
+    this.kept.delete(key);
+    if (this.kept.size >= this.maxKeys) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(key, { highest: highest!, second: second!, at: this.now(), least: Math.min(ms, kept?.least ?? ms) });
+  }
+
+  private decay(at: number): number {
+    return 2 ** (-(this.now() - at) / this.halfLifeMs);
+  }
+}

@@ -1,0 +1,242 @@
+import { expect } from 'chai';
+import { type ElLanes, type ElTurn, ElTurns, type Lane } from '../../src/el-turns.js';
+
+const LANES: ElLanes = { heavy: 1, quick: 1, quickGas: 2_000_000n, quickMs: 50 };
+const SMALL = 21_000n;
+const LARGE = 50_000_000n;
+
+/** Turns that record where they started and keep their ends for the test to call, on a clock it moves. */
+function harness(lanes: ElLanes = LANES) {
+  let clock = 0;
+  const turns = new ElTurns(lanes, () => clock);
+  const started: string[] = [];
+  const lanesOf = new Map<string, Lane>();
+  const dropped: string[] = [];
+  const ends = new Map<string, (elMs: number) => void>();
+  const take = (name: string, gas: bigint, options: { target?: string; gone?: () => boolean } = {}) =>
+    turns.take({
+      source: name.replace(/\d+$/, ''),
+      target: options.target,
+      gas,
+      gone: options.gone ?? (() => false),
+      start: (lane, ended) => {
+        started.push(name);
+        lanesOf.set(name, lane);
+        ends.set(name, ended);
+      },
+      dropped: () => dropped.push(name),
+    } satisfies ElTurn);
+  /** Ends `name`'s call, `elMs` after it reached the EL; the clock moves on by `advance`. */
+  const end = (name: string, elMs: number, advance = elMs) => {
+    clock += advance;
+    ends.get(name)!(elMs);
+  };
+  return { turns, take, end, started, lanesOf, dropped, advance: (ms: number) => (clock += ms) };
+}
+
+describe('EL turns: gas-heavy reads shared by measured EL time', () => {
+  it('runs a small call on the quick lane while a large one holds the heavy lane', () => {
+    const h = harness();
+    h.take('attacker1', LARGE);
+    h.take('victim1', SMALL);
+    expect(h.started).to.deep.equal(['attacker1', 'victim1']);
+    expect(h.lanesOf.get('attacker1')).to.equal('heavy');
+    expect(h.lanesOf.get('victim1')).to.equal('quick');
+  });
+
+  it('sends a call asking for more than quick_call_gas to an unmeasured target to the heavy lane only', () => {
+    const h = harness();
+    h.take('a1', LARGE, { target: 't' });
+    h.take('b1', LARGE, { target: 't' });
+    expect(h.started).to.deep.equal(['a1']);
+    expect(h.turns.runningOn('quick')).to.equal(0);
+    expect(h.turns.queued).to.equal(1);
+  });
+
+  it('lets a gasless call to a target measured short lately run on the quick lane, from anyone', () => {
+    const h = harness();
+    h.take('a1', LARGE, { target: 'balanceOf' });
+    h.end('a1', 3);
+    h.take('big1', LARGE);
+    h.take('b1', LARGE, { target: 'balanceOf' });
+    expect(h.lanesOf.get('big1')).to.equal('heavy');
+    expect(h.lanesOf.get('b1')).to.equal('quick');
+  });
+
+  it('keeps a target never measured short out of the quick lane, and one measured long twice lately until the marks fade (half-life 5 s)', () => {
+    const h = harness();
+    h.take('a1', LARGE, { target: 'loop' });
+    h.end('a1', 400);
+    h.advance(60_000);
+    h.take('b1', LARGE, { target: 'loop' });
+    h.take('c1', LARGE, { target: 'loop' });
+    expect(h.lanesOf.get('b1')).to.equal('heavy');
+    expect(h.turns.runningOn('quick')).to.equal(0);
+    h.end('b1', 1);
+    h.end('c1', 1);
+    // Now measured short; then long twice (from the heavy lane: the target is marked, no source).
+    h.take('d1', LARGE, { target: 'loop' });
+    expect(h.lanesOf.get('d1')).to.equal('quick');
+    h.end('d1', 2);
+    for (const name of ['e1', 'f1']) {
+      h.take(name, LARGE, { target: 'other' });
+      h.take(`${name}x`, LARGE, { target: 'loop' });
+    }
+    h.end('e1', 400);
+    h.end('f1', 400);
+    h.end('e1x', 400);
+    h.end('f1x', 400);
+    h.take('g1', LARGE, { target: 'loop' });
+    expect(h.lanesOf.get('g1')).to.equal('heavy');
+    h.end('g1', 1);
+    // 400 fades below 50 in three half-lives.
+    h.advance(15_001);
+    h.take('i1', LARGE, { target: 'loop' });
+    expect(h.lanesOf.get('i1')).to.equal('quick');
+  });
+  it('keeps a source whose large calls on proven targets ran long twice out of the quick lane for its large calls', () => {
+    const h = harness({ ...LANES, quick: 2 });
+    for (const target of ['multicall', 'router', 'balanceOf']) {
+      h.take(`a${target}`, LARGE, { target });
+      h.end(`a${target}`, 5);
+    }
+    h.take('attacker1', LARGE, { target: 'multicall' });
+    h.take('attacker2', LARGE, { target: 'router' });
+    expect([h.lanesOf.get('attacker1'), h.lanesOf.get('attacker2')]).to.deep.equal(['quick', 'quick']);
+    h.end('attacker1', 600);
+    h.end('attacker2', 600);
+    h.take('attacker3', LARGE, { target: 'balanceOf' });
+    h.take('victim1', LARGE, { target: 'balanceOf' });
+    expect(h.lanesOf.get('attacker3')).to.equal('heavy');
+    expect(h.lanesOf.get('victim1')).to.equal('quick');
+  });
+  it('learns nothing from a call asking for at most quick_call_gas: its time says nothing of a large call to the same code', () => {
+    const h = harness();
+    h.take('victim1', SMALL, { target: 'loop' });
+    expect(h.lanesOf.get('victim1')).to.equal('quick');
+    h.end('victim1', 1);
+    h.take('attacker1', LARGE, { target: 'loop' });
+    h.take('attacker2', LARGE, { target: 'loop' });
+    expect(h.lanesOf.get('attacker1')).to.equal('heavy');
+    expect(h.turns.runningOn('quick')).to.equal(0);
+  });
+
+  it('marks nothing by a long quick-lane answer that came with a heavy-lane one: it may have waited for it on the EL', () => {
+    const h = harness();
+    h.take('v1', LARGE, { target: 'view' });
+    h.end('v1', 2);
+    for (let i = 1; i <= 3; i++) {
+      h.take(`attacker${i}`, LARGE);
+      h.take(`v${i + 1}`, LARGE, { target: 'view' });
+      expect(h.lanesOf.get(`v${i + 1}`)).to.equal('quick');
+      // The EL held v's call while the attacker's ran (anvil sealing a block): it answers 5 ms after.
+      h.end(`attacker${i}`, 240);
+      h.end(`v${i + 1}`, 230, 5);
+    }
+    // The same time with no heavy-lane answer near, twice, marks the target and the source.
+    for (const name of ['v5', 'v6']) {
+      h.take(name, LARGE, { target: 'view' });
+      expect(h.lanesOf.get(name)).to.equal('quick');
+      h.end(name, 230);
+    }
+    h.take('v7', LARGE, { target: 'view' });
+    expect(h.lanesOf.get('v7')).to.equal('heavy');
+  });
+  it('sends a small call to the quick lane whatever its source ran before: its gas bounds it', () => {
+    const h = harness();
+    h.take('a1', LARGE, { target: 'multicall' });
+    h.end('a1', 5);
+    h.take('attacker1', LARGE, { target: 'multicall' });
+    h.end('attacker1', 600);
+    h.take('attacker2', SMALL, { target: 'multicall' });
+    expect(h.lanesOf.get('attacker2')).to.equal('quick');
+  });
+
+  it('serves the source that used the least EL time first, not one request per turn', () => {
+    const h = harness({ ...LANES, quick: 0 });
+    h.take('a1', SMALL);
+    for (const name of ['a2', 'a3', 'b1', 'b2', 'b3']) h.take(name, SMALL);
+    // a used 100 ms; b, which used nothing, goes three times before a goes again.
+    h.end('a1', 100);
+    h.end('b1', 30);
+    h.end('b2', 30);
+    h.end('b3', 30);
+    h.end('a2', 100);
+    expect(h.started).to.deep.equal(['a1', 'b1', 'b2', 'b3', 'a2', 'a3']);
+  });
+
+  it('gives each waiting source a share in proportion to the inverse of its calls’ EL time', () => {
+    const h = harness({ ...LANES, quick: 0 });
+    const served = { a: 0, b: 0 };
+    const cost = { a: 1_000, b: 10 };
+    let next = 0;
+    const feed = (source: 'a' | 'b') => h.take(`${source}${++next}`, SMALL);
+    feed('a');
+    feed('b');
+    feed('a');
+    feed('b');
+    for (let i = 0; i < 200; i++) {
+      const running = h.started.at(-1)!;
+      const source = running[0] as 'a' | 'b';
+      served[source]++;
+      h.end(running, cost[source]);
+      feed(source);
+    }
+    // 1,000 ms against 10 ms: b is served ~100 times per time a is.
+    expect(served.a).to.be.within(1, 3);
+    expect(served.b).to.be.above(195);
+  });
+
+  it('does not let an idle source bank time: one back from idling starts at the present virtual time', () => {
+    const h = harness({ ...LANES, quick: 0 });
+    h.take('b1', SMALL);
+    h.end('b1', 1);
+    for (let i = 1; i <= 5; i++) {
+      h.take(`a${i}`, SMALL);
+      h.end(`a${i}`, 100);
+    }
+    h.take('a6', SMALL);
+    h.take('a7', SMALL);
+    h.take('b2', SMALL);
+    h.end('a6', 100);
+    // b is served next, once: not five times to catch up on what a used while b was away.
+    h.take('b3', SMALL);
+    h.end('b2', 100);
+    expect(h.started.slice(-3)).to.deep.equal(['a6', 'b2', 'a7']);
+  });
+
+  it('runs at most as many calls as each lane has connections, the next when one ends', () => {
+    const h = harness({ ...LANES, heavy: 2, quick: 0 });
+    for (const name of ['a1', 'b1', 'c1']) h.take(name, SMALL);
+    expect(h.started).to.deep.equal(['a1', 'b1']);
+    h.end('a1', 5);
+    h.end('a1', 5);
+    expect(h.started).to.deep.equal(['a1', 'b1', 'c1']);
+    expect(h.turns.queued).to.equal(0);
+  });
+
+  it('drops a call whose client left before its turn, telling it, and goes on', () => {
+    const h = harness({ ...LANES, quick: 0 });
+    let left = false;
+    h.take('a1', SMALL);
+    h.take('b1', SMALL, { gone: () => left });
+    h.take('c1', SMALL);
+    left = true;
+    h.end('a1', 1);
+    expect(h.started).to.deep.equal(['a1', 'c1']);
+    expect(h.dropped).to.deep.equal(['b1']);
+  });
+
+  it('takes new lanes at once: more start waiting calls, fewer count the running ones', () => {
+    const h = harness({ ...LANES, quick: 0 });
+    for (const name of ['a1', 'b1', 'c1', 'd1']) h.take(name, SMALL);
+    h.turns.resize({ ...LANES, heavy: 3, quick: 0 });
+    expect(h.started).to.deep.equal(['a1', 'b1', 'c1']);
+    h.turns.resize({ ...LANES, heavy: 1, quick: 0 });
+    h.end('a1', 1);
+    h.end('b1', 1);
+    expect(h.started, 'two still running against a lane of one').to.deep.equal(['a1', 'b1', 'c1']);
+    h.end('c1', 1);
+    expect(h.started).to.deep.equal(['a1', 'b1', 'c1', 'd1']);
+  });
+});

@@ -1,0 +1,41 @@
+import { expect } from 'chai';
+import { PeakHistory } from '../../src/peak-history.js';
+
+describe('peak history: the dearest EL times measured lately, per key', () => {
+  it('knows nothing of a key never measured', () => {
+    expect(new PeakHistory(1_000, 10).peaks('a')).to.equal(undefined);
+  });
+
+  it('forgives one measurement far above the rest, not two; the least is kept whatever came after', () => {
+    const peaks = new PeakHistory(1_000, 10, () => 0);
+    peaks.record('a', 3);
+    expect(peaks.peaks('a')).to.deep.equal({ lately: 0, least: 3 });
+    peaks.record('a', 400);
+    expect(peaks.peaks('a')).to.deep.equal({ lately: 3, least: 3 });
+    peaks.record('a', 300);
+    expect(peaks.peaks('a')).to.deep.equal({ lately: 300, least: 3 });
+  });
+
+  it('halves the peaks every half-life after they were made', () => {
+    let clock = 0;
+    const peaks = new PeakHistory(1_000, 10, () => clock);
+    peaks.record('a', 400);
+    peaks.record('a', 200);
+    clock = 1_000;
+    expect(peaks.peaks('a')?.lately).to.equal(100);
+    clock = 2_000;
+    peaks.record('a', 10);
+    // 400 and 200 are now 100 and 50.
+    expect(peaks.peaks('a')?.lately).to.equal(50);
+    expect(peaks.peaks('a')?.least).to.equal(10);
+  });
+
+  it('forgets the key measured longest ago once it holds maxKeys', () => {
+    const peaks = new PeakHistory(1_000, 2, () => 0);
+    peaks.record('a', 1);
+    peaks.record('b', 2);
+    peaks.record('a', 3);
+    peaks.record('c', 4);
+    expect([peaks.peaks('a')?.least, peaks.peaks('b'), peaks.peaks('c')?.least, peaks.size]).to.deep.equal([1, undefined, 4, 2]);
+  });
+});
