@@ -80,7 +80,7 @@ export async function startIngress(
   server.on('checkExpectation', createExpectationListener(metrics));
   // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
   server.maxConnections = config.maxConnections;
-  capConnectionsPerSource(server, () => runtime, metrics, holds);
+  capConnectionsPerSource(server, () => runtime, metrics);
   // Malformed HTTP, oversized headers and slow clients: a status with a JSON body, then the
   // socket is destroyed once that is written. end() alone only half-closes it: a client that
   // never closes its side kept the socket, and its max_connections slot, for ever.
@@ -182,17 +182,13 @@ export function announceOperatorListener(url: string, host: string, log: Logger)
 /**
  * `max_connections_per_source`: a source holding that many connections has its next one closed
  * on accept, before a byte is read, so one address cannot take `max_connections` from everyone.
- * The source is rate-limit's (trusted proxies exempt), else the address (IPv6 by /64). A source
- * told to wait (429) has a new connection left unread until the wait has passed.
+ * The source is rate-limit's (trusted proxies exempt), else the address (IPv6 by /64).
  */
-function capConnectionsPerSource(server: Server, current: () => Runtime, metrics: Metrics, holds: SourceHolds): void {
+function capConnectionsPerSource(server: Server, current: () => Runtime, metrics: Metrics): void {
   const connections = new SourceConnections();
   server.on('connection', (socket: Socket) => {
     const runtime = current();
-    if (connections.admit(socket, runtime.config.maxConnectionsPerSource, runtime.peerSourceOf)) {
-      holds.admit(socket);
-      return;
-    }
+    if (connections.admit(socket, runtime.config.maxConnectionsPerSource, runtime.peerSourceOf)) return;
     metrics.transportRefused(CONNECTIONS_PER_SOURCE);
     socket.destroy();
   });

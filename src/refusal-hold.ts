@@ -1,14 +1,15 @@
 /**
  * A source that keeps being refused for its own limits past its allowance of refusals (rate-limit:
  * as many as its quota) is held: after such a 429 nothing more is read from the connection it was
- * refused on, nor from a connection it opens meanwhile, until the allowance holds a refusal again
- * (at most `HOLD_MAX_MS`). What it sends sooner waits unread in the kernel, so a client that asks
- * again at once costs the ingress about its quota in refusals, not one per round trip (32
- * connections retrying at once were refused ~6,000 times a second, 200 of cheap reads ~12,000).
- * A request read anyway from a held connection (pipelined, or sent on a new connection before its
- * pause) waits until the hold has passed; a second one pipelined behind it closes the connection.
- * The source's other open connections are not held: they may carry another class of its
- * requests. A trusted proxy's connection carries others' requests: never held.
+ * refused on until the allowance holds a refusal again (at most `HOLD_MAX_MS`). What it sends
+ * sooner waits unread in the kernel, so a client that asks again at once costs the ingress about
+ * its quota in refusals, not one per round trip (32 connections retrying at once were refused
+ * ~6,000 times a second, 200 of cheap reads ~12,000). A request read anyway from a held connection
+ * (pipelined) waits until the hold has passed; a second one pipelined behind it closes the
+ * connection. Only that connection: the address's other connections, open or new, are not held
+ * (a NAT neighbour's new connection was held for a flooder's refusals: its submissions x30), and
+ * a client that opens a new connection per retry pays a handshake for each, within its source's
+ * connection cap. A trusted proxy's connection carries others' requests: never held.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -36,16 +37,10 @@ interface HeldSocket {
 
 /** Sources and connections held, for the whole process (across reloads). */
 export class SourceHolds {
-  /** Until when each source's new connections are held. */
-  private readonly sources = new Map<string, number>();
-  /** The latest of those: past it, none is held (the map is cleared at the next accept). */
-  private latest = 0;
   /** Set by a drain: nothing is held any more. */
   private closing = false;
   /** Requests read while held, each served when its hold has passed: one per connection. */
   private readonly waiting = new Map<Socket, { readonly timer: NodeJS.Timeout; readonly serve: () => void }>();
-  /** The map's size that sweeps it for holds that have ended: twice what the last sweep left. */
-  private sweepAt = 1_024;
   private readonly sockets = new Map<Socket, HeldSocket>();
 
   /**
@@ -58,37 +53,14 @@ export class SourceHolds {
     private readonly sourceOf: PeerSource,
   ) {}
 
-  /**
-   * A refusal whose source is to be held `ms`: its connection once `res` is written (unless the
-   * connection closes with it), and its source's new connections from now.
-   */
+  /** A refusal whose connection is to be held `ms` once `res` is written (unless it closes with it). */
   holdAfter(res: ServerResponse, ms: number): void {
     const hold = holdFor(ms, this.timeoutMs);
     if (hold <= 0 || this.closing) return;
     const socket = res.req.socket;
-    const source = peerSource(socket.remoteAddress ?? '', this.sourceOf);
-    if (source === null) return;
+    if (peerSource(socket.remoteAddress ?? '', this.sourceOf) === null) return;
     const until = Date.now() + hold;
-    if (until > (this.sources.get(source) ?? 0)) this.sources.set(source, until);
-    this.latest = Math.max(this.latest, until);
-    if (this.sources.size >= this.sweepAt) this.sweep();
     res.once('finish', () => this.hold(socket, until));
-  }
-
-  /**
-   * A new connection: held while its source is. (Its other open connections are not: they may
-   * carry another class of its requests, whose own limits are not spent.)
-   */
-  admit(socket: Socket): void {
-    if (this.sources.size === 0 || this.closing) return;
-    const now = Date.now();
-    if (now >= this.latest) return this.sources.clear();
-    const source = peerSource(socket.remoteAddress ?? '', this.sourceOf);
-    if (source === null) return;
-    const until = this.sources.get(source) ?? 0;
-    // Held from now (a request read before the pause waits), paused once the new socket's
-    // stream has asked for its first read (on the next tick: pausing sooner would not hold).
-    if (until > now) this.hold(socket, until, false);
   }
 
   /**
@@ -122,7 +94,6 @@ export class SourceHolds {
    */
   async releaseAll(): Promise<void> {
     this.closing = true;
-    this.sources.clear();
     for (const [socket, { timer, serve }] of [...this.waiting]) {
       clearTimeout(timer);
       this.waiting.delete(socket);
@@ -140,7 +111,7 @@ export class SourceHolds {
     return this.sockets.size;
   }
 
-  private hold(socket: Socket, until: number, pauseNow = true): void {
+  private hold(socket: Socket, until: number): void {
     const left = until - Date.now();
     if (socket.destroyed || left <= 0) return;
     const held = this.sockets.get(socket);
@@ -158,8 +129,7 @@ export class SourceHolds {
     this.sockets.set(socket, { until, timer: setTimeout(() => this.release(socket), left).unref(), pauseAgain, closed });
     socket.on('resume', pauseAgain);
     socket.once('close', closed);
-    if (pauseNow) socket.pause();
-    else setImmediate(() => this.sockets.has(socket) && socket.pause());
+    socket.pause();
   }
 
   private release(socket: Socket): void {
@@ -175,11 +145,5 @@ export class SourceHolds {
     socket.off('resume', held.pauseAgain);
     socket.off('close', held.closed);
     return true;
-  }
-
-  private sweep(): void {
-    const now = Date.now();
-    for (const [source, until] of this.sources) if (until <= now) this.sources.delete(source);
-    this.sweepAt = Math.max(1_024, 2 * this.sources.size);
   }
 }

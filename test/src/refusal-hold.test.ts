@@ -56,7 +56,6 @@ describe('refusal hold', () => {
         if (wait > 0) return holds.defer(req.socket, wait, serve);
         serve();
       });
-      server.on('connection', (socket: Socket) => holds.admit(socket));
       server.listen(0, '127.0.0.1');
       await once(server, 'listening');
       port = (server.address() as AddressInfo).port;
@@ -96,23 +95,22 @@ describe('refusal hold', () => {
       return { status: chunk.toString().split('\r\n', 1)[0]!, at: performance.now() };
     };
 
-    it("reads nothing more from a refused connection, nor from its source's new ones, until the hold has passed; others are served", async () => {
+    it("reads nothing more from a refused connection until the hold has passed; its source's new connections and others are served", async () => {
       const refused = await open('127.0.0.81');
       expect((await ask(refused, '/refuse')).status).to.equal('HTTP/1.1 429 Too Many Requests');
       const told = performance.now();
+      // A NAT neighbour's new connection from the same address, and another address.
       const fresh = await open('127.0.0.81');
       const other = await open('127.0.0.82');
       const [again, sameSource, otherSource] = await Promise.all([ask(refused, '/ok'), ask(fresh, '/ok'), ask(other, '/ok')]);
       expect([again.status, sameSource.status, otherSource.status]).to.deep.equal(Array(3).fill('HTTP/1.1 200 OK'));
       expect(again.at - told).to.be.at.least(HOLD_MS - EARLY_MS);
-      expect(sameSource.at - told).to.be.at.least(HOLD_MS - EARLY_MS);
+      expect(sameSource.at).to.be.below(again.at);
+      expect(sameSource.at - told).to.be.below(HOLD_MS / 2);
       expect(otherSource.at).to.be.below(again.at);
-      expect(otherSource.at).to.be.below(sameSource.at);
       // Once it has passed, nothing is held.
       const before = performance.now();
-      const [next, newer] = await Promise.all([ask(refused, '/ok'), open('127.0.0.81').then((socket) => ask(socket, '/ok'))]);
-      expect(next.at - before).to.be.below(HOLD_MS);
-      expect(newer.at - before).to.be.below(HOLD_MS);
+      expect((await ask(refused, '/ok')).at - before).to.be.below(HOLD_MS);
       expect(holds.heldSockets).to.equal(0);
     });
 
@@ -155,13 +153,12 @@ describe('refusal hold', () => {
       const refused = await open('127.0.0.87');
       expect((await ask(refused, '/refuse')).status).to.equal('HTTP/1.1 429 Too Many Requests');
       const told = performance.now();
-      const fresh = await open('127.0.0.87');
-      const answers = Promise.all([ask(refused, '/ok'), ask(fresh, '/ok')]);
-      while (holds.heldSockets < 2) await new Promise((resolve) => setImmediate(resolve));
+      const answer = ask(refused, '/ok');
+      while (holds.heldSockets < 1) await new Promise((resolve) => setImmediate(resolve));
       await holds.releaseAll();
-      const [unread, alsoUnread] = await answers;
-      expect([unread.status, alsoUnread.status]).to.deep.equal(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
-      expect(Math.max(unread.at, alsoUnread.at) - told).to.be.below(HOLD_MS - 100);
+      const unread = await answer;
+      expect(unread.status).to.equal('HTTP/1.1 200 OK');
+      expect(unread.at - told).to.be.below(HOLD_MS - 100);
       expect(holds.heldSockets).to.equal(0);
       // Refused again during the drain: not held.
       expect((await ask(refused, '/refuse')).status).to.equal('HTTP/1.1 429 Too Many Requests');
