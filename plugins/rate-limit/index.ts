@@ -32,9 +32,8 @@
  * for its own limits (its bucket, its in-flight caps) as large as its quota (`burst`, then
  * `rate_per_second`; at least `REFUSALS_FLOOR`), counted in this process, in debt at most a
  * second. Past it, a refusal tells the server to read nothing more from the connection it was
- * refused on, nor from a new connection of that source, until the allowance holds one again
- * (`holdMs`, src/refusal-hold.ts): a client that asks again at once instead of waiting costs about
- * its quota in refusals. The allowance never changes what a request is told to wait, nor what it
+ * refused on until the allowance holds one again (`holdMs`, src/refusal-hold.ts): a client that
+ * asks again at once instead of waiting costs about its quota in refusals. The allowance never changes what a request is told to wait, nor what it
  * costs: clients that wait as told are admitted at the quota however many requests they have open.
  *
  * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
