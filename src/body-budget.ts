@@ -5,12 +5,14 @@
  * withholding the last bytes of large bodies hold at most `limit` bytes of memory between them.
  *
  * Shared fairly: one source may hold at most `1 / SOURCE_SHARE` of the limit (at least one body
- * of the largest size), so that two sources withholding large bodies cannot spend it for
- * everyone; and an ordinary call's body (`SMALL_BODY_BYTES` or less) is never refused by the
- * budget (`max_connections` bounds those: a few KiB each); the server names no source for them.
+ * of the largest size), so that a few sources withholding large bodies cannot spend it for
+ * everyone; and a body of `SMALL_BODY_BYTES` or less (every call but the largest transactions: an
+ * ML-DSA-65 frame transfer is ~22 KB of hex) is never refused by the budget (`max_connections`
+ * and the server's body idle cut bound those); the server names no source for them. A body that
+ * brings no byte for `client_timeouts.body_idle_ms` is cut (server.ts) and gives its bytes back.
  */
 export const SOURCE_SHARE = 8;
-export const SMALL_BODY_BYTES = 4 * 1024;
+export const SMALL_BODY_BYTES = 64 * 1024;
 
 export type BodyRefused = 'source' | 'all';
 

@@ -36,6 +36,7 @@ export class Chain {
   private readonly anyMethod: readonly Step[];
   private readonly admitters: readonly Plugin[];
   private readonly sourcer: Plugin | undefined;
+  private readonly requestSourcer: Plugin | undefined;
   /** Method -> the plugin that leaves it unserved. */
   private readonly hidden: ReadonlyMap<string, string>;
   private closing: Promise<void> | undefined;
@@ -55,6 +56,7 @@ export class Chain {
     this.plans = new Map([...named].map((method) => [method, planFor(method)]));
     this.admitters = plugins.filter((p) => p.admitBody !== undefined);
     this.sourcer = plugins.find((p) => p.connectionSource !== undefined);
+    this.requestSourcer = plugins.find((p) => p.requestSource !== undefined);
     this.hidden = new Map(plugins.flatMap((p) => [...(p.hiddenMethods ?? [])].map((method) => [method, p.name] as const)));
   }
 
@@ -92,6 +94,11 @@ export class Chain {
       if (verdict !== undefined) return verdict;
     }
     return undefined;
+  }
+
+  /** The first plugin's name for a request's source (see `Plugin.requestSource`); undefined: none has one. */
+  requestSource(peer: RequestContext['peer']): string | undefined {
+    return this.requestSourcer?.requestSource?.(peer);
   }
 
   /** The first plugin's name for a connection's source (see `Plugin.connectionSource`); undefined: none has one. */

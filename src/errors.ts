@@ -182,6 +182,8 @@ export const transport = {
   /** Node keeps only the first headers it is told to: past them a proxy's X-Forwarded-For would be lost. */
   tooManyHeaders: { status: 431, reason: 'too_many_headers', message: 'too many request headers (at most 100)' },
   requestTimeout: { status: 408, reason: 'request_timeout', message: 'the request was not received in time' },
+  /** No byte of a body for `client_timeouts.body_idle_ms`: it stops holding the body budget. */
+  bodyStalled: { status: 408, reason: 'body_stalled', message: 'the request body stopped arriving' },
   /** The body budget (`max_body_bytes_in_flight`) cannot take the declared length: refused unread, Retry-After 1. */
   bodyBudget: {
     status: 503,

@@ -31,6 +31,8 @@
  * - `connectionSource(address)` names the source a new TCP connection from `address` counts
  *   against (`max_connections_per_source`), or null for a peer that speaks for others (a trusted
  *   proxy: not capped); the first plugin that has it decides. rate-limit names its own source.
+ *   `requestSource(peer)` names the source of a request (behind a trusted proxy, its forwarded
+ *   client), for what the core shares by source before the chain runs (the body budget).
  * - `carried` in the env hands state from the runtime a reload replaces to the new one (see
  *   `Carried`): what a source has spent and what the gate admitted survive a SIGHUP.
  * - `create()` opens what the plugin needs (pay at init, not per request); `close()` releases
@@ -92,6 +94,7 @@ export interface Plugin {
   readonly maxBodyBytes?: number;
   admitBody?(peer: RequestContext['peer'], bytes: number): Verdict | Promise<Verdict>;
   connectionSource?(address: string): string | null;
+  requestSource?(peer: RequestContext['peer']): string;
   handleBatch?(elements: readonly unknown[]): readonly BatchAnswer[] | undefined;
   handle?(ctx: RequestContext): Verdict | Promise<Verdict>;
   /** The only methods `handle` acts on; absent: every method. */

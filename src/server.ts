@@ -201,8 +201,9 @@ function admitUnread(
   then: (peer: RequestContext['peer'], body: Buffer) => void,
 ): void {
   // An ordinary call's body is never refused by the budget, nor counted in a source's share: its
-  // source is not worked out on the hot path.
-  const source = declared > SMALL_BODY_BYTES ? peerSource(req.socket.remoteAddress ?? '', runtime.peerSourceOf) : null;
+  // source is not worked out on the hot path. A trusted proxy's body counts for its client.
+  const peer = peerOf(req);
+  const source = declared > SMALL_BODY_BYTES ? bodySource(runtime, peer) : null;
   const release = budget.take(declared, runtime.config.maxBodyBytesInFlight, source, runtime.maxBodyBytes);
   if (typeof release !== 'function') {
     return refuseTransport(res, metrics, release === 'source' ? transport.bodyBudgetSource : transport.bodyBudget, {
@@ -210,11 +211,14 @@ function admitUnread(
     });
   }
   trace.releaseBody = release;
-  const peer = peerOf(req);
   const read = () => {
     if (res.destroyed) return release();
     if (awaitingContinue.has(req)) res.writeContinue();
-    readBody(req, runtime.maxBodyBytes, (body) => {
+    readBody(req, runtime.maxBodyBytes, runtime.config.clientTimeouts.bodyIdleMs, (body) => {
+      if (body === STALLED) {
+        release();
+        return refuseTransport(res, metrics, transport.bodyStalled);
+      }
       if (body === undefined) {
         release();
         return refuseTransport(res, metrics, bodyTooLarge(runtime.maxBodyBytes));
@@ -237,6 +241,12 @@ function admitUnread(
       (err: unknown) => refuse({ error: toRpcError(err, log, 'body') }),
     );
   } else refuse(admitted);
+}
+
+/** The source a large body counts against in the budget: its peer's, or behind a trusted proxy, its client's. */
+function bodySource(runtime: Runtime, peer: RequestContext['peer']): string | null {
+  const source = peerSource(peer.address, runtime.peerSourceOf);
+  return source ?? runtime.chain.requestSource(peer) ?? null;
 }
 
 /** What a client refused for the body budget is told to wait: bodies being received finish within a request timeout. */
@@ -440,21 +450,42 @@ function closeUnread(res: ServerResponse): void {
   res.once('finish', () => res.req.socket.destroy());
 }
 
-/** Collects the body up to `cap` bytes; calls back with undefined once the cap is passed. */
-function readBody(req: IncomingMessage, cap: number, done: (body: Buffer | undefined) => void): void {
+/** What `readBody` reports for a body that brought no byte for its idle time. */
+const STALLED = Symbol('stalled');
+
+/**
+ * Collects the body up to `cap` bytes; calls back with undefined once the cap is passed, and with
+ * STALLED once no byte has come for `idleMs` (a body withheld must not hold the budget for the
+ * whole request timeout, like nginx's client_body_timeout).
+ */
+function readBody(req: IncomingMessage, cap: number, idleMs: number, done: (body: Buffer | undefined | typeof STALLED) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
+  const stop = () => {
+    clearTimeout(idle);
+    req.off('data', onData).off('end', onEnd).off('close', onClose);
+  };
+  const stalled = () => {
+    stop();
+    done(STALLED);
+  };
+  const idle = setTimeout(stalled, idleMs);
   const onData = (chunk: Buffer) => {
     size += chunk.length;
     if (size > cap) {
-      req.off('data', onData).off('end', onEnd);
+      stop();
       done(undefined);
       return;
     }
     chunks.push(chunk);
+    idle.refresh();
   };
-  const onEnd = () => done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  const onEnd = () => {
+    stop();
+    done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  };
   // A client that goes away mid-body only ends its own request; 'close' on the response cleans
   // up. (An IncomingMessage emits 'error' only to listeners it has, so none is needed.)
-  req.on('data', onData).on('end', onEnd);
+  const onClose = () => stop();
+  req.on('data', onData).on('end', onEnd).once('close', onClose);
 }

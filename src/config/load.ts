@@ -64,6 +64,8 @@ export interface IngressConfig {
     readonly requestMs: number;
     readonly keepAliveMs: number;
     readonly readStallMs: number;
+    /** A body that brings no byte for this long is cut (408) and stops holding the body budget. */
+    readonly bodyIdleMs: number;
   };
   readonly logLevel: LogLevel;
   /** Where shared state lives: this process, or one Redis for a fleet. */
@@ -118,13 +120,17 @@ function readConfig(root: OptionsReader): IngressConfig {
   const maxBodyBytesInFlight = root.integer('max_body_bytes_in_flight', 64 * 1024 * 1024, { min: MAX_BODY_CAP_BYTES });
   const workers = root.integer('workers', 1, { max: 256 });
   const timeouts = root.child('client_timeouts');
+  const headersMs = timeouts.integer('headers_ms', 10_000);
+  const requestMs = timeouts.integer('request_ms', 30_000);
   const clientTimeouts = {
-    headersMs: timeouts.integer('headers_ms', 10_000),
-    requestMs: timeouts.integer('request_ms', 30_000),
+    headersMs,
+    requestMs,
     keepAliveMs: timeouts.integer('keep_alive_ms', 5_000),
     readStallMs: timeouts.integer('read_stall_ms', 10_000),
+    bodyIdleMs: timeouts.integer('body_idle_ms', Math.min(5_000, requestMs)),
   };
   if (clientTimeouts.requestMs < clientTimeouts.headersMs) timeouts.fail('request_ms', 'must be at least headers_ms');
+  if (clientTimeouts.bodyIdleMs > requestMs) timeouts.fail('body_idle_ms', 'must be at most request_ms');
   timeouts.done();
   const logLevel = root.string('log_level', 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) root.fail('log_level', `must be one of ${LOG_LEVELS.join(', ')}`);

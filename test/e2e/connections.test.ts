@@ -186,6 +186,76 @@ describe('connections and bodies: one source cannot take what others need', func
     });
   });
 
+  describe('D1: bodies that never come (issue 34)', () => {
+    const SOURCES = 8;
+    const PER_SOURCE = 16;
+    /** About an ML-DSA-65 frame transfer's body: ~11 KB of raw transaction as hex. */
+    const TRANSFER_BODY = call('eth_sendRawTransaction', [`0x06${'ab'.repeat(11_000)}`]);
+
+    /**
+     * 8 sources keep 16 connections each declaring a body of max_body_bytes (512 KiB) and sending
+     * none of it, each re-opened as soon as it is closed; meanwhile 127.0.0.1 sends 30 bodies of
+     * an ML-DSA transfer's size. Returns the victim's statuses, and how the attackers' connections ended.
+     */
+    async function transfersUnder(ingress: IngressProcess): Promise<{ victim: Record<string, number>; cut: number }> {
+      let attacking = true;
+      let cut = 0;
+      const sockets = new Set<Socket>();
+      const head = `POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 524288\r\n\r\n`;
+      const open = (from: string) => {
+        if (!attacking) return;
+        const socket = connect({ host: '127.0.0.1', port: portOf(ingress), localAddress: from });
+        sockets.add(socket);
+        socket.on('error', () => {});
+        socket.on('data', (chunk: Buffer) => {
+          if (chunk.toString('latin1').startsWith('HTTP/1.1 408 ')) cut++;
+        });
+        socket.once('close', () => {
+          sockets.delete(socket);
+          open(from);
+        });
+        socket.write(head);
+      };
+      for (let s = 1; s <= SOURCES; s++) for (let c = 0; c < PER_SOURCE; c++) open(`127.0.3.${s}`);
+      // Until the budget holds what the attackers declared: 8 x 16 x 512 KiB = 64 MiB.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const victim: Record<string, number> = {};
+      for (let i = 0; i < 30; i++) {
+        const reply = await postFresh(ingress.url, TRANSFER_BODY);
+        victim[reply.status] = (victim[reply.status] ?? 0) + 1;
+      }
+      attacking = false;
+      for (const socket of sockets) socket.destroy();
+      return { victim, cut };
+    }
+
+    it("refuses none of another source's ML-DSA-sized bodies while 8 sources hold the budget with bodies that never come", async () => {
+      // Without rate-limit's body tokens, which slow the filling down (a body's tokens are one per
+      // 4 KiB): the budget full at once, as sources enough would fill it.
+      const yaml = productionYaml(anvil.current.url, 'max_connections: 10000').replace(/ {2}- rate-limit:\n(?: {6}.*\n|\s*#.*\n)*/, '');
+      const result = await withIngress(yaml, transfersUnder);
+      console.log(`      D1 victim's 22 KB bodies under 8 x 16 header-only bodies: ${JSON.stringify(result.victim)}`);
+      // Answered by the gate (a refusal of the junk transaction, HTTP 200), never by the budget.
+      expect(result.victim).to.deep.equal({ 200: 30 });
+    });
+
+    it('cuts a body that brings no byte for body_idle_ms with 408, so that it stops holding the budget', async () => {
+      const yaml = productionYaml(anvil.current.url, 'max_connections: 10000').replace('  body_idle_ms: 5000', '  body_idle_ms: 200');
+      await withIngress(yaml, async (ingress) => {
+        const socket = connect({ host: '127.0.0.1', port: portOf(ingress), localAddress: '127.0.3.20' });
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+        socket.on('error', () => {});
+        const started = performance.now();
+        socket.write('POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 524288\r\n\r\n');
+        await once(socket, 'close');
+        expect(performance.now() - started).to.be.within(150, 3_000);
+        expect(text).to.match(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+        expect(text).to.include('"message":"the request body stopped arriving"');
+      });
+    });
+  });
+
   describe('F6: large bodies charged before they are read', () => {
     /**
      * The victim's (127.0.0.42) eth_chainId p50 over 2 s, one call at a time, while (given a

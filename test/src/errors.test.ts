@@ -289,6 +289,7 @@ describe('errors: the wire error catalogue', () => {
         headersTooLarge: { status: 431, reason: 'headers_too_large', message: 'request headers too large (at most 16384 bytes)' },
         tooManyHeaders: { status: 431, reason: 'too_many_headers', message: 'too many request headers (at most 100)' },
         requestTimeout: { status: 408, reason: 'request_timeout', message: 'the request was not received in time' },
+        bodyStalled: { status: 408, reason: 'body_stalled', message: 'the request body stopped arriving' },
         bodyBudget: { status: 503, reason: 'body_budget', message: 'the endpoint is receiving too many request bodies; retry later' },
         bodyBudgetSource: {
           status: 429,

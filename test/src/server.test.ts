@@ -391,6 +391,79 @@ describe('server: a body is charged before it is read', () => {
   });
 });
 
+describe('server: a body that stops arriving, and bodies through a trusted proxy', () => {
+  let ingress: Awaited<ReturnType<typeof startTestIngress>>;
+  before(async () => {
+    // Bodies up to 300,000 bytes; a source's share an eighth of 4 MiB, 512 KiB.
+    const plugins =
+      "\n  - size-limit:\n      max_raw_transaction_bytes: 65536\n      max_body_bytes: 300000\n  - allowlist\n  - rate-limit:\n      trusted_proxies: ['127.0.0.70']\n";
+    ingress = await startTestIngress(
+      testConfig(
+        'http://127.0.0.1:1',
+        plugins,
+        'max_body_bytes_in_flight: 4194304\nmetrics_listen: 127.0.0.1:0\nclient_timeouts:\n  body_idle_ms: 300',
+      ),
+    );
+  });
+  after(() => ingress.shutdown());
+
+  const bodyBytesInFlight = async () =>
+    Number(/^svc_ingress_body_bytes_in_flight (\d+)$/m.exec(await (await request(`${ingress.metricsUrl}/metrics`)).body.text())?.[1]);
+
+  /** Headers declaring `length` bytes from `from`, and `firstBytes` of the body; what comes back, and when the connection closed. */
+  function declare(from: string, length: number, headers = '', firstBytes = 0) {
+    const socket = connect({ port: ingress.port, host: '127.0.0.1', localAddress: from });
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    socket.on('error', () => {});
+    const ended = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+    socket.write(`POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${headers}content-length: ${length}\r\n\r\n`);
+    if (firstBytes > 0) socket.write(Buffer.alloc(firstBytes, 0x20));
+    return { socket, text: () => text, ended };
+  }
+
+  it('cuts a body that brings no byte for body_idle_ms with 408, giving its bytes back to the budget', async () => {
+    const started = performance.now();
+    const stalled = declare('127.0.0.71', 200_000, '', 1_000);
+    while ((await bodyBytesInFlight()) !== 200_000) await new Promise((resolve) => setTimeout(resolve, 10));
+    const closedAt = await stalled.ended;
+    expect(closedAt - started).to.be.within(250, 5_000);
+    expect(stalled.text()).to.match(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(stalled.text()).to.match(/\r\nconnection: close\r\n/i);
+    expect(
+      stalled.text().endsWith('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the request body stopped arriving"}}'),
+    ).to.equal(true);
+    expect(await bodyBytesInFlight()).to.equal(0);
+  });
+
+  it('keeps a body that goes on arriving, however slowly, within the idle time', async () => {
+    const slow = declare('127.0.0.72', 16);
+    for (let i = 0; i < 4; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      slow.socket.write('    ');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Sixteen spaces are not JSON: read whole and answered -32700, not cut.
+    expect(slow.text()).to.match(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(slow.text()).to.include('"code":-32700');
+    slow.socket.destroy();
+  });
+
+  it("counts a trusted proxy's bodies per forwarded client: one client's share does not refuse another's", async () => {
+    // A second 300 KB body of one client is past its 512 KiB share; another client's is not.
+    const first = declare('127.0.0.70', 300_000, 'x-forwarded-for: 203.0.113.1\r\n');
+    while ((await bodyBytesInFlight()) !== 300_000) await new Promise((resolve) => setTimeout(resolve, 10));
+    const same = declare('127.0.0.70', 300_000, 'x-forwarded-for: 203.0.113.1\r\n');
+    await same.ended;
+    expect(same.text()).to.match(/^HTTP\/1\.1 429 Too Many Requests\r\n/);
+    expect(same.text()).to.include('too many request bodies are being received from this source');
+    const other = declare('127.0.0.70', 300_000, 'x-forwarded-for: 203.0.113.2\r\n');
+    while ((await bodyBytesInFlight()) !== 600_000) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(other.text()).to.equal('');
+    for (const client of [first, other]) client.socket.destroy();
+  });
+});
+
 describe('server: connections per source', () => {
   it("closes a source's connection past max_connections_per_source on accept, serving other sources and itself again once one closes", async () => {
     const ingress = await startTestIngress(

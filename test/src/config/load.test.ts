@@ -249,6 +249,11 @@ describe('config', () => {
       'client_timeouts.request_ms: must be at least headers_ms',
     ],
     [
+      'a body idle time longer than the request timeout',
+      base('\n  - gate', 'client_timeouts:\n  headers_ms: 2000\n  request_ms: 3000\n  body_idle_ms: 4000'),
+      'client_timeouts.body_idle_ms: must be at most request_ms',
+    ],
+    [
       'a burst below the rate',
       base('\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 5, burst: 2}'),
       'plugins[0].rate-limit.reads.per_source.burst: must be at least rate_per_second',
