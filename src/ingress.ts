@@ -48,11 +48,13 @@ export async function startIngress(
   const { headersMs, requestMs, keepAliveMs } = config.clientTimeouts;
   // The server's own timeouts: set at start, a reload does not change them.
   const holds = new SourceHolds(Math.min(keepAliveMs, headersMs), (address) => runtime.peerSourceOf(address));
+  const connections = new SourceConnections();
   const listener = createRequestListener(
     () => runtime,
     log,
     metrics,
-    () => {
+    (socket) => {
+      connections.idle(socket);
       if (--active === 0) drained?.();
     },
     holds,
@@ -69,6 +71,7 @@ export async function startIngress(
     },
     (req, res) => {
       active++;
+      connections.busy(req.socket);
       listener(req, res);
     },
   );
@@ -78,9 +81,11 @@ export async function startIngress(
     createContinueListener((req, res) => server.emit('request', req, res)),
   );
   server.on('checkExpectation', createExpectationListener(metrics));
-  // Past the cap, new connections are closed on accept: a flood cannot exhaust descriptors.
-  server.maxConnections = config.maxConnections;
-  capConnectionsPerSource(server, () => runtime, metrics);
+  // Past the cap, new connections are closed on accept (a flood cannot exhaust descriptors), or
+  // let in in place of the busiest source's idlest (source-connections.ts). Node's own cap, one
+  // above, only backs it up.
+  server.maxConnections = config.maxConnections + 1;
+  capConnections(server, connections, config.maxConnections, () => runtime, metrics);
   // Malformed HTTP, oversized headers and slow clients: a status with a JSON body, then the
   // socket is destroyed once that is written. end() alone only half-closes it: a client that
   // never closes its side kept the socket, and its max_connections slot, for ever.
@@ -181,21 +186,30 @@ export function announceOperatorListener(url: string, host: string, log: Logger)
 
 /**
  * `max_connections_per_source`: a source holding that many connections has its next one closed
- * on accept, before a byte is read, so one address cannot take `max_connections` from everyone.
- * The source is rate-limit's (trusted proxies exempt), else the address (IPv6 by /64).
+ * on accept, before a byte is read, so one address cannot take `max_connections` from everyone;
+ * at `max_connections`, a less busy source's connection takes the place of the busiest source's
+ * idlest (source-connections.ts). The source is rate-limit's (trusted proxies exempt), else the
+ * address (IPv6 by /64).
  */
-function capConnectionsPerSource(server: Server, current: () => Runtime, metrics: Metrics): void {
-  const connections = new SourceConnections();
+function capConnections(
+  server: Server,
+  connections: SourceConnections,
+  maxConnections: number,
+  current: () => Runtime,
+  metrics: Metrics,
+): void {
   server.on('connection', (socket: Socket) => {
     const runtime = current();
-    if (connections.admit(socket, runtime.config.maxConnectionsPerSource, runtime.peerSourceOf)) return;
-    metrics.transportRefused(CONNECTIONS_PER_SOURCE);
+    const refused = connections.admit(socket, runtime.config.maxConnectionsPerSource, runtime.peerSourceOf, maxConnections);
+    if (refused === undefined) return;
+    metrics.transportRefused(refused === 'source' ? CONNECTIONS_PER_SOURCE : MAX_CONNECTIONS);
     socket.destroy();
   });
 }
 
-/** The /metrics reason of a connection closed on accept for its source's cap. */
+/** The /metrics reasons of a connection closed on accept: its source's cap, or the process's. */
 const CONNECTIONS_PER_SOURCE = 'connections_per_source';
+const MAX_CONNECTIONS = 'max_connections';
 
 function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -51,7 +51,13 @@ interface Trace {
  * whichever path it took: the ingress counts in-flight requests with it for the drain. A source
  * refused past its allowance is held (`holds`, refusal-hold.ts).
  */
-export function createRequestListener(current: () => Runtime, log: Logger, metrics: Metrics, onSettled: () => void, holds: SourceHolds) {
+export function createRequestListener(
+  current: () => Runtime,
+  log: Logger,
+  metrics: Metrics,
+  onSettled: (socket: Socket) => void,
+  holds: SourceHolds,
+) {
   // Declared body bytes being received, across reloads.
   const budget = new BodyBudget();
   metrics.bodyBytesInFlight = () => budget.inFlight;
@@ -86,7 +92,7 @@ export function createRequestListener(current: () => Runtime, log: Logger, metri
       }
       runtime.leave();
       if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
-      onSettled();
+      onSettled(req.socket);
     };
     res.on('close', settle);
     // Pipelined behind an unwritten answer: settled with its connection; past PIPELINED_MAX,

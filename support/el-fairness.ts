@@ -124,10 +124,10 @@ export const ATTACKS = {
     body: rpcBody('eth_call', [{ to: LOOP_ADDRESS, gas: hex(2_000_000) }, 'latest']),
     refusal: HEAVY_IN_FLIGHT,
   },
-  /** 200 clients (of the 256 connections a source may open), each an eth_blockNumber. */
+  /** 150 clients (of the 156 connections a source may open by default), each an eth_blockNumber. */
   reads: {
     from: '127.0.0.4',
-    concurrency: 200,
+    concurrency: 150,
     body: rpcBody('eth_blockNumber', []),
     refusal: undefined,
   },

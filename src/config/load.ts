@@ -113,9 +113,13 @@ function readConfig(root: OptionsReader): IngressConfig {
   const drainTimeoutMs = root.integer('drain_timeout_ms', 10_000);
   const maxConnections = root.integer('max_connections', 10_000);
   // A quarter of the connections at most, and 256: one address never takes max_connections.
-  const maxConnectionsPerSource = root.integer('max_connections_per_source', Math.max(1, Math.min(256, Math.floor(maxConnections / 4))), {
-    max: maxConnections,
-  });
+  const maxConnectionsPerSource = root.integer(
+    'max_connections_per_source',
+    Math.min(maxConnections, 256, Math.max(8, Math.floor(maxConnections / 64))),
+    {
+      max: maxConnections,
+    },
+  );
   // At least the largest body cap (1 MiB): any body the cap allows fits an idle budget.
   const maxBodyBytesInFlight = root.integer('max_body_bytes_in_flight', 64 * 1024 * 1024, { min: MAX_BODY_CAP_BYTES });
   const workers = root.integer('workers', 1, { max: 256 });

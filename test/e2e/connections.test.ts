@@ -50,32 +50,33 @@ describe('connections and bodies: one source cannot take what others need', func
   this.timeout(90_000);
   const anvil = useAnvil();
 
-  describe('F2b: connections per source', () => {
+  describe('F2b: connections per source, and at max_connections', () => {
     /**
-     * 127.0.0.31 keeps 100 connections open, idle, re-opening each as soon as it is closed, while
-     * 127.0.0.32 opens 40 new connections one after another, a call on each; the victim's failures.
+     * `attackers` sources (127.0.0.31 on) keep 100 connections each open, idle, re-opening each as
+     * soon as it is closed, while 127.0.0.39 opens 40 new connections one after another, a call on
+     * each; the victim's failures.
      */
-    async function victimFailures(ingress: IngressProcess): Promise<number> {
+    async function victimFailures(ingress: IngressProcess, attackers: number): Promise<number> {
       let attacking = true;
       const sockets = new Set<Socket>();
-      const open = () => {
+      const open = (from: string) => {
         if (!attacking) return;
-        const socket = connect({ host: '127.0.0.1', port: portOf(ingress), localAddress: '127.0.0.31' });
+        const socket = connect({ host: '127.0.0.1', port: portOf(ingress), localAddress: from });
         sockets.add(socket);
         socket.on('error', () => {});
         socket.on('close', () => {
           sockets.delete(socket);
-          setImmediate(open);
+          setImmediate(() => open(from));
         });
       };
-      for (let i = 0; i < 100; i++) open();
-      // The attacker's connections are in before the victim starts.
+      for (let a = 0; a < attackers; a++) for (let i = 0; i < 100; i++) open(`127.0.0.${31 + a}`);
+      // The attackers' connections are in before the victim starts.
       await new Promise((resolve) => setTimeout(resolve, 300));
       let failures = 0;
       try {
         for (let i = 0; i < 40; i++) {
           try {
-            const { status, json } = await postFresh(ingress.url, call('eth_chainId', []), '127.0.0.32');
+            const { status, json } = await postFresh(ingress.url, call('eth_chainId', []), '127.0.0.39');
             if (status !== 200 || JSON.stringify(json) !== CHAIN_ID) failures++;
           } catch {
             failures++;
@@ -88,15 +89,23 @@ describe('connections and bodies: one source cannot take what others need', func
       return failures;
     }
 
-    it('with max_connections 64, another source gets every one of its new connections served', async () => {
+    it('with max_connections 64, another source gets every one of its new connections served, by one source or four', async () => {
       const uncapped = await withIngress(
         productionYaml(anvil.current.url, 'max_connections: 64\nmax_connections_per_source: 64'),
-        victimFailures,
+        (ingress) => victimFailures(ingress, 1),
       );
-      // The default: a quarter of max_connections.
-      const capped = await withIngress(productionYaml(anvil.current.url, 'max_connections: 64'), victimFailures);
-      console.log(`      F2b victim connections failed of 40: ${uncapped} without a per-source cap, ${capped} with the default (16)`);
-      expect(capped).to.equal(0);
+      // The default: 8 (a sixty-fourth of max_connections, at least 8).
+      const one = await withIngress(productionYaml(anvil.current.url, 'max_connections: 64'), (ingress) => victimFailures(ingress, 1));
+      // Four sources at a quarter each (the former default) fill the 64: each new connection of
+      // another source takes the place of the idlest of the busiest source's.
+      const four = await withIngress(productionYaml(anvil.current.url, 'max_connections: 64\nmax_connections_per_source: 16'), (ingress) =>
+        victimFailures(ingress, 4),
+      );
+      console.log(
+        `      F2b victim connections failed of 40: ${uncapped} beside one source uncapped, ${one} with the default cap (8), ${four} beside four sources of 16`,
+      );
+      expect(one).to.equal(0);
+      expect(four).to.equal(0);
     });
   });
 

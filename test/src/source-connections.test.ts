@@ -3,10 +3,18 @@ import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { defaultSource, peerSource, SourceConnections } from '../../src/source-connections.js';
 
-/** A socket as far as the counter reads one: its peer, and 'close'. */
+/** A socket as far as the counter reads one: its peer, 'close', and destroy (which closes it). */
 function socket(remoteAddress: string): Socket & { close(): void } {
-  const emitter = new EventEmitter() as unknown as Socket & { close(): void };
-  Object.assign(emitter, { remoteAddress, close: () => emitter.emit('close') });
+  const emitter = new EventEmitter() as unknown as Socket & { close(): void; destroyed: boolean };
+  Object.assign(emitter, {
+    remoteAddress,
+    destroyed: false,
+    close: () => emitter.emit('close'),
+    destroy: () => {
+      emitter.destroyed = true;
+      emitter.emit('close');
+    },
+  });
   return emitter;
 }
 
@@ -16,21 +24,51 @@ describe('connections per source', () => {
   it('admits up to the limit from one source, refuses the next, and admits again once one closes', () => {
     const connections = new SourceConnections();
     const held = [socket('192.0.2.1'), socket('192.0.2.1')];
-    for (const s of held) expect(connections.admit(s, 2, noOpinion)).to.equal(true);
-    expect(connections.admit(socket('192.0.2.1'), 2, noOpinion)).to.equal(false);
-    expect(connections.admit(socket('192.0.2.2'), 2, noOpinion)).to.equal(true);
+    for (const s of held) expect(connections.admit(s, 2, noOpinion)).to.equal(undefined);
+    expect(connections.admit(socket('192.0.2.1'), 2, noOpinion)).to.equal('source');
+    expect(connections.admit(socket('192.0.2.2'), 2, noOpinion)).to.equal(undefined);
     held[0]!.close();
     expect(connections.held('192.0.2.1')).to.equal(1);
-    expect(connections.admit(socket('192.0.2.1'), 2, noOpinion)).to.equal(true);
+    expect(connections.admit(socket('192.0.2.1'), 2, noOpinion)).to.equal(undefined);
   });
 
   it("counts by the chain's source, and never caps a peer it calls a trusted proxy", () => {
     const connections = new SourceConnections();
     const sourceOf = (address: string) => (address === '10.0.0.1' ? null : 'site');
-    for (let i = 0; i < 5; i++) expect(connections.admit(socket('10.0.0.1'), 1, sourceOf)).to.equal(true);
-    expect(connections.admit(socket('192.0.2.1'), 1, sourceOf)).to.equal(true);
-    expect(connections.admit(socket('192.0.2.9'), 1, sourceOf)).to.equal(false);
+    for (let i = 0; i < 5; i++) expect(connections.admit(socket('10.0.0.1'), 1, sourceOf)).to.equal(undefined);
+    expect(connections.admit(socket('192.0.2.1'), 1, sourceOf)).to.equal(undefined);
+    expect(connections.admit(socket('192.0.2.9'), 1, sourceOf)).to.equal('source');
     expect(connections.held('site')).to.equal(1);
+  });
+
+  it("lets a less busy source in at the total by closing the busiest source's connection idle longest", () => {
+    const connections = new SourceConnections();
+    const a = [0, 1, 2].map(() => socket('192.0.2.1'));
+    for (const s of a) expect(connections.admit(s, 8, noOpinion, 4)).to.equal(undefined);
+    const b = socket('192.0.2.2');
+    expect(connections.admit(b, 8, noOpinion, 4)).to.equal(undefined);
+    // a[0] serves a request, a[2] went idle before a[1]: a[2] is the idlest... unless a[1] idles longer.
+    connections.busy(a[0]!);
+    connections.busy(a[1]!);
+    connections.idle(a[1]!);
+    const c = socket('192.0.2.3');
+    expect(connections.admit(c, 8, noOpinion, 4)).to.equal(undefined);
+    expect(a.map((s) => s.destroyed)).to.deep.equal([false, false, true]);
+    expect([connections.total, connections.held('192.0.2.1'), connections.held('192.0.2.3')]).to.deep.equal([4, 2, 1]);
+  });
+
+  it('turns a newcomer away at the total when it would hold as many as the busiest, or the busiest has none idle', () => {
+    const connections = new SourceConnections();
+    const a = [socket('192.0.2.1'), socket('192.0.2.1')];
+    const b = [socket('192.0.2.2'), socket('192.0.2.2')];
+    for (const s of [...a, ...b]) expect(connections.admit(s, 8, noOpinion, 4)).to.equal(undefined);
+    // a and b hold 2 each: a third source taking one of a's would leave 1 and 1 beside b's 2.
+    expect(connections.admit(socket('192.0.2.3'), 8, noOpinion, 4)).to.equal(undefined);
+    expect(connections.total).to.equal(4);
+    // Now 2, 1, 1: a fourth source's 1 would not be fewer than the busiest's 1 after.
+    for (const s of b) connections.busy(s);
+    expect(connections.admit(socket('192.0.2.4'), 8, noOpinion, 4)).to.equal('all');
+    expect(connections.admit(socket('192.0.2.2'), 8, noOpinion, 4)).to.equal('all');
   });
 
   it('groups IPv6 by /64 and IPv4-mapped IPv6 as IPv4 when the chain names no source', () => {

@@ -45,15 +45,19 @@ describe('config', () => {
     expect(config.upstreams.node?.url).to.equal('http://127.0.0.1:9651');
     expect(config.upstreams.heavy).to.deep.equal({ ...config.upstreams.execution, connections: defaultHeavyConnections() });
     expect(config.metricsListen).to.deep.equal({ host: '127.0.0.1', port: 9100 });
-    expect(config.maxConnectionsPerSource).to.equal(256);
+    expect(config.maxConnectionsPerSource).to.equal(156);
+    expect(config.upstreams.quick).to.deep.equal({ ...config.upstreams.execution, connections: 1 });
+    expect(config.upstreams.quickCall).to.deep.equal({ connections: 1, gas: 2_000_000n, ms: 50 });
+    expect(config.clientTimeouts.bodyIdleMs).to.equal(5_000);
     expect(config.maxBodyBytesInFlight).to.equal(64 * 1024 * 1024);
   });
 
-  it('caps connections per source at a quarter of max_connections, at most 256, unless set', () => {
+  it('caps connections per source at a sixty-fourth of max_connections, at least 8, at most 256 and max_connections, unless set', () => {
     const read = (extra: string) => parseConfig(base('\n  - gate', extra));
-    expect(read('').maxConnectionsPerSource).to.equal(256);
-    expect(read('max_connections: 64').maxConnectionsPerSource).to.equal(16);
-    expect(read('max_connections: 2').maxConnectionsPerSource).to.equal(1);
+    expect(read('').maxConnectionsPerSource).to.equal(156);
+    expect(read('max_connections: 100000').maxConnectionsPerSource).to.equal(256);
+    expect(read('max_connections: 64').maxConnectionsPerSource).to.equal(8);
+    expect(read('max_connections: 2').maxConnectionsPerSource).to.equal(2);
     expect(read('max_connections: 64\nmax_connections_per_source: 64').maxConnectionsPerSource).to.equal(64);
     expect(read('').maxBodyBytesInFlight).to.equal(67_108_864);
     expect(read('max_body_bytes_in_flight: 1048576').maxBodyBytesInFlight).to.equal(1_048_576);
