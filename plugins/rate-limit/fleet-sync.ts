@@ -15,8 +15,11 @@
  * What is approximate, and by how much (README "Fleet mode"): between two syncs an instance
  * does not see what the others take, so within one interval a source may pass at each instance
  * what that instance's bucket holds; the debt is then charged everywhere and the overshoot
- * earned back. An instance serving a source for the first time counts only the current
- * window's takes. A source over the fleet-wide limit is refused by every instance serving it
+ * earned back. An instance serving a source for the first time (or again after more than a
+ * window) counts the current window's takes, and the window before's as far as it lies within
+ * the last window's length (its total times the share of it not yet a window ago: a sliding
+ * window's estimate), so that a source visiting the instances one window each is charged what it
+ * took. A source over the fleet-wide limit is refused by every instance serving it
  * within one sync. A sync that fails is sent again with the next one; one that timed out may
  * have been applied, so what it carried is not counted twice as the others' (and is lost to
  * the others if it was not). A reload keeps what was taken and seen (`SyncState`, carried).
@@ -117,7 +120,7 @@ export class FleetSync {
     const window = Math.floor(now / windowMs);
     const keys = [...taken.keys()];
     for (let start = 0; start < keys.length; start += KEYS_PER_CALL) {
-      await this.exchangeSome(keys.slice(start, start + KEYS_PER_CALL), taken, windowMs, window);
+      await this.exchangeSome(keys.slice(start, start + KEYS_PER_CALL), taken, windowMs, window, now);
     }
     while (kept.seen.size > REMEMBERED_MAX) kept.seen.delete(kept.seen.keys().next().value!);
     for (const held of [kept.recent, kept.uncertain]) {
@@ -125,7 +128,7 @@ export class FleetSync {
     }
   }
 
-  private async exchangeSome(keys: string[], taken: Map<string, number>, windowMs: number, window: number): Promise<void> {
+  private async exchangeSome(keys: string[], taken: Map<string, number>, windowMs: number, window: number, now: number): Promise<void> {
     const { kept } = this;
     const counter = (key: string, at: number) => `svc-ingress:rl:${this.name}:${windowMs}:${at}:${key}`;
     let timedOut = false;
@@ -162,12 +165,14 @@ export class FleetSync {
       const [total, before] = [totals[2 * i]!, totals[2 * i + 1]!];
       const last = kept.seen.get(key);
       // What the others took since this instance last looked: in this window past what it saw
-      // then (all of it at a first look in the window), and the rest of the window before.
+      // then (all of it at a first look), and the rest of the window before (at a first look,
+      // the part of it within a window's length of now).
       let others = total - own;
       if (last?.window === window) others -= last.total;
       else if (last?.window === window - 1) others += before - last.total;
       // A clock stepped back: nothing is known of the others' takes in between.
       else if (last !== undefined && last.window > window) others = 0;
+      else others += Math.round(before * (1 - (now - window * windowMs) / windowMs));
       others -= kept.uncertain.get(key) ?? 0;
       kept.uncertain.delete(key);
       if (others > 0) this.local.charge(key, others);

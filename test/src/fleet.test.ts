@@ -122,6 +122,42 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
     expect(over.headers['retry-after']).to.equal('1');
   });
 
+  it("charges a first look in a new window the others' takes of the window before, as far as they are recent", async () => {
+    // Issue 34, row E1: a source visiting the instances one window each passed 1.76x the limit,
+    // each first look counting the current window's takes only.
+    const visitor = new Agent({ localAddress: '127.0.0.6' });
+    const readAs = async (url: string) => {
+      const reply = await request(url, {
+        dispatcher: visitor,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
+      await reply.body.dump();
+      return reply.statusCode;
+    };
+    const countedAs = async () => {
+      const keys = await store.keys('svc-ingress:rl:reads:source:*:127.0.0.6');
+      return keys.length === 0 ? 0 : (await store.mget(...keys)).reduce((sum, value) => sum + Number(value), 0);
+    };
+    try {
+      // The burst spent at the first instance late in a window, and synced...
+      const into = Date.now() % WINDOW_MS;
+      if (into < 0.8 * WINDOW_MS) await sleep(0.8 * WINDOW_MS - into);
+      expect([await readAs(first.url), await readAs(first.url), await readAs(first.url), await readAs(first.url)]).to.deep.equal([
+        200, 200, 200, 200,
+      ]);
+      await until(countedAs, (value) => value >= 4, 'the fleet to count 4 reads');
+      // ...then the second instance's first look, early in the next window.
+      await sleep(WINDOW_MS - (Date.now() % WINDOW_MS) + 20);
+      expect(await readAs(second.url)).to.equal(200);
+      await until(countedAs, (value) => value >= 5, 'the fleet to count 5 reads');
+      expect(await readAs(second.url)).to.equal(429);
+    } finally {
+      await visitor.close();
+    }
+  });
+
   it('keeps serving on local fallbacks while Redis is down, counts it, and shares again once it is back', async () => {
     await redis.stop();
     const mark = [first.lines.length, second.lines.length];
