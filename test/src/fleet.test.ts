@@ -185,6 +185,60 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
   });
 });
 
+describe('fleet mode: a source visiting the instances in turn (issue 34, row E1)', () => {
+  const anvil = useAnvil();
+  let redis: RedisServer;
+  let instances: TestIngress[] = [];
+  const WINDOW_MS = 2_000;
+  const WINDOWS = 8;
+
+  before(async () => {
+    redis = await startRedis();
+    const plugins = '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 2, burst: 4}';
+    const config = testConfig(anvil.current.url, plugins, `store: redis\nredis_url: ${redis.url}`).replace(
+      'log_level: debug',
+      'log_level: warn',
+    );
+    instances = await Promise.all(Array.from({ length: 4 }, () => startTestIngress(config)));
+  });
+  after(async () => {
+    await Promise.all(instances.map((instance) => instance.shutdown()));
+    await redis?.stop();
+  });
+
+  it('holds a source visiting four instances one window each to 1.15x the fleet-wide limit (1.76x before)', async function () {
+    this.timeout(60_000);
+    const visitor = new Agent({ localAddress: '127.0.0.7' });
+    let admitted = 0;
+    try {
+      await sleep(WINDOW_MS - (Date.now() % WINDOW_MS));
+      const started = Date.now();
+      for (let w = 0; w < WINDOWS; w++) {
+        const end = started + (w + 1) * WINDOW_MS;
+        while (Date.now() < end - 25) {
+          const reply = await request(instances[w % instances.length]!.url, {
+            dispatcher: visitor,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+          });
+          await reply.body.dump();
+          if (reply.statusCode === 200) admitted++;
+          await sleep(20);
+        }
+      }
+      // The bucket's burst, then its rate over the time taken.
+      const limit = 4 + (2 * WINDOWS * WINDOW_MS) / 1_000;
+      console.log(
+        `      E1 visiting four instances a window each: ${admitted} admitted, the limit ${limit} (x${(admitted / limit).toFixed(2)})`,
+      );
+      expect(admitted / limit).to.be.at.most(1.15);
+    } finally {
+      await visitor.close();
+    }
+  });
+});
+
 // Reads never wait on the store: a Redis that takes every command and answers none (held by a
 // relay) costs them nothing, and only the rate limits' background syncs reach it.
 describe('fleet mode: reads while the shared store is silent', () => {
