@@ -9,7 +9,10 @@
  * connection. Only that connection: the address's other connections, open or new, are not held
  * (a NAT neighbour's new connection was held for a flooder's refusals: its submissions x30), and
  * a client that opens a new connection per retry pays a handshake for each, within its source's
- * connection cap. A trusted proxy's connection carries others' requests: never held.
+ * connection cap. A trusted proxy's connection carries others' requests: never held; the refusal
+ * itself is written once the hold has passed instead, so that a client behind the proxy asking
+ * again at once waits as one connecting directly would, and the proxy's connection carries
+ * nothing else meanwhile (an HTTP/1.1 proxy sends one request at a time on it).
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -39,6 +42,8 @@ interface HeldSocket {
 export class SourceHolds {
   /** Set by a drain: nothing is held any more. */
   private closing = false;
+  /** Refusals to a trusted proxy's clients, each written when its hold has passed. */
+  private readonly delayed = new Map<ServerResponse, { readonly timer: NodeJS.Timeout; readonly write: () => void }>();
   /** Requests read while held, each served when its hold has passed: one per connection. */
   private readonly waiting = new Map<Socket, { readonly timer: NodeJS.Timeout; readonly serve: () => void }>();
   private readonly sockets = new Map<Socket, HeldSocket>();
@@ -53,14 +58,30 @@ export class SourceHolds {
     private readonly sourceOf: PeerSource,
   ) {}
 
-  /** A refusal whose connection is to be held `ms` once `res` is written (unless it closes with it). */
-  holdAfter(res: ServerResponse, ms: number): void {
+  /**
+   * A refusal whose connection is to be held `ms` once `write` has written it to `res` (unless
+   * the connection closes with it); on a trusted proxy's connection, `write` is called once the
+   * hold has passed instead. Either way, `write` is called once.
+   */
+  refuse(res: ServerResponse, ms: number, write: () => void): void {
     const hold = holdFor(ms, this.timeoutMs);
-    if (hold <= 0 || this.closing) return;
+    if (hold <= 0 || this.closing) return write();
     const socket = res.req.socket;
-    if (peerSource(socket.remoteAddress ?? '', this.sourceOf) === null) return;
+    if (peerSource(socket.remoteAddress ?? '', this.sourceOf) === null) {
+      const timer = setTimeout(() => {
+        this.delayed.delete(res);
+        write();
+      }, hold).unref();
+      this.delayed.set(res, { timer, write });
+      res.once('close', () => {
+        clearTimeout(timer);
+        this.delayed.delete(res);
+      });
+      return;
+    }
     const until = Date.now() + hold;
     res.once('finish', () => this.hold(socket, until));
+    write();
   }
 
   /**
@@ -94,6 +115,11 @@ export class SourceHolds {
    */
   async releaseAll(): Promise<void> {
     this.closing = true;
+    for (const [res, { timer, write }] of [...this.delayed]) {
+      clearTimeout(timer);
+      this.delayed.delete(res);
+      write();
+    }
     for (const [socket, { timer, serve }] of [...this.waiting]) {
       clearTimeout(timer);
       this.waiting.delete(socket);

@@ -421,8 +421,9 @@ function answer(res: ServerResponse, id: RpcId, answer: Answer, holds?: SourceHo
   if (!('error' in answer)) return send(res, formatResponse(id, answer));
   const { httpStatus, retryAfterMs, holdMs } = answer.error;
   if (retryAfterMs !== undefined && !res.headersSent) res.setHeader('retry-after', String(Math.ceil(retryAfterMs / 1000)));
-  if (holdMs !== undefined && !res.headersSent) holds?.holdAfter(res, holdMs);
-  send(res, formatResponse(id, answer), httpStatus);
+  const body = formatResponse(id, answer);
+  if (holdMs === undefined || holds === undefined || res.headersSent) return send(res, body, httpStatus);
+  holds.refuse(res, holdMs, () => send(res, body, httpStatus));
 }
 
 function send(res: ServerResponse, body: string, status = 200): void {

@@ -48,6 +48,10 @@ const RECIPIENT = '0x000000000000000000000000000000000000bEEF';
  */
 export const NONCES_NOT_CONTIGUOUS = ['contiguous_nonces: true', 'contiguous_nonces: false'] as const;
 
+/** A trusted proxy on loopback (issue 34, row F1): its clients are named by X-Forwarded-For. */
+export const PROXY = '127.0.0.8';
+export const TRUSTED_PROXY = ['trusted_proxies: []', `trusted_proxies: ['${PROXY}']`] as const;
+
 export const rpcBody = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
 /** Places the loops' and the view's code on the EL (anvil_setCode, straight to anvil). */
@@ -151,6 +155,7 @@ export async function attack(
   concurrency: number,
   until: number,
   backoffMs = 0,
+  headers: Readonly<Record<string, string>> = {},
 ): Promise<Map<string, number>> {
   const pool = new Pool(url, { connections: concurrency, localAddress: from });
   const counts = new Map<string, number>();
@@ -158,7 +163,7 @@ export async function attack(
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (Date.now() < until) {
-        const reply = await pool.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const reply = await pool.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
         const text = await reply.body.text();
         const answer = JSON.parse(text) as {
           result?: unknown;

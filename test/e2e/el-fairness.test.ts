@@ -23,7 +23,9 @@ import {
   p50,
   p90,
   placeLoop,
+  PROXY,
   signTransfers,
+  TRUSTED_PROXY,
   victim,
   type Transfers,
   type VictimLatencies,
@@ -55,7 +57,7 @@ describe('el-fairness: another source is served while one floods the EL with gas
   let quiet: VictimLatencies;
 
   before(async () => {
-    ingress = await startIngressProcess(productionChain(anvil.current.url, [NONCES_NOT_CONTIGUOUS]));
+    ingress = await startIngressProcess(productionChain(anvil.current.url, [NONCES_NOT_CONTIGUOUS, TRUSTED_PROXY]));
     await placeLoop(anvil.current.url);
     transfers = { raws: await signTransfers(1, 0, 200), next: 0 };
     quiet = await victim(ingress.url, transfers, Date.now() + PHASE_MS);
@@ -74,6 +76,15 @@ describe('el-fairness: another source is served while one floods the EL with gas
     expect(reply.text).to.equal(
       '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: the calls of this eth_simulateV1 ask for 800000000 gas in all, above this endpoint\'s cap of 200000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)"}}',
     );
+  });
+
+  it(`reads relayed by a trusted proxy for one client, retrying at once: its refusals bounded as a direct client's (issue 34, row F1)`, async () => {
+    const until = Date.now() + PHASE_MS;
+    const outcomes = await attack(ingress.url, PROXY, ATTACKS.reads.body, 150, until, 0, { 'x-forwarded-for': '203.0.113.66' });
+    const refusals = [...outcomes].reduce((sum, [what, n]) => sum + (what.startsWith('429') ? n : 0), 0);
+    console.log(`      relayed reads: ${outcomes.get('result')} answered, ${refusals} refused (before: ~2,188 refused a second)`);
+    expect([...outcomes.keys()].filter((what) => what.startsWith('unexpected'))).to.deep.equal([]);
+    expect(refusals).to.be.above(0).and.at.most(REFUSALS_CEILING);
   });
 
   for (const [name, { from, concurrency, body, refusal }] of Object.entries(ATTACKS)) {
