@@ -1,15 +1,17 @@
 /**
- * What one source's gas-heavy reads cost another source (issue 25, row N2), through the
- * svc-ingress process (shipped production chain, real anvil): the victim's eth_getBalance and
- * ECDSA-transfer medians quiet and under each attack (support/el-fairness.ts), for the shipped
- * limits and for the settings they replace.
+ * What one source's gas-heavy reads cost another source (issue 25, row N2; issue 34, row A1),
+ * through the svc-ingress process (shipped production chain, real anvil): the victim's
+ * eth_getBalance, ECDSA-transfer, eth_call and eth_estimateGas medians (and the calls' 90th
+ * percentile) quiet and under each attack (support/el-fairness.ts), for the shipped limits and
+ * for the settings they replace.
  *
  *   npm run bench:el-fairness [seconds per phase]
  *
  * Rows: the shipped limits with anvil closing a block a second (the chain's cadence, what
- * test/e2e/el-fairness.test.ts asserts), the attacker retrying 100 ms after a 429 or at once;
- * heavy_connections 2; the limits lifted (32 heavy reads per source, 128 heavy connections: as
- * before issue 25, pricing aside); and anvil mining on every transaction.
+ * test/e2e/el-fairness.test.ts asserts), the attacker retrying 100 ms after a 429 or at once; no
+ * quick lane (quick_connections 0: one lane, as before issue 34, served by measured time); the
+ * limits lifted (32 heavy reads per source, 128 heavy connections: as before issue 25, pricing
+ * aside); and anvil mining on every transaction.
  */
 import { startAnvil } from '../devnet/anvil.js';
 import {
@@ -17,6 +19,7 @@ import {
   attack,
   NONCES_NOT_CONTIGUOUS,
   p50,
+  p90,
   placeLoop,
   signTransfers,
   victim,
@@ -27,7 +30,7 @@ import { benchIngress, productionChain, runBench, stopIngress, type StopLater } 
 
 const PHASE_MS = Number(process.argv[2] ?? 4) * 1000;
 
-const HEAVY_CONNECTIONS_2 = [['  # heavy_connections: 1', '  heavy_connections: 2']] as const;
+const NO_QUICK_LANE = [['  # quick_connections: 1', '  quick_connections: 0']] as const;
 const LIMITS_LIFTED = [
   ['  # heavy_connections: 1', '  heavy_connections: 128'],
   ['max_heavy_in_flight_per_source: 2', 'max_heavy_in_flight_per_source: 32'],
@@ -41,14 +44,19 @@ const ROWS: ReadonlyArray<{
 }> = [
   { label: 'shipped limits, 1 s blocks, attacker retries 100 ms after a 429', blockTimeSeconds: 1, backoffMs: 100, edits: [] },
   { label: 'shipped limits, 1 s blocks, attacker retries at once', blockTimeSeconds: 1, backoffMs: 0, edits: [] },
-  { label: 'heavy_connections: 2, 1 s blocks, retries after 100 ms', blockTimeSeconds: 1, backoffMs: 100, edits: HEAVY_CONNECTIONS_2 },
+  {
+    label: 'no quick lane (quick_connections: 0), 1 s blocks, retries after 100 ms',
+    blockTimeSeconds: 1,
+    backoffMs: 100,
+    edits: NO_QUICK_LANE,
+  },
   { label: 'limits lifted (as before), 1 s blocks, retries after 100 ms', blockTimeSeconds: 1, backoffMs: 100, edits: LIMITS_LIFTED },
   { label: 'shipped limits, anvil mining every transaction, retries after 100 ms', backoffMs: 100, edits: [] },
 ];
 
 const ratio = (attacked: readonly number[], quiet: readonly number[]) => `x${(p50(attacked) / p50(quiet)).toFixed(1)}`;
 const line = (what: string, latencies: VictimLatencies, quiet?: VictimLatencies) =>
-  `  ${what.padEnd(12)} eth_getBalance p50 ${p50(latencies.reads).toFixed(2)} ms${quiet ? ` (${ratio(latencies.reads, quiet.reads)})` : ''}, transfers p50 ${p50(latencies.submissions).toFixed(2)} ms${quiet ? ` (${ratio(latencies.submissions, quiet.submissions)})` : ''}`;
+  `  ${what.padEnd(20)} eth_getBalance p50 ${p50(latencies.reads).toFixed(2)} ms${quiet ? ` (${ratio(latencies.reads, quiet.reads)})` : ''}, transfers p50 ${p50(latencies.submissions).toFixed(2)} ms${quiet ? ` (${ratio(latencies.submissions, quiet.submissions)})` : ''}, eth_call p50/p90 ${p50(latencies.calls).toFixed(2)}/${p90(latencies.calls).toFixed(1)} ms, eth_estimateGas p50/p90 ${p50(latencies.estimates).toFixed(2)}/${p90(latencies.estimates).toFixed(1)} ms`;
 
 async function main(stopLater: StopLater): Promise<void> {
   console.log(`el-fairness bench: 127.0.0.2 reads and transfers while another source attacks (${PHASE_MS / 1000} s a phase)`);
@@ -69,8 +77,8 @@ async function main(stopLater: StopLater): Promise<void> {
       ]);
       console.log(line(name, attacked, quiet));
       if (attacked.failures.length > 0)
-        console.log(`  ${''.padEnd(12)} victim failed ${attacked.failures.length} times: ${attacked.failures[0]}`);
-      console.log(`  ${''.padEnd(12)} attacker: ${[...outcomes].map(([what, n]) => `${n} × ${what.slice(0, 40)}`).join('; ')}`);
+        console.log(`  ${''.padEnd(20)} victim failed ${attacked.failures.length} times: ${attacked.failures[0]}`);
+      console.log(`  ${''.padEnd(20)} attacker: ${[...outcomes].map(([what, n]) => `${n} × ${what.slice(0, 40)}`).join('; ')}`);
     }
     await stopIngress(ingress);
     await anvil.stop();

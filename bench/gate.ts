@@ -58,6 +58,9 @@ plugins:
   - gate:
       in_flight_cap: ${PER_SENDER}
       cache_max_entries: 1000000
+      # Every client is one source here: its judgements may all wait in the pool's lanes at once
+      # (the default, 4 per source, refuses the rest with 429; a throughput bench is not about fairness).
+      queue_per_source: ${CONCURRENCY}
   - fee-rewrite
 `;
 
