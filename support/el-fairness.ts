@@ -113,6 +113,13 @@ export const ATTACKS = {
       'latest',
     ]),
     refusal: HEAVY_IN_FLIGHT,
+    /**
+     * One such simulation keeps anvil ~2.5 s, and anvil seals a block only once the call running
+     * then has ended, every read of the new head waiting meanwhile: a victim call that meets a
+     * seal waits for it whatever lane it is on. One request's EL time is not bounded yet (issue
+     * 34, item 1): the 90th percentile is not asserted here.
+     */
+    sealStalls: true,
   },
   /** 32 clients, each a gasless eth_estimateGas of the loop (the EL searches: many runs at the cap). */
   estimates: {

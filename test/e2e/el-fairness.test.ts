@@ -87,7 +87,9 @@ describe('el-fairness: another source is served while one floods the EL with gas
     expect(refusals).to.be.above(0).and.at.most(REFUSALS_CEILING);
   });
 
-  for (const [name, { from, concurrency, body, refusal }] of Object.entries(ATTACKS)) {
+  for (const [name, attackOf] of Object.entries(ATTACKS)) {
+    const { from, concurrency, body, refusal } = attackOf;
+    const sealStalls = 'sealStalls' in attackOf && attackOf.sealStalls;
     it(`${name}: ${concurrency} concurrent clients retrying at once; the victim's medians stay within ${RATIO_CEILING}x of quiet`, async () => {
       const until = Date.now() + PHASE_MS;
       const [attacked, outcomes] = await Promise.all([
@@ -115,7 +117,7 @@ describe('el-fairness: another source is served while one floods the EL with gas
       expect(submissions).to.be.at.most(RATIO_CEILING);
       for (const what of ['calls', 'estimates'] as const) {
         expect(p50(attacked[what]), `${what} p50`).to.be.at.most(Math.max(RATIO_CEILING * p50(quiet[what]), CALL_FLOOR_MS));
-        expect(p90(attacked[what]), `${what} p90`).to.be.at.most(P90_CEILING_MS);
+        if (!sealStalls) expect(p90(attacked[what]), `${what} p90`).to.be.at.most(P90_CEILING_MS);
       }
     });
   }
