@@ -76,6 +76,8 @@ export class Metrics implements PluginMetrics {
   inFlight: () => number = () => 0;
   /** Reads the declared body bytes being received at scrape time (set by the request listener). */
   bodyBytesInFlight: () => number = () => 0;
+  /** Reads the gas-heavy reads waiting for an EL turn, and running per lane, at scrape time (set by the request listener). */
+  elCalls: () => { readonly waiting: number; readonly quick: number; readonly heavy: number } = () => ({ waiting: 0, quick: 0, heavy: 0 });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_ingress_' });
@@ -85,6 +87,23 @@ export class Metrics implements PluginMetrics {
       'Declared request-body bytes being received, charged against max_body_bytes_in_flight.',
       () => this.bodyBytesInFlight(),
     );
+    this.gauge(
+      'svc_ingress_el_calls_waiting',
+      'eth_call, eth_estimateGas, eth_createAccessList and eth_simulateV1 waiting for a turn on the EL.',
+      () => this.elCalls().waiting,
+    );
+    const elCalls = () => this.elCalls();
+    new Gauge({
+      name: 'svc_ingress_el_calls_running',
+      help: 'Gas-heavy reads running on the EL, by lane (quick: expected short; heavy: any).',
+      labelNames: ['lane'],
+      registers: [this.registry],
+      collect() {
+        const { quick, heavy } = elCalls();
+        this.set({ lane: 'quick' }, quick);
+        this.set({ lane: 'heavy' }, heavy);
+      },
+    });
   }
 
   /** A gauge read at scrape time. */

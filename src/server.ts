@@ -61,6 +61,10 @@ export function createRequestListener(
   // Declared body bytes being received, across reloads.
   const budget = new BodyBudget();
   metrics.bodyBytesInFlight = () => budget.inFlight;
+  metrics.elCalls = () => {
+    const { elTurns } = current();
+    return { waiting: elTurns.queued, quick: elTurns.runningOn('quick'), heavy: elTurns.runningOn('heavy') };
+  };
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();
     // Until an answer is decided, a request whose client leaves counts as abandoned.

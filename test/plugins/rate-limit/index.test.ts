@@ -354,6 +354,10 @@ describe('rate-limit', () => {
         // b's call arrives last, behind a's two waiting ones.
         const b1 = b.send(ingress.url, 'eth_call', {}, callOf('0xb1'));
         await holding(4);
+        const scraped = await (await request(`${ingress.metricsUrl}/metrics`)).body.text();
+        expect(scraped).to.match(/^svc_ingress_el_calls_waiting 3$/m);
+        expect(scraped).to.match(/^svc_ingress_el_calls_running\{lane="heavy"\} 1$/m);
+        expect(scraped).to.match(/^svc_ingress_el_calls_running\{lane="quick"\} 0$/m);
         held.release();
         const queued = [a2, a3];
         for (const reply of await Promise.all([a1, ...queued, b1])) expect(reply.body.result).to.equal('0x');
