@@ -16,7 +16,7 @@ import { rpc } from '../support/http.js';
 import { DEV_KEYS } from '../support/keys.js';
 import { startRedis } from '../test/helpers/redis.js';
 import { median, rotated } from './measure.js';
-import { benchIngress, productionChain, runBench, UNLIMITED_READS, UNLIMITED_SUBMISSIONS } from './production.js';
+import { benchIngress, ONE_ADDRESS_LOAD, productionChain, runBench, UNLIMITED_READS, UNLIMITED_SUBMISSIONS } from './production.js';
 import { wrk, type Run } from './wrk.js';
 
 const SECONDS = Number(process.argv[2] ?? 3);
@@ -34,7 +34,7 @@ runBench(async (stopLater) => {
   stopLater(() => redisServer.stop());
   const redis = new Redis(redisServer.url);
   stopLater(() => redis.disconnect());
-  const chain = productionChain(anvil.url, [UNLIMITED_READS, ...UNLIMITED_SUBMISSIONS]);
+  const chain = productionChain(anvil.url, [UNLIMITED_READS, ONE_ADDRESS_LOAD, ...UNLIMITED_SUBMISSIONS]);
   const memory = await benchIngress(stopLater, chain);
   const fleet = await benchIngress(stopLater, chain.replace('store: memory', `store: redis\nredis_url: ${redisServer.url}`));
   await fleet.waitForLog('redis ready: shared state in use');

@@ -26,6 +26,11 @@ export const UNLIMITED_READS = [
   'per_source: {rate_per_second: 300, burst: 600}',
   'per_source: {rate_per_second: 10000000, burst: 10000000}',
 ] as const;
+/**
+ * wrk's clients all come from one address: the per-source connection cap (156 by default) would
+ * close most of 256 on accept. Raised to max_connections for load from one machine.
+ */
+export const ONE_ADDRESS_LOAD = ['# max_connections_per_source: 156', 'max_connections_per_source: 10000'] as const;
 /** Submission quotas likewise, per source and host-wide. */
 export const UNLIMITED_SUBMISSIONS = [
   ['per_source: {rate_per_second: 10, burst: 50}', 'per_source: {rate_per_second: 10000000, burst: 10000000}'],

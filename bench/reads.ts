@@ -30,7 +30,7 @@ import { startAnvil } from '../devnet/anvil.js';
 import { freePort } from '../support/ports.js';
 import { canPin, LOAD_CPU, onCpu, pin, PROXY_CPU } from './cores.js';
 import { median, rotated } from './measure.js';
-import { benchIngress, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
+import { benchIngress, ONE_ADDRESS_LOAD, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
 import { wrk, type Run } from './wrk.js';
 
@@ -178,7 +178,7 @@ async function main(stopLater: StopLater): Promise<void> {
   stopLater(() => reference.stop());
   const nginx = await startNginx(anvil.url, dir, pinned ? PROXY_CPU : undefined);
   stopLater(() => nginx.stop());
-  const ingress = await benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS]));
+  const ingress = await benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS, ONE_ADDRESS_LOAD]));
   if (pinned) {
     pin(anvil.child.pid!, LOAD_CPU);
     pin(reference.child.pid!, PROXY_CPU);
