@@ -34,7 +34,7 @@ runBench(async (stopLater) => {
   stopLater(() => redisServer.stop());
   const redis = new Redis(redisServer.url);
   stopLater(() => redis.disconnect());
-  const chain = productionChain(anvil.url, [UNLIMITED_READS, ONE_ADDRESS_LOAD, ...UNLIMITED_SUBMISSIONS]);
+  const chain = productionChain(anvil.url, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD, ...UNLIMITED_SUBMISSIONS]);
   const memory = await benchIngress(stopLater, chain);
   const fleet = await benchIngress(stopLater, chain.replace('store: memory', `store: redis\nredis_url: ${redisServer.url}`));
   await fleet.waitForLog('redis ready: shared state in use');

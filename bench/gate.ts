@@ -190,7 +190,7 @@ async function refusals(
     );
   };
 
-  const open = await benchIngress(stopLater, productionChain(anvilUrl, [UNLIMITED_READS, ONE_ADDRESS_LOAD, ...UNLIMITED_SUBMISSIONS]));
+  const open = await benchIngress(stopLater, productionChain(anvilUrl, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD, ...UNLIMITED_SUBMISSIONS]));
   const first = await answerOf(open.url, submit(admitted));
   if (!first.text.includes(keccak256(admitted))) throw new Error(`the duplicate's first submission was not admitted: ${first.text}`);
   for (const c of cases) {

@@ -178,7 +178,7 @@ async function main(stopLater: StopLater): Promise<void> {
   stopLater(() => reference.stop());
   const nginx = await startNginx(anvil.url, dir, pinned ? PROXY_CPU : undefined);
   stopLater(() => nginx.stop());
-  const ingress = await benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS, ONE_ADDRESS_LOAD]));
+  const ingress = await benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD]));
   if (pinned) {
     pin(anvil.child.pid!, LOAD_CPU);
     pin(reference.child.pid!, PROXY_CPU);

@@ -24,7 +24,7 @@ async function main(stopLater: StopLater): Promise<void> {
   console.log(`workers: wrk -t1, ${SECONDS} s per run, ${new Date().toISOString()}, node ${process.version}`);
   console.log('method            clients | direct req/s | 1 worker req/s  p99 ms | 2 workers req/s  p99 ms | 2 / 1   1 / direct');
   const ingress = async (workers: number) =>
-    benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS, ONE_ADDRESS_LOAD, ['workers: 1', `workers: ${workers}`]]));
+    benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD, ['workers: 1', `workers: ${workers}`]]));
   const [one, two] = [await ingress(1), await ingress(2)];
   for (const [method, params] of Object.entries(CALLS)) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
