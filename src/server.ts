@@ -224,7 +224,9 @@ function admitUnread(
   const read = () => {
     if (res.destroyed) return release();
     if (awaitingContinue.has(req)) res.writeContinue();
-    readBody(req, runtime.maxBodyBytes, runtime.config.clientTimeouts.bodyIdleMs, (body) => {
+    // Only a body the budget counts is cut when it stalls: a small one costs no timer (request_ms bounds it).
+    const idleMs = declared > SMALL_BODY_BYTES ? runtime.config.clientTimeouts.bodyIdleMs : undefined;
+    readBody(req, runtime.maxBodyBytes, idleMs, (body) => {
       if (body === STALLED) {
         release();
         return refuseTransport(res, metrics, transport.bodyStalled);
@@ -466,21 +468,29 @@ const STALLED = Symbol('stalled');
 
 /**
  * Collects the body up to `cap` bytes; calls back with undefined once the cap is passed, and with
- * STALLED once no byte has come for `idleMs` (a body withheld must not hold the budget for the
- * whole request timeout, like nginx's client_body_timeout).
+ * STALLED once no byte has come for `idleMs`, when given (a body withheld must not hold the budget
+ * for the whole request timeout, like nginx's client_body_timeout).
  */
-function readBody(req: IncomingMessage, cap: number, idleMs: number, done: (body: Buffer | undefined | typeof STALLED) => void): void {
+function readBody(
+  req: IncomingMessage,
+  cap: number,
+  idleMs: number | undefined,
+  done: (body: Buffer | undefined | typeof STALLED) => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   const stop = () => {
+    if (idle === undefined) return void req.off('data', onData).off('end', onEnd);
     clearTimeout(idle);
-    req.off('data', onData).off('end', onEnd).off('close', onClose);
+    req.off('data', onData).off('end', onEnd).off('close', stop);
   };
-  const stalled = () => {
-    stop();
-    done(STALLED);
-  };
-  const idle = setTimeout(stalled, idleMs);
+  const idle =
+    idleMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          stop();
+          done(STALLED);
+        }, idleMs);
   const onData = (chunk: Buffer) => {
     size += chunk.length;
     if (size > cap) {
@@ -489,14 +499,15 @@ function readBody(req: IncomingMessage, cap: number, idleMs: number, done: (body
       return;
     }
     chunks.push(chunk);
-    idle.refresh();
+    idle?.refresh();
   };
   const onEnd = () => {
     stop();
     done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
   };
   // A client that goes away mid-body only ends its own request; 'close' on the response cleans
-  // up. (An IncomingMessage emits 'error' only to listeners it has, so none is needed.)
-  const onClose = () => stop();
-  req.on('data', onData).on('end', onEnd).once('close', onClose);
+  // up (and on the request, the idle timer). (An IncomingMessage emits 'error' only to listeners
+  // it has, so none is needed.)
+  req.on('data', onData).on('end', onEnd);
+  if (idle !== undefined) req.once('close', stop);
 }
