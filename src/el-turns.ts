@@ -13,10 +13,10 @@
  * from anyone; calls that take longer than their target promised mark the target and their
  * source, which stay out of the quick lane while the marks fade. Only calls asking for more than
  * `quickGas` teach a target: a small call's time says nothing of what a large one to the same
- * code can do. A long quick-lane answer that arrives just after a heavy-lane one (STALL_MS) is
- * read as a wait for it, not as the call's own time, and marks nothing: an EL that seals blocks
- * under a write lock (anvil) holds every read while a long call keeps the lock, so the quick
- * lane's calls of that moment end with the heavy one.
+ * code can do. A call that took longer than `quickMs` marks only if the EL answered another read
+ * within `quickMs` meanwhile (`answered`): an EL that seals blocks under a write lock (anvil)
+ * holds every read while a long call keeps the lock, and a call held so waited, whatever its own
+ * time; an EL answering others quickly all along was not holding it.
  *
  * In each lane, waiting sources are served by start-time fair queueing on measured
  * milliseconds: a source's next call starts at the later of the current virtual time and the
@@ -59,8 +59,6 @@ const PEAK_HALF_LIFE_MS = 5_000;
 const PEAK_KEYS = 100_000;
 /** What a call is charged when it starts, until its EL time is known. */
 const PROVISIONAL_MS = 1;
-/** A quick-lane answer this soon after a heavy-lane one may have waited for it on the EL. */
-const STALL_MS = 100;
 /** Sources whose virtual time is kept while they are idle; past it the idle ones are forgotten. */
 const MAX_LINES = 10_000;
 
@@ -80,7 +78,8 @@ export class ElTurns {
   private waiting = 0;
   private readonly sources: PeakHistory;
   private readonly targets: PeakHistory;
-  private lastHeavyEnd = Number.NEGATIVE_INFINITY;
+  /** When the EL last answered a read within `quickMs`: it was not holding reads then. */
+  private lastResponsive = Number.NEGATIVE_INFINITY;
 
   constructor(
     private lanes: ElLanes,
@@ -102,6 +101,11 @@ export class ElTurns {
   /** Calls waiting for their turn (for tests and metrics). */
   get queued(): number {
     return this.waiting;
+  }
+
+  /** Another read answered in `elMs`: one within `quickMs` shows the EL was serving reads then. */
+  answered(elMs: number): void {
+    if (elMs <= this.lanes.quickMs) this.lastResponsive = this.now();
   }
 
   /** Calls running on `lane` now. */
@@ -177,24 +181,25 @@ export class ElTurns {
     line.running++;
     this.running[lane]++;
     let over = false;
+    const startedAt = this.now();
     turn.start(lane, (elMs) => {
       if (over) return;
       over = true;
       this.running[lane]--;
       line.running--;
       line.finish += Math.max(0, elMs - PROVISIONAL_MS);
-      this.learn(turn, lane, elMs);
+      this.learn(turn, lane, elMs, startedAt);
+      this.answered(elMs);
       this.settle(turn.source, line);
       this.pump();
     });
   }
 
   /** What a large call's EL time teaches of its target, and on the quick lane of its source. */
-  private learn(turn: ElTurn, lane: Lane, elMs: number): void {
-    const now = this.now();
-    if (lane === 'heavy') this.lastHeavyEnd = now;
+  private learn(turn: ElTurn, lane: Lane, elMs: number, startedAt: number): void {
     if (turn.gas <= this.lanes.quickGas) return;
-    if (lane === 'quick' && elMs > this.lanes.quickMs && now - this.lastHeavyEnd <= STALL_MS) return;
+    // Long, and the EL answered no other read quickly once it was: it may have been held.
+    if (elMs > this.lanes.quickMs && this.lastResponsive <= startedAt + this.lanes.quickMs) return;
     if (turn.target !== undefined) this.targets.record(turn.target, elMs);
     if (lane === 'quick') this.sources.record(turn.source, elMs);
   }

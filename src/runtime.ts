@@ -22,6 +22,8 @@ export class Runtime {
   readonly maxBodyBytes: number;
   /** The chain's name for a TCP peer's source (`Plugin.connectionSource`), made once. */
   readonly peerSourceOf: (address: string) => string | null | undefined;
+  /** Told the EL time of every other read streamed: whether the EL was serving reads (el-turns.ts). */
+  readonly readAnswered: (elMs: number) => void;
   private inflight = 0;
   /** False once a lane's pool is handed on to the runtime replacing this one, which closes it. */
   private readonly owns = { heavy: true, quick: true };
@@ -47,6 +49,7 @@ export class Runtime {
   ) {
     this.maxBodyBytes = chain.maxBodyBytes(MAX_BODY_CAP_BYTES);
     this.peerSourceOf = (address) => chain.connectionSource(address);
+    this.readAnswered = (elMs) => elTurns.answered(elMs);
   }
 
   /** `previous`: the runtime this one replaces on a reload, whose carried state it keeps (see `Carried`). */

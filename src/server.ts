@@ -331,7 +331,13 @@ function handleBody(
     }
     trace.outcome = 'proxied';
     if (!GAS_HEAVY_METHODS.has(request.method)) {
-      trace.cancelUpstream = runtime.execution.stream(canonicalBody(request), res, streamed, runtime.config.clientTimeouts.readStallMs);
+      trace.cancelUpstream = runtime.execution.stream(
+        canonicalBody(request),
+        res,
+        streamed,
+        runtime.config.clientTimeouts.readStallMs,
+        runtime.readAnswered,
+      );
       return;
     }
     // Gas-heavy: a turn on one of the two lanes kept for them (never holding the other reads'

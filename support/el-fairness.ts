@@ -117,7 +117,7 @@ export const ATTACKS = {
      * One such simulation keeps anvil ~2.5 s, and anvil seals a block only once the call running
      * then has ended, every read of the new head waiting meanwhile: a victim call that meets a
      * seal waits for it whatever lane it is on. One request's EL time is not bounded yet (issue
-     * 34, item 1): the 90th percentile is not asserted here.
+     * 34, item 1): the victim's latencies are measured, not asserted, here.
      */
     sealStalls: true,
   },
