@@ -73,25 +73,47 @@ export function callsOf(method: string, params: unknown): unknown[] {
   );
 }
 
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const SELECTOR = /^0x[0-9a-fA-F]{0,8}/;
+/** Call object keys that name what runs exactly; any other key geth would read as one of them is refused a name. */
+const NAMING_KEYS = new Set(['to', 'data', 'input']);
+
 /**
- * What a call's EL time is learned by (src/el-turns.ts): its method, contract, selector, and
- * whether it runs at the head or at a block of its own. Undefined where one name could cover
- * calls of any cost: an eth_simulateV1, a call with state or block overrides (code of the
- * caller's choosing), a contract creation, keys spelt twice.
+ * What a call's EL time is learned by (src/el-turns.ts): its method, contract and selector, at
+ * the head. Undefined where one name could cover calls of any cost: an eth_simulateV1, a call
+ * at a block of its own (the code there may differ), with state or block overrides or an EIP-7702
+ * authorization list (code of the caller's choosing), a contract creation, `to`, `data` or
+ * `input` spelt other than exactly (an EL reading keys exactly would run something else), or a
+ * `to` that is not an address.
  */
 export function callTarget(method: string, params: unknown): string | undefined {
   if (!Array.isArray(params) || method === SIMULATE_METHOD || params.slice(2).some((p) => p !== null && p !== undefined)) {
     return undefined;
   }
-  const to = valuesOf(params[0], 'to');
-  const data = [...valuesOf(params[0], 'data'), ...valuesOf(params[0], 'input')];
-  if (to.length !== 1 || typeof to[0] !== 'string' || data.length > 1 || (data.length === 1 && typeof data[0] !== 'string')) {
-    return undefined;
-  }
-  const selector = data.length === 1 ? (data[0] as string).slice(0, 10).toLowerCase() : '';
   const block = params[1];
-  const head = block === undefined || block === null || block === 'latest' || block === 'pending';
-  return `${method} ${to[0].toLowerCase()} ${selector} ${head ? 'head' : 'past'}`;
+  if (!(block === undefined || block === null || block === 'latest' || block === 'pending')) return undefined;
+  const call = params[0];
+  if (call === null || typeof call !== 'object' || Array.isArray(call)) return undefined;
+  for (const key of Object.keys(call)) {
+    const name = folded(key);
+    if ((NAMING_KEYS.has(name) && key !== name) || name === 'authorizationlist') return undefined;
+  }
+  const { to, data, input } = call as Record<string, unknown>;
+  if (typeof to !== 'string' || !ADDRESS.test(to) || (data !== undefined && input !== undefined)) return undefined;
+  const calldata = data ?? input;
+  if (calldata !== undefined && typeof calldata !== 'string') return undefined;
+  const selector = calldata === undefined ? '' : (SELECTOR.exec(calldata)?.[0].toLowerCase() ?? undefined);
+  if (selector === undefined) return undefined;
+  return `${method} ${to.toLowerCase()} ${selector}`;
+}
+
+/**
+ * How many times an EL runs a call of `method`: eth_estimateGas searches (~7 runs at 2,000,000
+ * gas, up to ~25 at the cap), eth_createAccessList repeats until the list settles. What bounds
+ * one run's time bounds the request's only times this.
+ */
+export function runsOf(method: string): bigint {
+  return method === 'eth_estimateGas' || method === 'eth_createAccessList' ? 16n : 1n;
 }
 
 /** The gas a request's calls ask for in all, a call naming no gas counted at `cap`. */

@@ -33,7 +33,7 @@ export interface ElTurn {
   readonly source: string;
   /** What call-gas.ts names the call's target, if it has one that can be learned. */
   readonly target: string | undefined;
-  /** The gas its calls ask for in all, a call naming none counted at the cap. */
+  /** The gas its calls ask for in all, a call naming none counted at the cap, times the runs its method makes (call-gas.ts). */
   readonly gas: bigint;
   /** True once nobody waits for the answer: a turn not started yet is then dropped. */
   readonly gone: () => boolean;

@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, requestGas } from './call-gas.js';
+import { callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, requestGas, runsOf } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
 import type { SourceHolds } from './refusal-hold.js';
@@ -355,7 +355,8 @@ function handleBody(
     runtime.elTurns.take({
       source: ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address,
       target: callTarget(request.method, request.params),
-      gas: ctx.facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP),
+      // The gas of every run: an estimate at 2,000,000 gas may run the call a dozen times.
+      gas: (ctx.facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP)) * runsOf(request.method),
       gone: () => res.destroyed,
       dropped: elSettled,
       start: (lane, ended) => {

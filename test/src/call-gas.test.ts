@@ -1,5 +1,14 @@
 import { expect } from 'chai';
-import { callsOf, callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, namesGasOtherwise, requestGas } from '../../src/call-gas.js';
+import {
+  callsOf,
+  callTarget,
+  DEFAULT_RPC_GAS_CAP,
+  runsOf,
+  GAS_HEAVY_METHODS,
+  gasOf,
+  namesGasOtherwise,
+  requestGas,
+} from '../../src/call-gas.js';
 
 const simulation = (...blocks: unknown[]) => [{ blockStateCalls: blocks }, 'latest'];
 
@@ -85,24 +94,38 @@ describe('call-gas', () => {
     const TOKEN = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
     const balanceOf = `0x70a08231${'00'.repeat(32)}`;
 
-    it('names a call by method, contract, selector and whether it runs at the head', () => {
-      const head = `eth_call ${TOKEN.toLowerCase()} 0x70a08231 head`;
+    it('names a call at the head by method, contract and selector', () => {
+      const head = `eth_call ${TOKEN.toLowerCase()} 0x70a08231`;
       expect(callTarget('eth_call', [{ to: TOKEN, data: balanceOf }, 'latest'])).to.equal(head);
       expect(callTarget('eth_call', [{ to: TOKEN.toLowerCase(), input: balanceOf.toUpperCase().replace('0X', '0x') }])).to.equal(head);
       expect(callTarget('eth_call', [{ to: TOKEN, data: balanceOf }, 'pending', null])).to.equal(head);
-      expect(callTarget('eth_call', [{ to: TOKEN, data: balanceOf }, '0x10'])).to.equal(`eth_call ${TOKEN.toLowerCase()} 0x70a08231 past`);
-      expect(callTarget('eth_estimateGas', [{ to: TOKEN, value: '0x1' }])).to.equal(`eth_estimateGas ${TOKEN.toLowerCase()}  head`);
+      expect(callTarget('eth_estimateGas', [{ to: TOKEN, value: '0x1' }])).to.equal(`eth_estimateGas ${TOKEN.toLowerCase()} `);
     });
 
     it('names none where one name could cover calls of any cost', () => {
       const call = { to: TOKEN, data: balanceOf };
+      expect(callTarget('eth_call', [call, '0x10']), 'a past block').to.equal(undefined);
+      expect(callTarget('eth_call', [call, 'earliest']), 'the first block').to.equal(undefined);
       expect(callTarget('eth_call', [call, 'latest', { [TOKEN]: { code: '0x00' } }]), 'state overrides').to.equal(undefined);
       expect(callTarget('eth_call', [call, 'latest', null, { number: '0x1' }]), 'block overrides').to.equal(undefined);
+      expect(callTarget('eth_call', [{ ...call, authorizationList: [] }]), 'an EIP-7702 delegation').to.equal(undefined);
       expect(callTarget('eth_call', [{ data: balanceOf }]), 'a creation').to.equal(undefined);
+      expect(callTarget('eth_call', [{ To: TOKEN, data: balanceOf }]), 'To: an exact reader sees a creation').to.equal(undefined);
+      expect(callTarget('eth_call', [{ to: TOKEN, Data: balanceOf }]), 'Data').to.equal(undefined);
       expect(callTarget('eth_call', [{ to: TOKEN, data: balanceOf, input: '0x' }]), 'data twice').to.equal(undefined);
-      expect(callTarget('eth_call', [{ to: TOKEN, To: TOKEN }]), 'to twice').to.equal(undefined);
+      expect(callTarget('eth_call', [{ to: `0x${'ab'.repeat(250_000)}` }]), 'not an address').to.equal(undefined);
+      expect(callTarget('eth_call', [{ to: TOKEN, data: 'junk' }]), 'calldata not hex').to.equal(undefined);
       expect(callTarget('eth_simulateV1', [{ blockStateCalls: [{ calls: [call] }] }])).to.equal(undefined);
       expect(callTarget('eth_call', { to: TOKEN })).to.equal(undefined);
+    });
+
+    it('counts the runs an estimate or an access list makes of its call', () => {
+      expect([runsOf('eth_call'), runsOf('eth_simulateV1'), runsOf('eth_estimateGas'), runsOf('eth_createAccessList')]).to.deep.equal([
+        1n,
+        1n,
+        16n,
+        16n,
+      ]);
     });
   });
 });
