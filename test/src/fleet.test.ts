@@ -15,6 +15,18 @@ import { until } from '../helpers/until.js';
 
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
 
+/** An eth_chainId from `client`'s address to `url`: its HTTP status. */
+async function readFrom(client: Agent, url: string): Promise<number> {
+  const reply = await request(url, {
+    dispatcher: client,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+  });
+  await reply.body.dump();
+  return reply.statusCode;
+}
+
 describe('fleet mode: two ingress processes sharing one Redis', () => {
   const anvil = useAnvil();
   let redis: RedisServer;
@@ -54,16 +66,7 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
     await redis?.stop();
   });
 
-  const read = async (url: string) => {
-    const reply = await request(url, {
-      dispatcher: client,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-    });
-    await reply.body.dump();
-    return reply.statusCode;
-  };
+  const read = (url: string) => readFrom(client, url);
   const transfer = (key: string, nonce = 0) =>
     new Wallet(key).signTransaction({
       chainId: 8141,
@@ -83,12 +86,17 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
     expect((await submit(second.url, raw)).error).to.deep.equal({ code: -32000, message: 'already known' });
   });
 
-  /** What the fleet's counters hold of this client's reads (both instances' syncs, every 50 ms). */
-  const counted = async () => {
-    const keys = await store.keys('svc-ingress:rl:reads:source:*:127.0.0.5');
+  /** What the fleet's counters hold of a client's reads (both instances' syncs, every 50 ms). */
+  const counted = async (address = '127.0.0.5') => {
+    const keys = await store.keys(`svc-ingress:rl:reads:source:*:${address}`);
     return keys.length === 0 ? 0 : (await store.mget(...keys)).reduce((sum, value) => sum + Number(value), 0);
   };
-  const untilCounted = (total: number) => until(counted, (value) => value >= total, `the fleet to count ${total} reads`);
+  const untilCounted = (total: number, address = '127.0.0.5') =>
+    until(
+      () => counted(address),
+      (value) => value >= total,
+      `the fleet to count ${total} reads`,
+    );
 
   it('holds one source to one bucket across both instances, once each has synced with the fleet', async () => {
     // An instance's first look at a source counts the current window's takes only (burst / rate,
@@ -126,20 +134,7 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
     // Issue 34, row E1: a source visiting the instances one window each passed 1.76x the limit,
     // each first look counting the current window's takes only.
     const visitor = new Agent({ localAddress: '127.0.0.6' });
-    const readAs = async (url: string) => {
-      const reply = await request(url, {
-        dispatcher: visitor,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-      });
-      await reply.body.dump();
-      return reply.statusCode;
-    };
-    const countedAs = async () => {
-      const keys = await store.keys('svc-ingress:rl:reads:source:*:127.0.0.6');
-      return keys.length === 0 ? 0 : (await store.mget(...keys)).reduce((sum, value) => sum + Number(value), 0);
-    };
+    const readAs = (url: string) => readFrom(visitor, url);
     try {
       // The burst spent at the first instance late in a window, and synced...
       const into = Date.now() % WINDOW_MS;
@@ -147,11 +142,11 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
       expect([await readAs(first.url), await readAs(first.url), await readAs(first.url), await readAs(first.url)]).to.deep.equal([
         200, 200, 200, 200,
       ]);
-      await until(countedAs, (value) => value >= 4, 'the fleet to count 4 reads');
+      await untilCounted(4, '127.0.0.6');
       // ...then the second instance's first look, early in the next window.
       await sleep(WINDOW_MS - (Date.now() % WINDOW_MS) + 20);
       expect(await readAs(second.url)).to.equal(200);
-      await until(countedAs, (value) => value >= 5, 'the fleet to count 5 reads');
+      await untilCounted(5, '127.0.0.6');
       expect(await readAs(second.url)).to.equal(429);
     } finally {
       await visitor.close();
@@ -216,14 +211,7 @@ describe('fleet mode: a source visiting the instances in turn (issue 34, row E1)
       for (let w = 0; w < WINDOWS; w++) {
         const end = started + (w + 1) * WINDOW_MS;
         while (Date.now() < end - 25) {
-          const reply = await request(instances[w % instances.length]!.url, {
-            dispatcher: visitor,
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-          });
-          await reply.body.dump();
-          if (reply.statusCode === 200) admitted++;
+          if ((await readFrom(visitor, instances[w % instances.length]!.url)) === 200) admitted++;
           await sleep(20);
         }
       }
