@@ -15,6 +15,12 @@ import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { Upstream } from './upstream.js';
 
+/**
+ * A lane's turn ends when the EL has answered, but its answer may still be streaming to a client
+ * that reads slowly: each lane's pool keeps this many connections per turn, so that such clients
+ * (two per source at most, max_heavy_in_flight_per_source) do not hold the next turn's connection.
+ */
+const LANE_CONNECTIONS_PER_TURN = 4;
 /** Connections of the pool for the ingress's own state reads (PluginEnv.stateReads). */
 const STATE_READ_CONNECTIONS = 16;
 
@@ -83,11 +89,14 @@ export class Runtime {
       const lane = (name: 'heavy' | 'quick') =>
         previous !== undefined && JSON.stringify(previous.config.upstreams[name]) === JSON.stringify(config.upstreams[name])
           ? previous.handOn(name)
-          : new Upstream(config.upstreams[name], onError);
+          : new Upstream(
+              { ...config.upstreams[name], connections: LANE_CONNECTIONS_PER_TURN * config.upstreams[name].connections },
+              onError,
+            );
       const heavy = lane('heavy');
       const quick = lane('quick');
       const lanes: ElLanes = {
-        heavy: heavy.options.connections,
+        heavy: config.upstreams.heavy.connections,
         quick: config.upstreams.quickCall.connections,
         quickGas: config.upstreams.quickCall.gas,
         quickMs: config.upstreams.quickCall.ms,

@@ -366,6 +366,7 @@ function handleBody(
           canonicalBody(request),
           res,
           (err, declaredBytes) => {
+            // An answer that never began (the EL failed, or the call was cut) ends the turn here.
             ended(elMs ?? performance.now() - started);
             elSettled();
             streamed(err, declaredBytes);
@@ -374,6 +375,9 @@ function handleBody(
           (ms) => {
             elMs = ms;
             charge?.(ms);
+            // The EL has computed the answer: the turn is over, whatever the client's pace of
+            // reading it (which holds one of the lane pool's spare connections, not the turn).
+            ended(ms);
           },
           true,
         );

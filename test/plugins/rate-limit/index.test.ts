@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
+import { connect } from 'node:net';
+import { once } from 'node:events';
 import { rateLimit } from '../../../plugins/rate-limit/index.js';
 import { CarryOver } from '../../../src/carry-over.js';
 import { OptionsReader } from '../../../src/config/reader.js';
@@ -365,6 +367,36 @@ describe('rate-limit', () => {
         expect(order).to.deep.equal(['0xa1', '0xb1', '0xa2', '0xa3']);
       } finally {
         held.release();
+        await ingress.shutdown();
+        await el.close();
+      }
+    });
+
+    it("ends a call's turn when the EL has answered it: a client reading its answer slowly does not hold the lane", async () => {
+      // 8 MB of answer: far more than the sockets between hold, so its client, reading nothing, keeps it streaming.
+      const big = JSON.stringify({ jsonrpc: '2.0', id: 1, result: `0x${'ab'.repeat(4_000_000)}` });
+      const el = await startStubEl({ eth_call: () => big });
+      const ingress = await startTestIngress(
+        testConfig(el.url, '\n  - allowlist\n  - rate-limit:\n      reads: {per_source: {rate_per_second: 100}}').replace(
+          '  headers_timeout_ms: 2000',
+          '  headers_timeout_ms: 2000\n  heavy_connections: 1\n  quick_connections: 0',
+        ),
+      );
+      const slow = connect({ port: ingress.port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+      try {
+        slow.on('error', () => {});
+        await once(slow, 'connect');
+        const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: DEAD }, 'latest'] });
+        slow.write(`POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+        await once(slow, 'data');
+        slow.pause();
+        // Another source's call, on the one heavy turn, is answered while the first answer streams.
+        const started = performance.now();
+        const other = await b.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest']);
+        expect(other.status).to.equal(200);
+        expect(performance.now() - started).to.be.below(2_000);
+      } finally {
+        slow.destroy();
         await ingress.shutdown();
         await el.close();
       }
