@@ -1,7 +1,7 @@
 /**
  * What one source's gas-heavy reads cost another source (issue 25, row N2; issue 34, row A1),
  * through the svc-ingress process (shipped production chain, real anvil): the victim's
- * eth_getBalance, ECDSA-transfer, eth_call and eth_estimateGas medians (and the calls' 90th
+ * eth_getBalance, ECDSA-transfer, eth_call (naming gas and gasless) and eth_estimateGas medians (and the calls' 90th
  * percentile) quiet and under each attack (support/el-fairness.ts), for the shipped limits and
  * for the settings they replace.
  *
@@ -56,7 +56,7 @@ const ROWS: ReadonlyArray<{
 
 const ratio = (attacked: readonly number[], quiet: readonly number[]) => `x${(p50(attacked) / p50(quiet)).toFixed(1)}`;
 const line = (what: string, latencies: VictimLatencies, quiet?: VictimLatencies) =>
-  `  ${what.padEnd(20)} eth_getBalance p50 ${p50(latencies.reads).toFixed(2)} ms${quiet ? ` (${ratio(latencies.reads, quiet.reads)})` : ''}, transfers p50 ${p50(latencies.submissions).toFixed(2)} ms${quiet ? ` (${ratio(latencies.submissions, quiet.submissions)})` : ''}, eth_call p50/p90 ${p50(latencies.calls).toFixed(2)}/${p90(latencies.calls).toFixed(1)} ms, eth_estimateGas p50/p90 ${p50(latencies.estimates).toFixed(2)}/${p90(latencies.estimates).toFixed(1)} ms`;
+  `  ${what.padEnd(20)} eth_getBalance p50 ${p50(latencies.reads).toFixed(2)} ms${quiet ? ` (${ratio(latencies.reads, quiet.reads)})` : ''}, transfers p50 ${p50(latencies.submissions).toFixed(2)} ms${quiet ? ` (${ratio(latencies.submissions, quiet.submissions)})` : ''}, eth_call p50/p90 ${p50(latencies.calls).toFixed(2)}/${p90(latencies.calls).toFixed(1)} ms, gasless eth_call p50/p90 ${p50(latencies.views).toFixed(2)}/${p90(latencies.views).toFixed(1)} ms, eth_estimateGas p50/p90 ${p50(latencies.estimates).toFixed(2)}/${p90(latencies.estimates).toFixed(1)} ms`;
 
 async function main(stopLater: StopLater): Promise<void> {
   console.log(`el-fairness bench: 127.0.0.2 reads and transfers while another source attacks (${PHASE_MS / 1000} s a phase)`);

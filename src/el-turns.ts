@@ -10,8 +10,11 @@
  * measured within `quickMs`, and lately no more than once beyond it, and so have its source's
  * such calls on the quick lane (PeakHistory: one call that waited on a busy EL is forgiven, a
  * second is not). A gasless balanceOf runs on the quick lane once one has been measured short,
- * from anyone; calls that take longer than their target promised mark the target and their
- * source, which stay out of the quick lane while the marks fade. Only calls asking for more than
+ * from anyone; calls that take longer than their target promised mark their source, which stays
+ * out of the quick lane while the mark fades, and the target only once two sources' calls did:
+ * a target's cost can hang on its calldata past the selector (a multicall, a router), and one
+ * source's dear calls to it must not send everyone's cheap ones to wait behind large calls. A
+ * source counts once a target until its own long call on it fades. Only calls asking for more than
  * `quickGas` teach a target: a small call's time says nothing of what a large one to the same
  * code can do. A call that took longer than `quickMs` marks only if the EL answered another read
  * within `quickMs` meanwhile (`answered`): an EL that seals blocks under a write lock (anvil)
@@ -78,6 +81,8 @@ export class ElTurns {
   private waiting = 0;
   private readonly sources: PeakHistory;
   private readonly targets: PeakHistory;
+  /** Per source and target: whether the source's long call on the target counted there lately. */
+  private readonly pairs: PeakHistory;
   /** When the EL last answered a read within `quickMs`: it was not holding reads then. */
   private lastResponsive = Number.NEGATIVE_INFINITY;
 
@@ -87,6 +92,7 @@ export class ElTurns {
   ) {
     this.sources = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
     this.targets = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
+    this.pairs = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
   }
 
   /**
@@ -200,7 +206,12 @@ export class ElTurns {
     if (turn.gas <= this.lanes.quickGas) return;
     // Long, and the EL answered no other read quickly once it was: it may have been held.
     if (elMs > this.lanes.quickMs && this.lastResponsive <= startedAt + this.lanes.quickMs) return;
-    if (turn.target !== undefined) this.targets.record(turn.target, elMs);
+    if (turn.target !== undefined) {
+      const pair = `${turn.source}\n${turn.target}`;
+      const counted = (this.pairs.peaks(pair)?.highest ?? 0) > this.lanes.quickMs;
+      if (elMs <= this.lanes.quickMs || !counted) this.targets.record(turn.target, elMs);
+      this.pairs.record(pair, elMs);
+    }
     if (lane === 'quick') this.sources.record(turn.source, elMs);
   }
 

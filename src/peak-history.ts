@@ -6,6 +6,8 @@
  * ago is forgotten first.
  */
 export interface Peaks {
+  /** The highest measurement, decayed. */
+  readonly highest: number;
   /** The second highest measurement, decayed: 0 after one measurement. */
   readonly lately: number;
   /** The least measurement ever made. */
@@ -37,7 +39,8 @@ export class PeakHistory {
   peaks(key: string): Peaks | undefined {
     const kept = this.kept.get(key);
     if (kept === undefined) return undefined;
-    return { lately: kept.second * this.decay(kept.at), least: kept.least };
+    const decay = this.decay(kept.at);
+    return { highest: kept.highest * decay, lately: kept.second * decay, least: kept.least };
   }
 
   record(key: string, ms: number): void {

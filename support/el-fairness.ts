@@ -27,9 +27,17 @@ export const LOOP_ADDRESS = '0x00000000000000000000000000000000000c0de1';
 /** STATICCALLs of BLAKE2F (0x09) at 65,536 rounds until the gas is gone: ~2.5 times the hashing loop's EL time per gas. */
 export const BLAKE2F_ADDRESS = '0x00000000000000000000000000000000000c0de2';
 const BLAKE2F_LOOP_CODE = precompileLoop(9, `00010000${'00'.repeat(208)}01`);
-/** A view: returns 32 zero bytes (PUSH1 32 PUSH1 0 RETURN). */
+/**
+ * A view whose cost hangs on its calldata past the selector, as a multicall's or a router's does:
+ * it returns 32 zero bytes, unless the word after the selector is not zero, then runs the hashing
+ * loop above.
+ *   0: PUSH1 4 CALLDATALOAD PUSH1 11 JUMPI PUSH1 32 PUSH1 0 RETURN
+ *  11: JUMPDEST PUSH1 32 PUSH1 0 KECCAK256 POP GAS PUSH3 100000 LT PUSH1 11 JUMPI STOP
+ */
 export const VIEW_ADDRESS = '0x00000000000000000000000000000000000c0de3';
-const VIEW_CODE = '0x60206000f3';
+const VIEW_CODE = '0x600435600b5760206000f35b6020600020505a620186a010600b5700';
+/** The victim's view call's selector. */
+const VIEW_SELECTOR = '0x70a08231';
 export const MAX_GAS = 50_000_000;
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -135,6 +143,16 @@ export const ATTACKS = {
     body: rpcBody('eth_call', [{ to: LOOP_ADDRESS, gas: hex(2_000_000) }, 'latest']),
     refusal: HEAVY_IN_FLIGHT,
   },
+  /**
+   * 32 clients, each a gasless eth_call of the victim's view, its selector followed by a word that
+   * runs the loop to the cap: the target the victim's own gasless calls are learned by.
+   */
+  'calls to a shared target': {
+    from: '127.0.0.9',
+    concurrency: 32,
+    body: rpcBody('eth_call', [{ to: VIEW_ADDRESS, data: `${VIEW_SELECTOR}${'0'.repeat(63)}1` }, 'latest']),
+    refusal: HEAVY_IN_FLIGHT,
+  },
   /** 150 clients (of the 156 connections a source may open by default), each an eth_blockNumber. */
   reads: {
     from: '127.0.0.4',
@@ -195,8 +213,10 @@ export async function attack(
 
 export interface VictimLatencies {
   readonly reads: number[];
-  /** eth_call naming 30,000 gas, and a gasless one of a view. */
+  /** eth_call naming 30,000 gas. */
   readonly calls: number[];
+  /** Gasless eth_call of a view (learned by its target: call-gas.ts). */
+  readonly views: number[];
   /** Gasless eth_estimateGas of a transfer. */
   readonly estimates: number[];
   readonly submissions: number[];
@@ -233,6 +253,7 @@ export async function victim(url: string, transfers: Transfers, until: number): 
   const pool = new Pool(url, { connections: 3, localAddress: VICTIM });
   const reads: number[] = [];
   const calls: number[] = [];
+  const views: number[] = [];
   const estimates: number[] = [];
   const submissions: number[] = [];
   const failures: string[] = [];
@@ -246,13 +267,15 @@ export async function victim(url: string, transfers: Transfers, until: number): 
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const balance = rpcBody('eth_getBalance', [RECIPIENT, 'latest']);
   const callWithGas = rpcBody('eth_call', [{ to: LOOP_ADDRESS, gas: hex(30_000) }, 'latest']);
-  const view = rpcBody('eth_call', [{ to: VIEW_ADDRESS, data: '0x70a08231' }, 'latest']);
+  const view = rpcBody('eth_call', [{ to: VIEW_ADDRESS, data: VIEW_SELECTOR }, 'latest']);
   const estimate = rpcBody('eth_estimateGas', [{ from: RECIPIENT, to: VIEW_ADDRESS, value: '0x0' }]);
   await Promise.all([
     (async () => {
       for (let i = 0; Date.now() < until; i++) {
-        if (i % 3 === 2) estimates.push(await send(estimate, (text) => /"result":"0x[0-9a-f]+"/.test(text)));
-        else calls.push(await send(i % 3 === 0 ? callWithGas : view, (text) => /"result":"0x[0-9a-f]*"/.test(text)));
+        const answered = (text: string) => /"result":"0x[0-9a-f]*"/.test(text);
+        if (i % 3 === 0) calls.push(await send(callWithGas, answered));
+        else if (i % 3 === 1) views.push(await send(view, answered));
+        else estimates.push(await send(estimate, answered));
         await pause(CALL_GAP_MS);
       }
     })(),
@@ -272,7 +295,7 @@ export async function victim(url: string, transfers: Transfers, until: number): 
     })(),
   ]);
   await pool.close();
-  return { reads, calls, estimates, submissions, failures };
+  return { reads, calls, views, estimates, submissions, failures };
 }
 
 /** The value `share` of the way up (the upper one between two). */

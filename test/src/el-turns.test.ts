@@ -134,7 +134,7 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
       expect(h.lanesOf.get(`v${i}`)).to.equal('quick');
       h.end(`v${i}`, 230, 230, true);
     }
-    // The same time while the EL answered others quickly, twice, marks the target and the source.
+    // The same time while the EL answered others quickly, twice, marks the source.
     for (const name of ['v5', 'v6']) {
       h.take(name, LARGE, { target: 'view' });
       expect(h.lanesOf.get(name)).to.equal('quick');
@@ -142,6 +142,28 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     }
     h.take('v7', LARGE, { target: 'view' });
     expect(h.lanesOf.get('v7')).to.equal('heavy');
+  });
+
+  it("keeps a target on the quick lane for others while one source's calls to it run long; two sources' mark it", () => {
+    const h = harness();
+    h.take('victim1', LARGE, { target: 'multicall' });
+    h.end('victim1', 3);
+    // One source's dear calls (calldata past the selector): three long, from either lane.
+    for (const name of ['attacker1', 'attacker2', 'attacker3']) {
+      h.take(name, LARGE, { target: 'multicall' });
+      h.end(name, 600);
+    }
+    h.take('attacker4', LARGE, { target: 'multicall' });
+    h.take('victim2', LARGE, { target: 'multicall' });
+    expect([h.lanesOf.get('attacker4'), h.lanesOf.get('victim2')]).to.deep.equal(['heavy', 'quick']);
+    h.end('attacker4', 600);
+    h.end('victim2', 3);
+    // A second source's long call on it marks the target for everyone.
+    h.take('other1', LARGE, { target: 'multicall' });
+    expect(h.lanesOf.get('other1')).to.equal('quick');
+    h.end('other1', 600);
+    h.take('victim3', LARGE, { target: 'multicall' });
+    expect(h.lanesOf.get('victim3')).to.equal('heavy');
   });
 
   it('sends a small call to the quick lane whatever its source ran before: its gas bounds it', () => {

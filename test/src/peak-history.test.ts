@@ -9,11 +9,11 @@ describe('peak history: the dearest EL times measured lately, per key', () => {
   it('forgives one measurement far above the rest, not two; the least is kept whatever came after', () => {
     const peaks = new PeakHistory(1_000, 10, () => 0);
     peaks.record('a', 3);
-    expect(peaks.peaks('a')).to.deep.equal({ lately: 0, least: 3 });
+    expect(peaks.peaks('a')).to.deep.equal({ highest: 3, lately: 0, least: 3 });
     peaks.record('a', 400);
-    expect(peaks.peaks('a')).to.deep.equal({ lately: 3, least: 3 });
+    expect(peaks.peaks('a')).to.deep.equal({ highest: 400, lately: 3, least: 3 });
     peaks.record('a', 300);
-    expect(peaks.peaks('a')).to.deep.equal({ lately: 300, least: 3 });
+    expect(peaks.peaks('a')).to.deep.equal({ highest: 400, lately: 300, least: 3 });
   });
 
   it('halves the peaks every half-life after they were made', () => {
@@ -22,6 +22,7 @@ describe('peak history: the dearest EL times measured lately, per key', () => {
     peaks.record('a', 400);
     peaks.record('a', 200);
     clock = 1_000;
+    expect(peaks.peaks('a')?.highest).to.equal(200);
     expect(peaks.peaks('a')?.lately).to.equal(100);
     clock = 2_000;
     peaks.record('a', 10);
