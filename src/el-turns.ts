@@ -3,7 +3,15 @@
  * eth_simulateV1), shared by the EL time each source measurably used.
  *
  * Two lanes of connections kept for them: `heavy` runs any call, `quick` only calls expected to
- * be short, so that a dapp's read or a wallet's estimate never waits behind a large call. Expected
+ * be short, so that a dapp's read or a wallet's estimate never waits behind a large call. The
+ * quick lane runs calls that may take up to `quickMs` while the EL time expected of them fits
+ * in its budget (`quick` calls of `quickMs`: one at a time by default), and tiny ones (expected
+ * within a tenth of `quickMs`: most views, a wallet's estimate) beside them, as many at once as
+ * its limit allows. The limit follows what the tiny ones do, as a congestion window does: it
+ * halves each time one of them, learned by its target, takes longer than `quickMs` (a
+ * calldata-dependent target turned dear: a multicall), and grows back by one per window of
+ * calls that kept the promise, so that a run of mispredicted calls soon runs one at a time.
+ * Expected
  * short: its calls ask for at most `quickGas` (what bounds their time on the EL, whoever sends
  * them); or, asking for more (a call naming no gas asks for the EL's cap: most dapp reads and
  * every wallet's estimate), its target (method, contract, selector, block: call-gas.ts) has been
@@ -28,7 +36,7 @@
  * both wait, the second is served about 500 times as often, and a source that used nothing
  * lately is served first. Within a source, first come first served.
  */
-import { PeakHistory } from './peak-history.js';
+import { PeakHistory, type Peaks } from './peak-history.js';
 
 export type Lane = 'quick' | 'heavy';
 
@@ -47,9 +55,15 @@ export interface ElTurn {
 }
 
 export interface ElLanes {
-  /** Connections of each lane: calls running at once. */
+  /** Calls running at once on the heavy lane. */
   readonly heavy: number;
+  /**
+   * The quick lane's EL time in flight, in calls of `quickMs`: it runs calls while the EL time
+   * expected of those running, tiny ones aside, stays within `quick` x `quickMs` (0: no quick lane).
+   */
   readonly quick: number;
+  /** The most calls running at once on the quick lane, tiny ones included: its limit's ceiling. */
+  readonly quickMost: number;
   /** The most gas a call may ask for and be sent to the quick lane unmeasured. */
   readonly quickGas: bigint;
   /** A target (or a source's call on one) measured longer than this lately is kept out of the quick lane. */
@@ -62,6 +76,9 @@ const PEAK_HALF_LIFE_MS = 5_000;
 const PEAK_KEYS = 100_000;
 /** What a call is charged when it starts, until its EL time is known. */
 const PROVISIONAL_MS = 1;
+const pairOf = (source: string, target: string) => `${source}\n${target}`;
+/** A quick call expected within this share of `quickMs` is tiny: it runs beside the others. */
+const TINY_SHARE = 10;
 /** Sources whose virtual time is kept while they are idle; past it the idle ones are forgotten. */
 const MAX_LINES = 10_000;
 
@@ -78,6 +95,16 @@ export class ElTurns {
   /** Lines with a call waiting, in the order they became so (ties go to the earliest). */
   private readonly ready = new Set<Line>();
   private readonly running: Record<Lane, number> = { quick: 0, heavy: 0 };
+  /** The EL time expected of the calls running on the quick lane, tiny ones aside, in all. */
+  private quickLoad = 0;
+  /** Tiny calls running on the quick lane. */
+  private tinyRunning = 0;
+  /**
+   * Calls running at once on the quick lane at most, now (between 1 and `quickMost`): from one,
+   * grown by the tiny calls that keep their promise, so that a burst of calls that break it runs
+   * on a limit they have not earned.
+   */
+  private quickLimit: number;
   private waiting = 0;
   private readonly sources: PeakHistory;
   private readonly targets: PeakHistory;
@@ -93,6 +120,7 @@ export class ElTurns {
     this.sources = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
     this.targets = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
     this.pairs = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
+    this.quickLimit = 1;
   }
 
   /**
@@ -101,6 +129,7 @@ export class ElTurns {
    */
   resize(lanes: ElLanes): void {
     this.lanes = lanes;
+    this.quickLimit = Math.min(this.quickLimit, Math.max(1, lanes.quickMost));
     this.pump();
   }
 
@@ -132,17 +161,22 @@ export class ElTurns {
     this.pump();
   }
 
-  /** Whether `turn` may run on the quick lane now. */
-  private quick(turn: ElTurn): boolean {
+  /**
+   * The EL time `turn` is expected to take if it is quick, undefined if not: a call within
+   * `quickGas` at most `quickMs` scaled by its gas (what the gas buys of the dearest code), a
+   * call to a target the least the target ever took.
+   */
+  private quick(turn: ElTurn): number | undefined {
     const { quickGas, quickMs } = this.lanes;
-    if (turn.gas <= quickGas) return true;
-    const target = turn.target === undefined ? undefined : this.targets.peaks(turn.target);
-    return (
-      target !== undefined &&
-      target.least <= quickMs &&
-      target.lately <= quickMs &&
-      (this.sources.peaks(turn.source)?.lately ?? 0) <= quickMs
-    );
+    if (turn.gas <= quickGas) return (quickMs * Number(turn.gas)) / Number(quickGas);
+    if (turn.target === undefined || (this.sources.peaks(turn.source)?.lately ?? 0) > quickMs) return undefined;
+    // The source's own calls to the target first: what others' calls did to it (marked it dear
+    // through their calldata) says nothing of the source's.
+    const short = (peaks: Peaks | undefined) => peaks !== undefined && peaks.least <= quickMs && peaks.lately <= quickMs;
+    const own = this.pairs.peaks(pairOf(turn.source, turn.target));
+    const target = short(own) ? own : this.targets.peaks(turn.target);
+    // The least it ever took: what it costs the EL; more was its waits on a busy one.
+    return short(target) ? target!.least : undefined;
   }
 
   /** The waiting line whose head `fits` with the earliest start tag. */
@@ -159,9 +193,18 @@ export class ElTurns {
     for (;;) {
       let lane: Lane | undefined;
       let line: Line | undefined;
-      if (this.running.quick < this.lanes.quick) {
-        line = this.earliest((turn) => this.quick(turn));
-        if (line !== undefined) lane = 'quick';
+      let expected = 0;
+      if (this.lanes.quick > 0 && this.running.quick < this.lanes.quickMost) {
+        line = this.earliest((turn) => this.quick(turn) !== undefined);
+        const expects = line === undefined ? 0 : this.quick(line.waiting[0]!)!;
+        expected = expects <= this.lanes.quickMs / TINY_SHARE ? 0 : expects;
+        // Tiny calls up to the limit; others while the EL time expected of them fits the
+        // budget (one alone always runs).
+        const fits =
+          expected === 0
+            ? this.tinyRunning < Math.floor(this.quickLimit)
+            : this.quickLoad === 0 || this.quickLoad + expected <= this.lanes.quick * this.lanes.quickMs;
+        if (line !== undefined && fits) lane = 'quick';
       }
       if (lane === undefined && this.running.heavy < this.lanes.heavy) {
         line = this.earliest(() => true);
@@ -176,38 +219,51 @@ export class ElTurns {
         this.settle(turn.source, line);
         continue;
       }
-      this.run(turn, line, lane);
+      this.run(turn, line, lane, lane === 'quick' ? expected : 0);
     }
   }
 
-  private run(turn: ElTurn, line: Line, lane: Lane): void {
+  private run(turn: ElTurn, line: Line, lane: Lane, expected: number): void {
     const start = Math.max(this.virtual, line.finish);
     this.virtual = start;
     line.finish = start + PROVISIONAL_MS;
     line.running++;
     this.running[lane]++;
+    const tiny = lane === 'quick' && expected === 0;
+    this.quickLoad += expected;
+    if (tiny) this.tinyRunning++;
     let over = false;
     const startedAt = this.now();
     turn.start(lane, (elMs) => {
       if (over) return;
       over = true;
       this.running[lane]--;
+      this.quickLoad = this.running.quick === 0 ? 0 : this.quickLoad - expected;
+      if (tiny) this.tinyRunning--;
       line.running--;
       line.finish += Math.max(0, elMs - PROVISIONAL_MS);
-      this.learn(turn, lane, elMs, startedAt);
+      this.learn(turn, lane, elMs, startedAt, expected);
       this.answered(elMs);
       this.settle(turn.source, line);
       this.pump();
     });
   }
 
-  /** What a large call's EL time teaches of its target, and on the quick lane of its source. */
-  private learn(turn: ElTurn, lane: Lane, elMs: number, startedAt: number): void {
+  /**
+   * What a large call's EL time teaches of its target, and on the quick lane of its source and of
+   * the lane's limit (`expected` 0: it ran as a tiny call).
+   */
+  private learn(turn: ElTurn, lane: Lane, elMs: number, startedAt: number, expected: number): void {
     if (turn.gas <= this.lanes.quickGas) return;
     // Long, and the EL answered no other read quickly once it was: it may have been held.
     if (elMs > this.lanes.quickMs && this.lastResponsive <= startedAt + this.lanes.quickMs) return;
+    if (lane === 'quick' && expected === 0) {
+      const most = Math.max(1, this.lanes.quickMost);
+      this.quickLimit =
+        elMs > this.lanes.quickMs ? Math.max(1, this.quickLimit / 2) : Math.min(most, this.quickLimit + 1 / this.quickLimit);
+    }
     if (turn.target !== undefined) {
-      const pair = `${turn.source}\n${turn.target}`;
+      const pair = pairOf(turn.source, turn.target);
       const counted = (this.pairs.peaks(pair)?.highest ?? 0) > this.lanes.quickMs;
       if (elMs <= this.lanes.quickMs || !counted) this.targets.record(turn.target, elMs);
       this.pairs.record(pair, elMs);

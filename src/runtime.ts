@@ -98,6 +98,7 @@ export class Runtime {
       const lanes: ElLanes = {
         heavy: config.upstreams.heavy.connections,
         quick: config.upstreams.quickCall.connections,
+        quickMost: config.upstreams.quickCall.most,
         quickGas: config.upstreams.quickCall.gas,
         quickMs: config.upstreams.quickCall.ms,
       };

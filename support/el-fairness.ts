@@ -4,7 +4,7 @@
  * (its own process, the shipped production chain, a real anvil). Shared by
  * test/e2e/el-fairness.test.ts and bench/el-fairness.ts.
  *
- * The attacker (from its own address) runs `concurrency` clients, each sending its request again as soon as
+ * The attacker (from its own address, or spread over several) runs `concurrency` clients, each sending its request again as soon as
  * it is answered, or `backoffMs` after a refusal (not the Retry-After it checks is there): by
  * default at once.
  * The victim (127.0.0.2) sends eth_getBalance one at a time; beside it, one at a time, what a dapp
@@ -41,7 +41,7 @@ const VIEW_SELECTOR = '0x70a08231';
 export const MAX_GAS = 50_000_000;
 const hex = (n: number) => `0x${n.toString(16)}`;
 
-const VICTIM = '127.0.0.2';
+export const VICTIM = '127.0.0.2';
 const SUBMISSION_GAP_MS = 150;
 const READ_GAP_MS = 10;
 /** Within the read quota beside the balances: a gasless call or estimate costs 5 tokens. */
@@ -153,6 +153,19 @@ export const ATTACKS = {
     body: rpcBody('eth_call', [{ to: VIEW_ADDRESS, data: `${VIEW_SELECTOR}${'0'.repeat(63)}1` }, 'latest']),
     refusal: HEAVY_IN_FLIGHT,
   },
+  /**
+   * The same from 16 sources (127.0.4.1-16), 2 clients each (as many gas-heavy reads as a source
+   * may have open): sources enough to mark the target, and to fill the quick lane with calls
+   * that its measurements call tiny.
+   */
+  'calls to a shared target from 16 sources': {
+    from: Array.from({ length: 16 }, (_, i) => `127.0.4.${i + 1}`),
+    concurrency: 32,
+    body: rpcBody('eth_call', [{ to: VIEW_ADDRESS, data: `${VIEW_SELECTOR}${'0'.repeat(63)}1` }, 'latest']),
+    refusal: undefined,
+    /** Each source within its quotas: nothing refused. */
+    withinQuota: true,
+  },
   /** 150 clients (of the 156 connections a source may open by default), each an eth_blockNumber. */
   reads: {
     from: '127.0.0.4',
@@ -175,18 +188,20 @@ export const OVER_CAP_SIMULATION = rpcBody('eth_simulateV1', [
  */
 export async function attack(
   url: string,
-  from: string,
+  from: string | readonly string[],
   body: string,
   concurrency: number,
   until: number,
   backoffMs = 0,
   headers: Readonly<Record<string, string>> = {},
 ): Promise<Map<string, number>> {
-  const pool = new Pool(url, { connections: concurrency, localAddress: from });
+  const addresses = typeof from === 'string' ? [from] : from;
+  const pools = addresses.map((localAddress) => new Pool(url, { connections: Math.ceil(concurrency / addresses.length), localAddress }));
   const counts = new Map<string, number>();
   const count = (what: string) => counts.set(what, (counts.get(what) ?? 0) + 1);
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, client) => {
+      const pool = pools[client % pools.length]!;
       while (Date.now() < until) {
         const reply = await pool.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
         const text = await reply.body.text();
@@ -207,7 +222,7 @@ export async function attack(
       }
     }),
   );
-  await pool.close();
+  await Promise.all(pools.map((pool) => pool.close()));
   return counts;
 }
 

@@ -37,12 +37,15 @@ export interface IngressConfig {
      */
     readonly heavy: UpstreamOptions;
     /**
-     * The quick lane beside it (src/el-turns.ts): `quick_connections` more for gas-heavy reads
-     * expected to be short, so that they never wait behind a large one.
+     * The quick lane's pool beside it (src/el-turns.ts), for gas-heavy reads expected to be
+     * short, so that they never wait behind a large one: as many connections as it runs calls.
      */
     readonly quick: UpstreamOptions;
-    /** The quick lane's calls at once (0: none), and what it takes (src/el-turns.ts). */
-    readonly quickCall: { readonly connections: number; readonly gas: bigint; readonly ms: number };
+    /**
+     * The quick lane (src/el-turns.ts): its EL time in flight in calls of `ms` (0: no lane), the
+     * most calls at once however short, and what it takes.
+     */
+    readonly quickCall: { readonly connections: number; readonly most: number; readonly gas: bigint; readonly ms: number };
     /** The consensus node's local API, for node-local methods and gauges. */
     readonly node: UpstreamOptions | undefined;
   };
@@ -221,6 +224,7 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
   const quickConnections = options.integer('quick_connections', 1, { min: 0, max: common.connections });
   const quickCall = {
     connections: quickConnections,
+    most: quickConnections === 0 ? 0 : Math.max(quickConnections, Math.floor(common.connections / QUICK_SHARE_OF_CONNECTIONS)),
     gas: BigInt(options.integer('quick_call_gas', QUICK_CALL_GAS, { min: 21_000 })),
     ms: options.integer('quick_call_ms', QUICK_CALL_MS, { min: 1 }),
   };
@@ -231,7 +235,7 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
     execution: { url: execution, ...common },
     submit: { url: submit, ...common },
     heavy: { url: execution, ...common, connections: heavyConnections },
-    quick: { url: execution, ...common, connections: Math.max(1, quickConnections) },
+    quick: { url: execution, ...common, connections: Math.max(1, quickCall.most) },
     quickCall,
     node: node === undefined ? undefined : { url: node, connections: 8, headersTimeoutMs: nodeTimeoutMs, bodyTimeoutMs: nodeTimeoutMs },
   };
@@ -241,6 +245,8 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
 const QUICK_CALL_GAS = 2_000_000;
 /** The victim's bound of issue 34: a quick call never waits behind more than about this much. */
 const QUICK_CALL_MS = 50;
+/** Short calls run on the quick lane at once: at most a quarter of `connections`. */
+const QUICK_SHARE_OF_CONNECTIONS = 4;
 
 export function defaultHeavyConnections(): number {
   return Math.max(1, Math.floor(availableParallelism() / 2));

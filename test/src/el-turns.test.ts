@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { type ElLanes, type ElTurn, ElTurns, type Lane } from '../../src/el-turns.js';
 
-const LANES: ElLanes = { heavy: 1, quick: 1, quickGas: 2_000_000n, quickMs: 50 };
+const LANES: ElLanes = { heavy: 1, quick: 1, quickMost: 1, quickGas: 2_000_000n, quickMs: 50 };
 const SMALL = 21_000n;
 const LARGE = 50_000_000n;
 
@@ -35,7 +35,14 @@ function harness(lanes: ElLanes = LANES) {
     if (!held) turns.answered(1);
     ends.get(name)!(elMs);
   };
-  return { turns, take, end, started, lanesOf, dropped, advance: (ms: number) => (clock += ms) };
+  /** `count` tiny calls to `target` (each from a source of its own), each answered in 1 ms: the quick lane's limit grows. */
+  const warm = (target: string, count: number) => {
+    for (let i = 0; i < count; i++) {
+      take(`warm${i}x`, LARGE, { target });
+      end(`warm${i}x`, 1);
+    }
+  };
+  return { turns, take, end, warm, started, lanesOf, dropped, advance: (ms: number) => (clock += ms) };
 }
 
 describe('EL turns: gas-heavy reads shared by measured EL time', () => {
@@ -46,6 +53,53 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.started).to.deep.equal(['attacker1', 'victim1']);
     expect(h.lanesOf.get('attacker1')).to.equal('heavy');
     expect(h.lanesOf.get('victim1')).to.equal('quick');
+  });
+
+  it('runs short calls on the quick lane at once while the EL time expected of them fits its budget', () => {
+    const h = harness({ ...LANES, quickMost: 32 });
+    h.take('a1', LARGE, { target: 'view' });
+    h.end('a1', 1);
+    // Tiny (measured at 1 ms): one at a time at first, up to 32 once ~500 of them kept their promise.
+    for (let i = 0; i < 3; i++) h.take(`s${i}x`, LARGE, { target: 'view' });
+    expect([h.turns.runningOn('quick'), h.turns.runningOn('heavy')]).to.deep.equal([1, 1]);
+    h.end('s0x', 1);
+    h.end('s1x', 1);
+    h.end('s2x', 1);
+    h.warm('view', 600);
+    for (let i = 0; i < 40; i++) h.take(`t${i}x`, LARGE, { target: 'view' });
+    expect(h.turns.runningOn('quick')).to.equal(32);
+    expect(h.turns.runningOn('heavy')).to.equal(1);
+    expect(h.turns.queued).to.equal(7);
+  });
+
+  it('halves how many tiny calls run at once each time one runs long, and grows it back by one per window that kept the promise', () => {
+    const h = harness({ ...LANES, quickMost: 8 });
+    h.take('a1', LARGE, { target: 'view' });
+    h.end('a1', 1);
+    h.warm('view', 100);
+    // Three sources' calls to the view turned dear (its calldata): 8 -> 4 -> 2 -> 1 at once.
+    for (const name of ['x1', 'y1', 'z1']) h.take(name, LARGE, { target: 'view' });
+    for (const name of ['x1', 'y1', 'z1']) h.end(name, 600);
+    h.advance(60_000);
+    for (let i = 0; i < 5; i++) h.take(`v${i}x`, LARGE, { target: 'view' });
+    expect([h.turns.runningOn('quick'), h.turns.runningOn('heavy')]).to.deep.equal([1, 1]);
+    // One call that kept the promise: 2 at once.
+    h.end('v0x', 1);
+    expect(h.turns.runningOn('quick')).to.equal(2);
+  });
+
+  it('runs a call that may take quick_call_ms alone on the quick lane; smaller ones fill what it leaves', () => {
+    const h = harness({ ...LANES, heavy: 0, quickMost: 32 });
+    h.take('a1', 2_000_000n);
+    h.take('b1', 2_000_000n);
+    expect(h.started).to.deep.equal(['a1']);
+    h.end('a1', 25);
+    expect(h.started).to.deep.equal(['a1', 'b1']);
+    // 1,000,000 gas: up to 25 ms expected; two fit the budget together, a third waits.
+    for (const name of ['c1', 'd1', 'e1']) h.take(name, 1_000_000n);
+    h.end('b1', 25);
+    expect(h.started).to.deep.equal(['a1', 'b1', 'c1', 'd1']);
+    expect(h.turns.queued).to.equal(1);
   });
 
   it('sends a call asking for more than quick_call_gas to an unmeasured target to the heavy lane only', () => {
@@ -99,10 +153,11 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.lanesOf.get('i1')).to.equal('quick');
   });
   it('keeps a source whose large calls on proven targets ran long twice out of the quick lane for its large calls', () => {
-    const h = harness({ ...LANES, quick: 2 });
+    const h = harness({ ...LANES, quick: 2, quickMost: 2 });
+    // 10 ms: not tiny, two fit the lane's budget of 2 x 50 ms.
     for (const target of ['multicall', 'router', 'balanceOf']) {
       h.take(`a${target}`, LARGE, { target });
-      h.end(`a${target}`, 5);
+      h.end(`a${target}`, 10);
     }
     h.take('attacker1', LARGE, { target: 'multicall' });
     h.take('attacker2', LARGE, { target: 'router' });
@@ -158,12 +213,14 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect([h.lanesOf.get('attacker4'), h.lanesOf.get('victim2')]).to.deep.equal(['heavy', 'quick']);
     h.end('attacker4', 600);
     h.end('victim2', 3);
-    // A second source's long call on it marks the target for everyone.
+    // A second source's long call on it marks the target: a source new to it waits for the heavy
+    // lane, one whose own calls to it were short keeps the quick one.
     h.take('other1', LARGE, { target: 'multicall' });
     expect(h.lanesOf.get('other1')).to.equal('quick');
     h.end('other1', 600);
+    h.take('newcomer1', LARGE, { target: 'multicall' });
     h.take('victim3', LARGE, { target: 'multicall' });
-    expect(h.lanesOf.get('victim3')).to.equal('heavy');
+    expect([h.lanesOf.get('newcomer1'), h.lanesOf.get('victim3')]).to.deep.equal(['heavy', 'quick']);
   });
 
   it('sends a small call to the quick lane whatever its source ran before: its gas bounds it', () => {

@@ -46,8 +46,9 @@ describe('config', () => {
     expect(config.upstreams.heavy).to.deep.equal({ ...config.upstreams.execution, connections: defaultHeavyConnections() });
     expect(config.metricsListen).to.deep.equal({ host: '127.0.0.1', port: 9100 });
     expect(config.maxConnectionsPerSource).to.equal(156);
-    expect(config.upstreams.quick).to.deep.equal({ ...config.upstreams.execution, connections: 1 });
-    expect(config.upstreams.quickCall).to.deep.equal({ connections: 1, gas: 2_000_000n, ms: 50 });
+    // Up to a quarter of the 128 connections' worth of short calls at once.
+    expect(config.upstreams.quick).to.deep.equal({ ...config.upstreams.execution, connections: 32 });
+    expect(config.upstreams.quickCall).to.deep.equal({ connections: 1, most: 32, gas: 2_000_000n, ms: 50 });
     expect(config.clientTimeouts.bodyIdleMs).to.equal(5_000);
     expect(config.maxBodyBytesInFlight).to.equal(64 * 1024 * 1024);
   });
