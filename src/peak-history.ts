@@ -44,12 +44,24 @@ export class PeakHistory {
   }
 
   record(key: string, ms: number): void {
+    const at = this.now();
     const kept = this.kept.get(key);
-    const decay = kept === undefined ? 0 : this.decay(kept.at);
-    const [highest, second] = [ms, (kept?.highest ?? 0) * decay, (kept?.second ?? 0) * decay].sort((a, b) => b - a);
+    if (kept === undefined) {
+      if (this.kept.size >= this.maxKeys) this.kept.delete(this.kept.keys().next().value!);
+      this.kept.set(key, { highest: ms, second: 0, at, least: ms });
+      return;
+    }
+    // Every gas-heavy read records here: the two highest kept without an array to sort.
+    const decay = this.decay(kept.at);
+    const highest = kept.highest * decay;
+    const second = kept.second * decay;
+    kept.highest = Math.max(ms, highest);
+    kept.second = ms >= highest ? highest : Math.max(ms, second);
+    kept.at = at;
+    kept.least = Math.min(ms, kept.least);
+    // Last in the map's order: the key measured longest ago stays first, to go first.
     this.kept.delete(key);
-    if (this.kept.size >= this.maxKeys) this.kept.delete(this.kept.keys().next().value!);
-    this.kept.set(key, { highest: highest!, second: second!, at: this.now(), least: Math.min(ms, kept?.least ?? ms) });
+    this.kept.set(key, kept);
   }
 
   private decay(at: number): number {
