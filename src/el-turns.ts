@@ -196,15 +196,18 @@ export class ElTurns {
       let expected = 0;
       if (this.lanes.quick > 0 && this.running.quick < this.lanes.quickMost) {
         line = this.earliest((turn) => this.quick(turn) !== undefined);
-        const expects = line === undefined ? 0 : this.quick(line.waiting[0]!)!;
+        const head = line?.waiting[0];
+        const expects = head === undefined ? 0 : this.quick(head)!;
         expected = expects <= this.lanes.quickMs / TINY_SHARE ? 0 : expects;
-        // Tiny calls up to the limit; others while the EL time expected of them fits the
-        // budget (one alone always runs).
+        // Tiny calls bound by their gas at once; tiny calls expected by their target up to the
+        // limit (their cost is only known once they end); others while the EL time expected of
+        // them fits the budget (one alone always runs).
         const fits =
-          expected === 0
-            ? this.tinyRunning < Math.floor(this.quickLimit)
-            : this.quickLoad === 0 || this.quickLoad + expected <= this.lanes.quick * this.lanes.quickMs;
-        if (line !== undefined && fits) lane = 'quick';
+          head !== undefined &&
+          (expected > 0
+            ? this.quickLoad === 0 || this.quickLoad + expected <= this.lanes.quick * this.lanes.quickMs
+            : head.gas <= this.lanes.quickGas || this.tinyRunning < Math.floor(this.quickLimit));
+        if (fits) lane = 'quick';
       }
       if (lane === undefined && this.running.heavy < this.lanes.heavy) {
         line = this.earliest(() => true);
@@ -229,7 +232,7 @@ export class ElTurns {
     line.finish = start + PROVISIONAL_MS;
     line.running++;
     this.running[lane]++;
-    const tiny = lane === 'quick' && expected === 0;
+    const tiny = lane === 'quick' && expected === 0 && turn.gas > this.lanes.quickGas;
     this.quickLoad += expected;
     if (tiny) this.tinyRunning++;
     let over = false;

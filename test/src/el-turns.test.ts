@@ -88,6 +88,12 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.turns.runningOn('quick')).to.equal(2);
   });
 
+  it('runs tiny calls bound by their gas at once, whatever the window of calls learned by their target', () => {
+    const h = harness({ ...LANES, quickMost: 8 });
+    for (let i = 0; i < 10; i++) h.take(`g${i}x`, 30_000n);
+    expect(h.turns.runningOn('quick')).to.equal(8);
+  });
+
   it('runs a call that may take quick_call_ms alone on the quick lane; smaller ones fill what it leaves', () => {
     const h = harness({ ...LANES, heavy: 0, quickMost: 32 });
     h.take('a1', 2_000_000n);
