@@ -63,7 +63,9 @@ function answerBatch(worker: Worker, message: unknown): void {
     }
   });
   void Promise.all(replies).then((items) => {
-    if (worker.isConnected()) worker.send({ channel: CHANNEL, items } satisfies Batch<Reply>);
+    // A worker that died meanwhile reads nothing: with a callback, its broken pipe (EPIPE) is
+    // handed there instead of emitted as an 'error' that would end the primary.
+    if (worker.isConnected()) worker.send({ channel: CHANNEL, items } satisfies Batch<Reply>, () => {});
   });
 }
 
