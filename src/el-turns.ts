@@ -143,6 +143,15 @@ export class ElTurns {
     if (elMs <= this.lanes.quickMs) this.lastResponsive = this.now();
   }
 
+  /**
+   * Whether a call that reached the EL at `startedAt` (this clock) and was answered `elMs` later
+   * may have been held by it: long, and the EL answered no other read quickly once it had the
+   * call (anvil sealing a block holds every read). Its time then says nothing of its own cost.
+   */
+  held(startedAt: number, elMs: number): boolean {
+    return elMs > this.lanes.quickMs && this.lastResponsive <= startedAt + this.lanes.quickMs;
+  }
+
   /** Calls running on `lane` now. */
   runningOn(lane: Lane): number {
     return this.running[lane];
@@ -258,8 +267,7 @@ export class ElTurns {
    */
   private learn(turn: ElTurn, lane: Lane, elMs: number, startedAt: number, expected: number): void {
     if (turn.gas <= this.lanes.quickGas) return;
-    // Long, and the EL answered no other read quickly once it was: it may have been held.
-    if (elMs > this.lanes.quickMs && this.lastResponsive <= startedAt + this.lanes.quickMs) return;
+    if (this.held(startedAt, elMs)) return;
     if (lane === 'quick' && expected === 0) {
       const most = Math.max(1, this.lanes.quickMost);
       this.quickLimit =

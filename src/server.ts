@@ -374,7 +374,8 @@ function handleBody(
           runtime.config.clientTimeouts.readStallMs,
           (ms) => {
             elMs = ms;
-            charge?.(ms);
+            // Time the EL held the call (anvil sealing a block) is not the source's to pay for.
+            if (!runtime.elTurns.held(started, ms)) charge?.(ms);
             // The EL has computed the answer: the turn is over, whatever the client's pace of
             // reading it (which holds one of the lane pool's spare connections, not the turn).
             ended(ms);

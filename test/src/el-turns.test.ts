@@ -229,6 +229,14 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect([h.lanesOf.get('newcomer1'), h.lanesOf.get('victim3')]).to.deep.equal(['heavy', 'quick']);
   });
 
+  it('says a long call may have been held unless the EL answered another read quickly once it had it', () => {
+    const h = harness();
+    h.advance(1_000);
+    expect([h.turns.held(900, 30), h.turns.held(900, 300)]).to.deep.equal([false, true]);
+    h.turns.answered(2);
+    expect([h.turns.held(900, 300), h.turns.held(990, 300)]).to.deep.equal([false, true]);
+  });
+
   it('sends a small call to the quick lane whatever its source ran before: its gas bounds it', () => {
     const h = harness();
     h.take('a1', LARGE, { target: 'multicall' });
