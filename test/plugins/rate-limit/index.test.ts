@@ -286,6 +286,30 @@ describe('rate-limit', () => {
       }
     });
 
+    it('charges nothing for a long answer while the EL answered no other read quickly: it may have held the call (anvil sealing a block)', async () => {
+      const el = await startStubEl({
+        eth_call: async (id) => {
+          await sleep(300);
+          return JSON.stringify({ jsonrpc: '2.0', id, result: '0x' });
+        },
+        eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1fcd' }),
+      });
+      const ingress = await startTestIngress(
+        testConfig(
+          el.url,
+          '\n  - allowlist\n  - rate-limit:\n      reads:\n        per_source: {rate_per_second: 1, burst: 8}\n        el_ms_per_token: 50',
+        ),
+      );
+      try {
+        expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD, gas: '0x5208' }, 'latest'])).body.result).to.equal('0x');
+        // 300 ms would be 6 tokens of debt; uncharged, the 7 tokens left pay 7 reads.
+        for (let i = 0; i < 7; i++) expect((await a.send(ingress.url, 'eth_chainId')).status).to.equal(200);
+      } finally {
+        await ingress.shutdown();
+        await el.close();
+      }
+    });
+
     it('holds max_heavy_in_flight_per_source of them open per source: past it -32005, HTTP 429 and Retry-After', async () => {
       const held = heldAnswer('0x');
       const el = await startStubEl({
