@@ -95,6 +95,54 @@ export function decodeFrameTransaction(raw: string | { readonly bytes: Uint8Arra
   return { ...tx, hash: typeof raw === 'string' ? keccakHex(bytes) : raw.hash, sigHash: signatureHash(p) };
 }
 
+/** A frame transaction's fields, as `encodeFrameTransaction` takes them (its hashes are derived). */
+export type FrameTransactionFields = Omit<FrameTransaction, 'hash' | 'sigHash'>;
+
+/** The raw transaction (type byte included), canonical: what `decodeFrameTransaction` reads back. */
+export function encodeFrameTransaction(tx: FrameTransactionFields): Uint8Array {
+  return typed(encodeRlp(payloadOf(tx)));
+}
+
+/** `tx` with its transaction hash and signature hash, as decoding its encoding gives them. */
+export function withHashes(tx: FrameTransactionFields): FrameTransaction {
+  const payload = payloadOf(tx);
+  return { ...tx, hash: keccakHex(typed(encodeRlp(payload))), sigHash: signatureHash(payload) };
+}
+
+const quantity = (value: bigint | number): Uint8Array => {
+  const big = BigInt(value);
+  if (big === 0n) return new Uint8Array(0);
+  const hex = big.toString(16);
+  return bytesOfHex(`0x${hex.length % 2 === 0 ? hex : `0${hex}`}`);
+};
+const optionalAddress = (address: string | undefined): Uint8Array => (address === undefined ? new Uint8Array(0) : bytesOfHex(address));
+
+function payloadOf(tx: FrameTransactionFields): Item[] {
+  return [
+    quantity(tx.chainId),
+    quantity(tx.nonce),
+    bytesOfHex(tx.sender),
+    tx.frames.map((f) => [
+      quantity(f.mode),
+      quantity(f.flags),
+      optionalAddress(f.target),
+      [quantity(f.executionGas), quantity(f.stateGas)],
+      quantity(f.value),
+      f.data,
+    ]),
+    tx.signatures.map((e) => [quantity(e.scheme), optionalAddress(e.signer), e.msg ?? new Uint8Array(0), e.signature]),
+    [quantity(tx.maxPriorityFeePerGas), quantity(tx.maxFeePerGas), quantity(tx.maxFeePerBlobGas)],
+    tx.blobVersionedHashes.map((h) => bytesOfHex(h)),
+  ];
+}
+
+function typed(encoded: Uint8Array): Uint8Array {
+  const message = new Uint8Array(1 + encoded.length);
+  message[0] = FRAME_TX_TYPE;
+  message.set(encoded, 1);
+  return message;
+}
+
 /**
  * Section 5's preimage of a raw frame transaction: its encoding with `signature` blanked in
  * every entry whose `msg` is empty (what those entries sign; the devnet keeps it as the
@@ -111,11 +159,7 @@ function blanked(payload: readonly Item[]): Uint8Array {
     const [scheme, signer, msg] = entry as Item[];
     return (msg as Uint8Array).length === 0 ? [scheme!, signer!, msg!, new Uint8Array(0)] : entry;
   });
-  const encoded = encodeRlp([...payload.slice(0, 4), signatures, ...payload.slice(5)]);
-  const message = new Uint8Array(1 + encoded.length);
-  message[0] = FRAME_TX_TYPE;
-  message.set(encoded, 1);
-  return message;
+  return typed(encodeRlp([...payload.slice(0, 4), signatures, ...payload.slice(5)]));
 }
 
 function frame(item: Item, index: number): Frame {

@@ -25,8 +25,8 @@ export {
   frameGas,
 } from './frame-checks.js';
 export type { FrameFacts, FrameLimits } from './frame-checks.js';
-export { FRAME_TX_TYPE, FrameMode, blankedEncoding, decodeFrameTransaction } from './frame-codec.js';
-export type { Frame, FrameTransaction, SignatureEntry } from './frame-codec.js';
+export { FRAME_TX_TYPE, FrameMode, blankedEncoding, decodeFrameTransaction, encodeFrameTransaction, withHashes } from './frame-codec.js';
+export type { Frame, FrameTransaction, FrameTransactionFields, SignatureEntry } from './frame-codec.js';
 export { bytesOfHex, keccakHex } from './hex.js';
 export { SECP256K1_N, recoverAddress, verifyFrameSignatures } from './signatures.js';
 export type { SignedFrames } from './signatures.js';

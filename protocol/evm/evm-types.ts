@@ -24,3 +24,40 @@ export function halt(why: string): never {
 
 export const word = (bytes: Uint8Array): bigint => (bytes.length === 0 ? 0n : BigInt(`0x${Buffer.from(bytes).toString('hex')}`));
 export const addressWord = (address: string): bigint => BigInt(address);
+
+/**
+ * The fork's own opcode with `check` run first, then its original logic and gas. The check runs
+ * before the opcode's dynamic gas, where the EVM refuses state changes in a static call: a banned
+ * SSTORE is named as such, not as a "static state change".
+ */
+export function wrapOpcode(opcode: number, check: (runState: RunState) => void | Promise<void>): AddOpcode {
+  const original = FORK_OPCODES.opcodes.get(opcode)!;
+  const logic = FORK_OPCODES.handlers.get(opcode) as LogicFunction;
+  const gas = FORK_OPCODES.dynamicGasHandlers.get(opcode) as GasFunction | undefined;
+  if (gas !== undefined) {
+    return {
+      opcode,
+      opcodeName: original.name,
+      baseFee: original.fee,
+      gasFunction: async (runState, fee, common) => {
+        await check(runState);
+        return gas(runState, fee, common);
+      },
+      logicFunction: logic,
+    };
+  }
+  return {
+    opcode,
+    opcodeName: original.name,
+    baseFee: original.fee,
+    logicFunction: async (runState, common) => {
+      await check(runState);
+      return logic(runState, common);
+    },
+  };
+}
+
+/** JUMP, JUMPI and the calls with `check` first: every loop and every call frame meets it (a compute budget). */
+export function budgetChecks(check: () => void): AddOpcode[] {
+  return [0x56, 0x57, 0xf0, 0xf1, 0xf2, 0xf4, 0xf5, 0xfa].map((opcode) => wrapOpcode(opcode, check));
+}

@@ -15,6 +15,7 @@ import { Refusal } from '../refusal.js';
 import { verifyFrameSignatures } from '../signatures.js';
 import { CHAIN_ID } from './fork.js';
 import { type ExecutionBlock, type FrameResult, FrameRunner } from './frame-runner.js';
+import type { AddOpcode } from './evm-types.js';
 import type { OverlayStateManager } from './overlay-state.js';
 
 const ATOMIC = 4;
@@ -23,8 +24,17 @@ const MAX_REFUND_QUOTIENT = 5n;
 export interface ExecutedFrameTransaction {
   readonly payer: string;
   readonly frames: readonly FrameResult[];
+  /** Why each failed frame failed (undefined for the others): the cause, and a revert's data. */
+  readonly failures: readonly (FrameFailure | undefined)[];
   readonly gasUsed: bigint;
   readonly effectiveGasPrice: bigint;
+}
+
+export interface FrameFailure {
+  readonly cause: string;
+  readonly detail?: string;
+  /** A revert's return data (0x hex). */
+  readonly output?: string;
 }
 
 /** The EL's node-side reason for leaving a transaction out, as the node's drop statistics count it. */
@@ -35,20 +45,34 @@ export class InvalidFrameTransaction extends Error {
   constructor(
     readonly reason: SkipReason,
     message: string,
+    /** The VERIFY frame that failed, with why, when that is what made it invalid. */
+    readonly verify?: { readonly frame: number } & FrameFailure,
   ) {
     super(message);
     this.name = 'InvalidFrameTransaction';
   }
 }
 
-const invalid = (reason: SkipReason, message: string): never => {
-  throw new InvalidFrameTransaction(reason, message);
+const invalid = (reason: SkipReason, message: string, verify?: InvalidFrameTransaction['verify']): never => {
+  throw new InvalidFrameTransaction(reason, message, verify);
 };
+
+export interface ExecutionOptions {
+  /**
+   * Whether the signature entries are verified first (the default). Gas estimation leaves it out:
+   * its entries carry stand-ins of the right length, and default code and SIGPARAM read only
+   * their scheme, signer and msg.
+   */
+  readonly verifySignatures?: boolean;
+  /** Opcodes beyond the frame instructions (a compute budget's checks: evm-types.ts). */
+  readonly opcodes?: readonly AddOpcode[];
+}
 
 export async function executeFrameTransaction(
   tx: FrameTransaction,
   block: ExecutionBlock,
   state: OverlayStateManager,
+  options: ExecutionOptions = {},
 ): Promise<ExecutedFrameTransaction> {
   try {
     checkStaticValidity(tx, BigInt(CHAIN_ID));
@@ -62,7 +86,7 @@ export async function executeFrameTransaction(
   const nonce = (await state.getAccount(sender))?.nonce ?? 0n;
   if (tx.nonce !== nonce) invalid(tx.nonce < nonce ? 'nonce_too_low' : 'nonce_too_high', `nonce ${tx.nonce}, the sender's is ${nonce}`);
   try {
-    verifyFrameSignatures(tx);
+    if (options.verifySignatures !== false) verifyFrameSignatures(tx);
   } catch (err) {
     if (err instanceof Refusal) invalid('other', err.message);
     throw err;
@@ -73,8 +97,9 @@ export async function executeFrameTransaction(
   const effectiveGasPrice = priced < tx.maxFeePerGas ? priced : tx.maxFeePerGas;
 
   const account = async (address: Address) => (await state.getAccount(address)) ?? new Account();
-  const runner = await FrameRunner.create({ tx, maxCost, state, block, gasPrice: effectiveGasPrice });
+  const runner = await FrameRunner.create({ tx, maxCost, state, block, gasPrice: effectiveGasPrice, opcodes: options.opcodes });
   const { approvals, results } = runner;
+  const failures: (FrameFailure | undefined)[] = [];
   let refundCounter = 0n;
   let batch: { start: number; refundCounter: bigint } | undefined;
   let skipping = false;
@@ -84,6 +109,7 @@ export async function executeFrameTransaction(
       const atomic = (frame.flags & ATOMIC) !== 0;
       if (skipping) {
         results.push({ status: 2, executionGas: 0n, stateGas: 0n, logs: [] });
+        failures.push(undefined);
         skipping = atomic;
         continue;
       }
@@ -93,10 +119,12 @@ export async function executeFrameTransaction(
       }
       if (frame.mode === FrameMode.Sender && !approvals.senderApproved)
         invalid('other', `SENDER frame ${i} runs before the sender approved execution`);
-      const { result, refund } = await runner.run(i);
+      const { result, refund, cause, detail, output } = await runner.run(i);
+      failures.push(result.status === 1 ? undefined : { cause: cause ?? 'failed', detail, output });
       // EIP-8037's existence rule, as APPROVE meets it: a deploy frame may have created the sender.
       if (!(await account(sender)).isEmpty()) approvals.senderCreated();
-      if (frame.mode === FrameMode.Verify && result.status !== 1) invalid('other', `VERIFY frame ${i} failed`);
+      if (frame.mode === FrameMode.Verify && result.status !== 1)
+        invalid('other', `VERIFY frame ${i} failed`, { frame: i, ...failures[i]! });
       refundCounter += refund;
       if (batch === undefined) continue;
       if (result.status !== 1) {
@@ -132,5 +160,5 @@ export async function executeFrameTransaction(
   const miner = await account(coinbase);
   miner.balance += gasUsed * (effectiveGasPrice - block.baseFee);
   await state.putAccount(coinbase, miner);
-  return { payer: approvals.payer!, frames: results, gasUsed, effectiveGasPrice };
+  return { payer: approvals.payer!, frames: results, failures, gasUsed, effectiveGasPrice };
 }

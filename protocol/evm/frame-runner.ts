@@ -62,6 +62,8 @@ export interface FrameOutcome {
   readonly refund: bigint;
   readonly cause?: string;
   readonly detail?: string;
+  /** A revert's return data (0x hex). */
+  readonly output?: string;
 }
 
 export interface RunnerOptions {
@@ -202,7 +204,7 @@ export class FrameRunner {
     const done = (
       status: 0 | 1,
       executionGas: bigint,
-      failure?: { cause: string; detail?: string },
+      failure?: { cause: string; detail?: string; output?: string },
       logs: FrameLog[] = [],
       refund = 0n,
     ) => ({
@@ -246,7 +248,10 @@ export class FrameRunner {
       ...(block === undefined ? {} : { block: evmBlock(block) as never, gasPrice: this.options.gasPrice }),
     });
     const error: string | undefined = execResult.exceptionError?.error;
-    if (error === 'revert') return done(0, entry + execResult.executionGasUsed, { cause: 'reverted', detail: ctx.approveRefused });
+    if (error === 'revert') {
+      const output = bytesToHex(execResult.returnValue);
+      return done(0, entry + execResult.executionGasUsed, { cause: 'reverted', detail: ctx.approveRefused, output });
+    }
     // The EVM runs 0xFE itself, whatever the opcode table says.
     if (error === 'invalid opcode') return halted('banned opcode INVALID');
     if (error === 'out of gas' || error === 'out of state gas') return halted(error, ctx.approveRefused);

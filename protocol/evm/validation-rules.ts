@@ -8,7 +8,7 @@
  * happens in, so an endless loop or a banned read never gets further.
  */
 import { isPrecompile } from './fork.js';
-import { FORK_OPCODES, halt, type AddOpcode, type GasFunction, type LogicFunction, type RunState } from './evm-types.js';
+import { FORK_OPCODES, halt, wrapOpcode, type AddOpcode, type RunState } from './evm-types.js';
 
 export interface RuleContext {
   readonly sender: string;
@@ -60,34 +60,7 @@ export function validationRules(ctx: RuleContext): AddOpcode[] {
     ctx.violation ??= cause;
     halt(cause);
   };
-  const wrap = (opcode: number, check: (runState: RunState) => void | Promise<void>): AddOpcode => {
-    const original = FORK_OPCODES.opcodes.get(opcode)!;
-    const logic = FORK_OPCODES.handlers.get(opcode) as LogicFunction;
-    const gas = FORK_OPCODES.dynamicGasHandlers.get(opcode) as GasFunction | undefined;
-    // The check runs before the opcode's dynamic gas, where the EVM refuses state changes in a
-    // static call: a banned SSTORE is named as such, not as a "static state change".
-    if (gas !== undefined) {
-      return {
-        opcode,
-        opcodeName: original.name,
-        baseFee: original.fee,
-        gasFunction: async (runState, fee, common) => {
-          await check(runState);
-          return gas(runState, fee, common);
-        },
-        logicFunction: logic,
-      };
-    }
-    return {
-      opcode,
-      opcodeName: original.name,
-      baseFee: original.fee,
-      logicFunction: async (runState, common) => {
-        await check(runState);
-        return logic(runState, common);
-      },
-    };
-  };
+  const wrap = wrapOpcode;
   const banned = (opcode: number, name: string): AddOpcode => ({
     opcode,
     opcodeName: name,
