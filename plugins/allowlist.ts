@@ -2,7 +2,7 @@
  * allowlist: decides which methods may go further (spec 4.1, 4.5, 7).
  *
  * Passes the `eth_`/`net_`/`web3_` read surface, `eth_sendRawTransaction` (answered later by the
- * gate), the three proxied `svc_` methods, `extra_methods` from YAML, and any request for which
+ * gate), the three proxied `svc_` methods, `svc_estimateFrameGas` (answered by the gate), `extra_methods` from YAML, and any request for which
  * auth recorded the `operator` fact (an operator method called with a valid token). Refuses with -32601: the signing methods ("holds no
  * keys"), `eth_subscribe`/`eth_unsubscribe` ("HTTP-only", with how to poll),
  * `svc_validateTransaction` ("not supported by the ingress"), everything else ("does not
@@ -16,6 +16,7 @@
  */
 import {
   errors,
+  INGRESS_METHODS,
   NODE_LOCAL_METHODS,
   OPERATOR,
   PROXIED_SVC_METHODS,
@@ -98,6 +99,7 @@ export const allowlist: PluginModule<AllowlistOptions> = {
       ...SUBMISSION_ONLY,
       ...extraMethods,
       ...NODE_LOCAL_METHODS.filter((m) => m !== 'svc_nodeHealth'),
+      ...INGRESS_METHODS,
     ]);
     const signing = new Set(SIGNING_METHODS);
     const refused = new Set(INGRESS_REFUSED);

@@ -27,6 +27,8 @@ export {
 export type { FrameFacts, FrameLimits } from './frame-checks.js';
 export { FRAME_TX_TYPE, FrameMode, blankedEncoding, decodeFrameTransaction, encodeFrameTransaction, withHashes } from './frame-codec.js';
 export type { Frame, FrameTransaction, FrameTransactionFields, SignatureEntry } from './frame-codec.js';
+export { InvalidFrameRequest, isFrameRequest, readFrameRequest } from './frame-request.js';
+export type { FrameGasRequest } from './frame-request.js';
 export { bytesOfHex, keccakHex } from './hex.js';
 export { SECP256K1_N, recoverAddress, verifyFrameSignatures } from './signatures.js';
 export type { SignedFrames } from './signatures.js';

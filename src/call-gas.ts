@@ -14,7 +14,7 @@
 export const CALL_METHODS = ['eth_call', 'eth_estimateGas', 'eth_createAccessList'] as const;
 export const SIMULATE_METHOD = 'eth_simulateV1';
 /** Every method whose work is EVM execution at the caller's gas: priced by gas, streamed apart. */
-export const GAS_HEAVY_METHODS: ReadonlySet<string> = new Set([...CALL_METHODS, SIMULATE_METHOD]);
+export const GAS_HEAVY_METHODS: ReadonlySet<string> = new Set([...CALL_METHODS, SIMULATE_METHOD, 'svc_estimateFrameGas']);
 /** geth's and reth's default `--rpc.gascap`: what a call naming no gas gets when nothing else is configured. */
 export const DEFAULT_RPC_GAS_CAP = 50_000_000n;
 
@@ -113,7 +113,7 @@ export function callTarget(method: string, params: unknown): string | undefined 
  * one run's time bounds the request's only times this.
  */
 export function runsOf(method: string): bigint {
-  return method === 'eth_estimateGas' || method === 'eth_createAccessList' ? 16n : 1n;
+  return method === 'eth_estimateGas' || method === 'eth_createAccessList' || method === 'svc_estimateFrameGas' ? 16n : 1n;
 }
 
 /** The gas a request's calls ask for in all, a call naming no gas counted at `cap`. */

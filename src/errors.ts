@@ -37,6 +37,8 @@ export const INTERNAL_ERROR = -32603;
 // Ethereum server-error range (EIP-1474), as the spec uses it.
 export const SERVER_ERROR = -32000;
 export const LIMIT_EXCEEDED = -32005;
+/** geth's code for a call or estimate that reverted, with the revert data as `data`. */
+export const EXECUTION_REVERTED = 3;
 
 const METHOD_NOT_FOUND_ERROR = rpcError(METHOD_NOT_FOUND, 'the method does not exist/is not available');
 const POLL_INSTEAD = 'poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs';
@@ -130,6 +132,15 @@ export const errors = {
     rpcError(SERVER_ERROR, 'submissions are not accepted by this node (a follower): send them to the public endpoint'),
   /** Spec 7: the gate could not read state or validate: it fails closed. */
   validationUnavailable: () => rpcError(INTERNAL_ERROR, 'validation unavailable: the ingress could not reach its execution layer'),
+  /**
+   * A frame transaction's estimate found a frame that reverts: as geth answers a reverted
+   * eth_estimateGas (code 3, the revert data), the message naming the frame.
+   */
+  frameReverted: (message: string, data: string) => rpcError(EXECUTION_REVERTED, `execution reverted: ${message}`, data),
+  /** A block asked for that the EL does not have: geth's words. */
+  headerNotFound: () => rpcError(SERVER_ERROR, 'header not found'),
+  /** No estimate: a frame fails whatever its limits, or the transaction cannot be included. */
+  frameEstimateFailed: (message: string) => rpcError(SERVER_ERROR, `gas estimation failed: ${message}`),
   /** A bug: the stack goes to the log, never to the client. */
   internal: () => rpcError(INTERNAL_ERROR, 'internal error'),
 } as const;

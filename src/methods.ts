@@ -71,6 +71,9 @@ export const SUBMISSION_ONLY: ReadonlySet<string> = new Set([SUBMISSION_METHOD, 
  */
 export const PRICED_BY_SIZE: ReadonlySet<string> = new Set(['eth_feeHistory']);
 
+/** Answered by the ingress itself: a frame transaction's gas, frame by frame (the gate). */
+export const INGRESS_METHODS = ['svc_estimateFrameGas'] as const;
+
 /** Answered by the ingress from the node's local API (spec 4.6). */
 export const NODE_LOCAL_METHODS = [
   'svc_getRecentCommits',
@@ -85,4 +88,5 @@ export const KNOWN_METHODS: ReadonlySet<string> = new Set<string>([
   ...PROXIED_SVC_METHODS,
   ...SUBMISSION_ONLY,
   ...NODE_LOCAL_METHODS,
+  ...INGRESS_METHODS,
 ]);

@@ -60,6 +60,7 @@ export type { Fields, Logger } from './log.js';
 export { throttledWarning, type ThrottledWarning } from './log-throttle.js';
 export { MemoryBuckets, type BucketSpec, type Consumed } from './memory-buckets.js';
 export {
+  INGRESS_METHODS,
   NODE_LOCAL_METHODS,
   PRICED_BY_SIZE,
   PROXIED_SVC_METHODS,

@@ -16,6 +16,7 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'src/cluster/primary.ts': 'test/e2e/workers.test.ts (workers need a forked primary)',
   'plugins/gate/judge.ts': 'test/plugins/gate/index.test.ts and concurrency.test.ts (the stages through the plugin)',
   'plugins/gate/pool-worker.ts': 'test/plugins/gate/work-pool.test.ts (it runs inside the pool threads)',
+  'plugins/gate/simulation/estimate.ts': 'test/plugins/gate/estimation.test.ts (it runs inside the pool threads, on the devnet)',
   'plugins/gate/timed-worker.ts':
     'test/plugins/gate/work-pool.test.ts (the entry of the pool threads; the charge it measures, test/e2e/metered-work.test.ts)',
   'protocol/evm/overlay-state.ts': 'test/plugins/gate/simulation/simulate.test.ts (state read for frames)',

@@ -14,6 +14,9 @@
  *     ─► forward to the submission target
  *
  * Fails closed: an EL that cannot be read gives -32603 and nothing is forwarded.
+ *
+ * It also estimates frame transactions' gas (`svc_estimateFrameGas`, and `eth_estimateGas` of a
+ * frame transaction: estimation.ts) in its simulation lane.
  * Order: after size-limit (sizes capped before decoding), allowlist and rate-limit.
  *
  * The validator's stages are in judge.ts; a follower relays (follower.ts).
@@ -28,6 +31,7 @@ import {
   type Verdict,
 } from '../../src/plugin.js';
 import { createElValidation } from './el-validation.js';
+import { createEstimator, ESTIMATION_METHODS, isEstimation } from './estimation.js';
 import { createFollower } from './follower.js';
 import { holdPool } from './held-pool.js';
 import { createJudge, rejudgeWith } from './judge.js';
@@ -40,6 +44,9 @@ import { cryptoBackend } from '../../protocol/index.js';
 import { HeadState } from './state.js';
 import { rawParams, syncTimeoutOf } from './sync.js';
 import { createWorkPool } from './work-pool.js';
+
+/** Submissions, and the gas estimates of frame transactions (estimation.ts). */
+const GATED_METHODS: ReadonlySet<string> = new Set([...SUBMISSION_ONLY, ...ESTIMATION_METHODS]);
 
 /** The portable-crypto and unpatched-EVM lines are said once per process, not at every reload. */
 let portableCryptoSaid = false;
@@ -74,7 +81,11 @@ export const gate: PluginModule<GateOptions> = {
       'gate: a simulation failed unexpectedly, refused as "simulation error" (throttled: count since the last line)',
     );
     const limits = { threads: options.threads, queueMax: options.queueMax, queuePerSource: options.queuePerSource };
-    const settings = { execution: stateReads.options, simulationBudgetMs: options.simulationBudgetMs };
+    const settings = {
+      execution: stateReads.options,
+      simulationBudgetMs: options.simulationBudgetMs,
+      estimateBudgetMs: options.estimateBudgetMs,
+    };
     const { pool, letGo } = holdPool(carried, JSON.stringify({ limits, settings }), () =>
       createWorkPool(limits, settings, (bug) => simulationBug({ bug })),
     );
@@ -114,10 +125,13 @@ export const gate: PluginModule<GateOptions> = {
       unavailable: throttledWarning(log, 'gate: execution layer unavailable, submissions refused (throttled: count since the last line)'),
       bug: throttledWarning(log, 'gate: judging failed unexpectedly, refused as "gate-error" (throttled: count since the last line)'),
     });
+    const estimate = createEstimator(pool, options.chainId);
     return {
       name: 'gate',
-      methods: SUBMISSION_ONLY,
-      handle({ request, facts, peer }: RequestContext): Verdict | Promise<Verdict> {
+      methods: GATED_METHODS,
+      handle(ctx: RequestContext): Verdict | Promise<Verdict> {
+        const { request, facts, peer } = ctx;
+        if (isEstimation(request.method, request.params)) return estimate(ctx);
         if (!SUBMISSION_ONLY.has(request.method)) return undefined;
         const sync = request.method === SYNC_SUBMISSION_METHOD ? { timeoutMs: syncTimeoutOf(request.params, options) } : undefined;
         // Without rate-limit, the TCP peer is the source the pool serves in turn.

@@ -3,7 +3,7 @@ import type { OptionsReader } from '../../src/plugin.js';
 import type { AdmissionLimits } from './admission.js';
 import type { DecodeLimits } from './decode.js';
 import { PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from '../../protocol/index.js';
-import { DEFAULT_SIMULATION_BUDGET_MS } from './simulation/budget.js';
+import { DEFAULT_ESTIMATE_BUDGET_MS, DEFAULT_SIMULATION_BUDGET_MS } from './simulation/budget.js';
 import { defaultThreads } from './work-pool.js';
 
 export interface GateOptions extends DecodeLimits, AdmissionLimits {
@@ -25,6 +25,8 @@ export interface GateOptions extends DecodeLimits, AdmissionLimits {
   readonly queuePerSource: number;
   /** Compute milliseconds one validation-prefix simulation may take before it is aborted and refused. */
   readonly simulationBudgetMs: number;
+  /** Compute milliseconds one frame transaction's gas estimate (svc_estimateFrameGas) may take, all its runs together. */
+  readonly estimateBudgetMs: number;
 }
 
 /** Spec section 1 network parameters. */
@@ -57,6 +59,7 @@ export function parseGateOptions(options: OptionsReader): GateOptions {
     queueMax: options.integer('queue_max', 256, { min: 1 }),
     queuePerSource: options.integer('queue_per_source', 4, { min: 1 }),
     simulationBudgetMs: options.integer('simulation_budget_ms', DEFAULT_SIMULATION_BUDGET_MS, { min: 1, max: 10_000 }),
+    estimateBudgetMs: options.integer('estimate_budget_ms', DEFAULT_ESTIMATE_BUDGET_MS, { min: 1, max: 60_000 }),
     // frame-transactions.md section 6 item 8: configurable, never lower than the reference.
     prefixGasBudget: BigInt(options.integer('prefix_gas_budget', Number(PREFIX_GAS_BUDGET), { min: Number(PREFIX_GAS_BUDGET) })),
     prefixStateGasBudget: BigInt(

@@ -11,7 +11,8 @@ import { type FrameFacts, type FrameTransaction, recoverAddress, type SignedFram
 import type { RecoverTask } from './decode.js';
 import { Refusal, Unavailable } from './errors.js';
 import type { StateDependencies } from './dependencies.js';
-import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, threadShares } from './simulation/budget.js';
+import { ComputeBudget, DEFAULT_ESTIMATE_BUDGET_MS, DEFAULT_SIMULATION_BUDGET_MS, threadShares } from './simulation/budget.js';
+import type { EstimateOutcome, EstimateTask } from './simulation/estimate.js';
 import { HeadState, type Head } from './state.js';
 
 export interface PoolRefusal {
@@ -37,6 +38,8 @@ export interface PoolSettings {
   readonly execution: UpstreamOptions;
   /** Compute milliseconds one simulation may take (`simulation_budget_ms`); the default when absent. */
   readonly simulationBudgetMs?: number;
+  /** Compute milliseconds one gas estimate may take (`estimate_budget_ms`); the default when absent. */
+  readonly estimateBudgetMs?: number;
 }
 
 /**
@@ -115,5 +118,21 @@ export async function simulate({ tx, facts, head }: SimulateTask): Promise<Simul
     if (err instanceof Unavailable) return { computeMs, unavailable: err.message };
     const { refusal } = refusalOf(err);
     return err instanceof SimulationFault ? { computeMs, refusal, bug: err.bug } : { computeMs, refusal };
+  }
+}
+
+/** What `estimate` answers: its compute milliseconds beside the outcome, or an unreadable EL. */
+export type EstimateAnswer = { readonly computeMs: number } & (EstimateOutcome | PoolUnavailable);
+
+export async function estimate(task: EstimateTask): Promise<EstimateAnswer> {
+  await loadSimulator();
+  const { estimateInThread } = await import('./simulation/estimate.js');
+  const budget = new ComputeBudget(settings?.estimateBudgetMs ?? DEFAULT_ESTIMATE_BUDGET_MS);
+  try {
+    const outcome = await estimateInThread(task, state!, budget);
+    return { computeMs: budget.computeMs(), ...outcome };
+  } catch (err) {
+    if (err instanceof Unavailable) return { computeMs: budget.computeMs(), unavailable: err.message };
+    throw err;
   }
 }

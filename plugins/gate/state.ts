@@ -7,6 +7,7 @@
  */
 import { RpcFailure, sharedFor, type Answer, type Upstream } from '../../src/plugin.js';
 import { type CodeEntry, decodeCode } from '../../protocol/index.js';
+import type { ExecutionBlock } from '../../protocol/evm/index.js';
 import { Unavailable } from './errors.js';
 
 export interface Head {
@@ -101,14 +102,33 @@ export class HeadState {
   }
 
   private async readHead(): Promise<Head> {
-    const block = (await this.read('eth_getBlockByNumber', ['latest', false])) as Record<string, unknown> | null;
-    if (block === null || typeof block.number !== 'string') throw new Unavailable('the EL returned no latest block');
-    return {
+    return (await this.block('latest')).head;
+  }
+
+  /**
+   * A block by tag, number (0x quantity) or hash, as a head (its state is read at its number) and
+   * as the block a transaction executes in; null when the EL has no such block.
+   */
+  async block(at: string): Promise<{ head: Head; execution: ExecutionBlock }>;
+  async block(at: string, orNull: true): Promise<{ head: Head; execution: ExecutionBlock } | null>;
+  async block(at: string, orNull = false): Promise<{ head: Head; execution: ExecutionBlock } | null> {
+    const byHash = /^0x[0-9a-fA-F]{64}$/.test(at);
+    const block = (await this.read(byHash ? 'eth_getBlockByHash' : 'eth_getBlockByNumber', [at, false])) as Record<string, unknown> | null;
+    if (block === null && orNull) return null;
+    if (block === null || typeof block.number !== 'string')
+      throw new Unavailable(at === 'latest' ? 'the EL returned no latest block' : `the EL returned no block ${at}`);
+    const head: Head = {
       number: BigInt(block.number),
       baseFee: typeof block.baseFeePerGas === 'string' ? BigInt(block.baseFeePerGas) : 0n,
       timestamp: BigInt(block.timestamp as string),
       coinbase: typeof block.miner === 'string' ? block.miner.toLowerCase() : '0x0000000000000000000000000000000000000000',
     };
+    const execution: ExecutionBlock = {
+      ...head,
+      gasLimit: typeof block.gasLimit === 'string' ? BigInt(block.gasLimit) : 0n,
+      prevRandao: typeof block.mixHash === 'string' ? block.mixHash : `0x${'00'.repeat(32)}`,
+    };
+    return { head, execution };
   }
 
   private async readAccount(address: string, head: Head): Promise<Account> {

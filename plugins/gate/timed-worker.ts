@@ -7,7 +7,15 @@
  * reason.
  */
 import { workerData } from 'node:worker_threads';
-import { loadSimulator, recover as recoverTask, simulate as simulateTask, verify as verifyTask, type SimulateTask } from './pool-worker.js';
+import {
+  estimate as estimateTask,
+  loadSimulator,
+  recover as recoverTask,
+  simulate as simulateTask,
+  verify as verifyTask,
+  type SimulateTask,
+} from './pool-worker.js';
+import type { EstimateTask } from './simulation/estimate.js';
 import type { RecoverTask } from './decode.js';
 import { type SignedFrames, warmRecovery } from '../../protocol/index.js';
 
@@ -28,3 +36,4 @@ async function timed<T>(task: () => T | Promise<T>): Promise<Timed<T>> {
 export const verify = (tx: SignedFrames) => timed(() => verifyTask(tx));
 export const recover = (task: RecoverTask) => timed(() => recoverTask(task));
 export const simulate = (task: SimulateTask) => timed(() => simulateTask(task));
+export const estimate = (task: EstimateTask) => timed(() => estimateTask(task));

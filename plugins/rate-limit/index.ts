@@ -208,7 +208,9 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         // Not for ordinary reads: a fact costs a read its first Map. The gate's pool and the heavy
         // reads' turns are served per source.
         if (submission || heavy) facts.set(SOURCE, source);
-        if (submission) facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
+        // A plugin that answers the request itself (the gate: a submission's judgement, a frame
+        // transaction's gas estimate) charges the time it measured.
+        if (submission || heavy) facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
         const least = limits.costs.get(request.method) ?? 1;
         const cost =
           heavy && limits.gasPerToken !== undefined

@@ -6,8 +6,11 @@
  */
 export { curveBackends } from './curves.js';
 export { evmPatchApplied } from './evm-patch.js';
+export { estimateFrameGas, FrameEstimateError } from './estimate.js';
+export type { FrameGasEstimate } from './estimate.js';
+export { budgetChecks } from './evm-types.js';
 export { executeFrameTransaction, InvalidFrameTransaction } from './execute.js';
-export type { ExecutedFrameTransaction, SkipReason } from './execute.js';
+export type { ExecutedFrameTransaction, ExecutionOptions, FrameFailure, SkipReason } from './execute.js';
 export { CHAIN_ID, COMMON, PRECOMPILES, isPrecompile } from './fork.js';
 export type { ExecutionBlock, FrameLog, FrameResult } from './frame-runner.js';
 export { installJumpAnalysisCache } from './jump-analysis.js';

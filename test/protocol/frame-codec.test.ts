@@ -1,7 +1,14 @@
 import { expect } from 'chai';
 import { concat, encodeRlp, getBytes, hexlify, keccak256, type RlpStructuredData } from 'ethers';
 import { FrameSignature, TxEnvelopeEip8141 } from 'ox';
-import { blankedEncoding, decodeFrameTransaction, type Frame, type FrameTransaction } from '../../protocol/frame-codec.js';
+import {
+  blankedEncoding,
+  decodeFrameTransaction,
+  encodeFrameTransaction,
+  type Frame,
+  type FrameTransaction,
+  withHashes,
+} from '../../protocol/frame-codec.js';
 import { encodeFrameTx, type EntryFields, type FrameFields, type FrameTxFields } from '../../support/frames.js';
 import { verdictOf } from '../helpers/refusals.js';
 
@@ -333,5 +340,24 @@ describe('gate: frame transaction decoder against ox (TxEnvelopeEip8141)', () =>
     for (const [i, raw] of raws.entries()) {
       expect(TxEnvelopeEip8141.serialize(asOxEnvelope(decodeFrameTransaction(raw))), `transaction ${i}`).to.equal(raw);
     }
+  });
+});
+
+describe('frame-codec: encodeFrameTransaction and withHashes', () => {
+  const fieldsOf = ({ hash: _hash, sigHash: _sigHash, ...fields }: FrameTransaction) => fields;
+
+  it('re-encodes the section 10 vectors byte for byte, with the hashes decoding gives', () => {
+    for (const vector of [V1, V3, V4]) {
+      const tx = decodeFrameTransaction(vector);
+      expect(hexlify(encodeFrameTransaction(fieldsOf(tx)))).to.equal(vector);
+      const hashed = withHashes(fieldsOf(tx));
+      expect([hashed.hash, hashed.sigHash]).to.deep.equal([tx.hash, tx.sigHash]);
+    }
+  });
+
+  it('encodes as ox does for schemes 0-2 (ox serializes the same fields)', () => {
+    const tx = decodeFrameTransaction(V3);
+    const envelope = TxEnvelopeEip8141.deserialize(V3 as TxEnvelopeEip8141.Serialized);
+    expect(hexlify(encodeFrameTransaction(fieldsOf(tx)))).to.equal(TxEnvelopeEip8141.serialize(envelope));
   });
 });

@@ -13,8 +13,14 @@ import {
 const simulation = (...blocks: unknown[]) => [{ blockStateCalls: blocks }, 'latest'];
 
 describe('call-gas', () => {
-  it("names the four methods that run EVM code at the caller's gas", () => {
-    expect([...GAS_HEAVY_METHODS]).to.deep.equal(['eth_call', 'eth_estimateGas', 'eth_createAccessList', 'eth_simulateV1']);
+  it("names the methods that run EVM code at the caller's gas: four of the EL's, the frame transactions' estimate", () => {
+    expect([...GAS_HEAVY_METHODS]).to.deep.equal([
+      'eth_call',
+      'eth_estimateGas',
+      'eth_createAccessList',
+      'eth_simulateV1',
+      'svc_estimateFrameGas',
+    ]);
     expect(DEFAULT_RPC_GAS_CAP).to.equal(50_000_000n);
   });
 

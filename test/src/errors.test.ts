@@ -49,6 +49,9 @@ describe('errors: the wire error catalogue', () => {
       'syncNonceGap',
       'followerRefusesSubmissions',
       'validationUnavailable',
+      'frameReverted',
+      'headerNotFound',
+      'frameEstimateFailed',
       'internal',
     ]);
   });
@@ -172,6 +175,17 @@ describe('errors: the wire error catalogue', () => {
       'validationUnavailable',
       () => errors.validationUnavailable(),
       INTERNAL('validation unavailable: the ingress could not reach its execution layer'),
+    ],
+    [
+      'frameReverted',
+      () => errors.frameReverted('frame 1 (SENDER) reverted', '0x08c379a0'),
+      { code: 3, message: 'execution reverted: frame 1 (SENDER) reverted', data: '0x08c379a0' },
+    ],
+    ['headerNotFound', () => errors.headerNotFound(), { code: -32000, message: 'header not found' }],
+    [
+      'frameEstimateFailed',
+      () => errors.frameEstimateFailed("the transaction cannot be included: nonce 3, the sender's is 2"),
+      { code: -32000, message: "gas estimation failed: the transaction cannot be included: nonce 3, the sender's is 2" },
     ],
     ['internal', () => errors.internal(), INTERNAL('internal error')],
   ];

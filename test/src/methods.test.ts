@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import {
+  INGRESS_METHODS,
   KNOWN_METHODS,
   NODE_LOCAL_METHODS,
   PRICED_BY_SIZE,
@@ -71,6 +72,10 @@ describe('methods: the JSON-RPC surface', () => {
     });
   });
 
+  it('answers svc_estimateFrameGas itself (the gate)', () => {
+    expect([...INGRESS_METHODS]).to.deep.equal(['svc_estimateFrameGas']);
+  });
+
   describe('submissions', () => {
     it('are eth_sendRawTransaction and its EIP-7966 sync form, and only those', () => {
       expect([SUBMISSION_METHOD, SYNC_SUBMISSION_METHOD]).to.deep.equal(['eth_sendRawTransaction', 'eth_sendRawTransactionSync']);
@@ -89,16 +94,17 @@ describe('methods: the JSON-RPC surface', () => {
       ['proxied svc', PROXIED_SVC_METHODS],
       ['submissions', [...SUBMISSION_ONLY]],
       ['node-local', NODE_LOCAL_METHODS],
+      ['answered by the ingress', INGRESS_METHODS],
     ];
 
-    it('is the union of the four sets, in their order', () => {
+    it('is the union of the five sets, in their order', () => {
       expect([...KNOWN_METHODS]).to.deep.equal(parts.flatMap(([, names]) => names));
     });
 
-    it('holds each method in one set only: 49 + 3 + 2 + 5 = 59', () => {
+    it('holds each method in one set only: 49 + 3 + 2 + 5 + 1 = 60', () => {
       const all = parts.flatMap(([, names]) => names);
       expect(duplicatesIn(all)).to.deep.equal([]);
-      expect(KNOWN_METHODS.size).to.equal(59);
+      expect(KNOWN_METHODS.size).to.equal(60);
     });
 
     it('is keyed by exact name (no prototype members, no case folding)', () => {

@@ -18,6 +18,11 @@ import { performance } from 'node:perf_hooks';
  * does, one KZG point evaluation (40-90 ms on the loaded 2-core machine; BENCHMARKS.md).
  */
 export const DEFAULT_SIMULATION_BUDGET_MS = 200;
+/**
+ * A frame transaction's gas estimate, every run of it together: a transfer's takes a few
+ * milliseconds, a search over a frame that runs millions of gas a few hundred.
+ */
+export const DEFAULT_ESTIMATE_BUDGET_MS = 2_000;
 
 /** Thrown past the budget: not an EVM error, so it unwinds every call frame to simulate.ts. */
 export class OverBudget extends Error {

@@ -50,6 +50,7 @@ const DOCUMENTED: GateOptions = {
   queueMax: 256,
   queuePerSource: 4,
   simulationBudgetMs: 200,
+  estimateBudgetMs: 2_000,
   prefixGasBudget: 100_000n,
   prefixStateGasBudget: 500_000n,
 };
@@ -90,6 +91,7 @@ describe('gate: options', () => {
       queue_max: 7,
       queue_per_source: 2,
       simulation_budget_ms: 250,
+      estimate_budget_ms: 500,
       prefix_gas_budget: 100_001,
       prefix_state_gas_budget: 500_001,
     });
@@ -114,6 +116,7 @@ describe('gate: options', () => {
       queueMax: 7,
       queuePerSource: 2,
       simulationBudgetMs: 250,
+      estimateBudgetMs: 500,
       prefixGasBudget: 100_001n,
       prefixStateGasBudget: 500_001n,
     } satisfies GateOptions);
@@ -204,6 +207,7 @@ describe('gate: options', () => {
       ['a zero queue_per_source', { queue_per_source: 0 }, `${PATH}.queue_per_source: must be a positive integer`],
       ['a zero simulation_budget_ms', { simulation_budget_ms: 0 }, `${PATH}.simulation_budget_ms: must be a positive integer`],
       ['simulation_budget_ms past 10000', { simulation_budget_ms: 10_001 }, `${PATH}.simulation_budget_ms: must be at most 10000`],
+      ['estimate_budget_ms past 60000', { estimate_budget_ms: 60_001 }, `${PATH}.estimate_budget_ms: must be at most 60000`],
       ['a fractional duplicate_window_ms', { duplicate_window_ms: 1.5 }, `${PATH}.duplicate_window_ms: must be a positive integer`],
       ['an empty validation_method', { validation_method: '' }, `${PATH}.validation_method: must be a non-empty string`],
       ['max_entries (the key is cache_max_entries)', { max_entries: 10 }, `${PATH}.max_entries: unknown key`],
