@@ -4,6 +4,7 @@
  * account need not exist, but its address must already be funded at head.
  */
 import type { Submission } from './decode.js';
+import type { InFlightEntry } from './in-flight.js';
 import type { Ledger } from './ledger.js';
 import { InFlightRefusal, refuse } from './errors.js';
 import type { Head, HeadState } from './state.js';
@@ -16,6 +17,8 @@ export interface AdmissionLimits {
   readonly frameInFlightCap: number;
   /** A nonce ahead of the state nonce only over every nonce between in flight (the chain runs in arrival order). */
   readonly contiguousNonces: boolean;
+  /** Heads after which a transaction in flight and not executed counts as skipped (its slot is free). */
+  readonly skipAfterBlocks: bigint;
 }
 
 /** EIP-8141 "Mempool": pending transactions one non-canonical paymaster may pay for. */
@@ -28,6 +31,20 @@ export const MAX_PENDING_TXS_USING_NON_CANONICAL_PAYMASTER = 1;
 export function deadlineReached(sub: Submission, head: Head): boolean {
   const deadline = sub.frame?.facts.deadline;
   return deadline !== undefined && deadline <= head.timestamp;
+}
+
+/**
+ * EIP-8141's mempool keeps one pending transaction per frame transaction sender, whose nonce
+ * must be the state nonce: a wallet sending its next one too soon is told which one it waits
+ * for, and until when (not cached: the answer changes with the head).
+ */
+function refuseWhilePending(waiting: InFlightEntry, stateNonce: bigint, skipAfterBlocks: bigint): never {
+  const lastBlock = waiting.head + skipAfterBlocks;
+  throw new InFlightRefusal(
+    'sender-pending',
+    `a transaction of this sender is pending (${waiting.hash}, nonce ${waiting.nonce}) and a frame transaction's nonce must be the sender's next nonce ${stateNonce}: one pending transaction per sender (EIP-8141 mempool rules); send this one once that one is included, or after block ${lastBlock} if it is not`,
+    { pending: waiting.hash, until_block: `0x${lastBlock.toString(16)}` },
+  );
 }
 
 /** Gives the in-flight slot back (the EL or the submission target refused after all). */
@@ -48,6 +65,8 @@ export async function checkAdmission(
   const sender = await state.account(sub.sender, head);
   if (sub.nonce < sender.nonce) refuse('nonce-too-low', `nonce too low: the sender's next nonce is ${sender.nonce}`);
   if (sub.frame !== undefined && sub.nonce !== sender.nonce) {
+    const [waiting] = await ledger.pending(sub.sender, sender.nonce, head.number);
+    if (waiting !== undefined) refuseWhilePending(waiting, sender.nonce, limits.skipAfterBlocks);
     refuse('nonce-mismatch', `a frame transaction's nonce must be the sender's next nonce ${sender.nonce}`);
   }
   if (sub.nonce > sender.nonce + limits.nonceGapMax) {

@@ -46,6 +46,11 @@ export interface Ledger {
    * `skipAfterBlocks` or more heads before it are done, and dropped.
    */
   reserved(payer: string, head: bigint): Promise<bigint>;
+  /**
+   * The sender's transactions in flight at `head` (nonce at or above `stateNonce`, not yet
+   * skipped), with the head each counts from: for a refusal that names what it waits for.
+   */
+  pending(sender: string, stateNonce: bigint, head: bigint): Promise<readonly InFlightEntry[]>;
 }
 
 export interface LedgerOptions {
@@ -113,6 +118,9 @@ export class MemoryLedger implements Ledger {
   }
   async reserved(payer: string, head: bigint) {
     return this.inFlight.reserved(payer, head);
+  }
+  async pending(sender: string, stateNonce: bigint, head: bigint) {
+    return [...this.inFlight.pending(sender, stateNonce, head).values()];
   }
 }
 
@@ -274,6 +282,15 @@ export class RedisLedger implements Ledger {
     const costs = (await this.redis.eval(RESERVED_SCRIPT, 1, key, head.toString(), this.options.skipAfterBlocks.toString())) as string[];
     return costs.reduce((sum, cost) => sum + BigInt(cost), 0n);
   }
+  async pending(sender: string, stateNonce: bigint, head: bigint) {
+    const slots = await this.redis.hgetall(`${PREFIX}:inflight:${sender}`);
+    return Object.entries(slots)
+      .map(([nonce, value]) => {
+        const [hash, payer, cost, since] = value.split('|');
+        return { hash: hash!, nonce: BigInt(nonce), payer: payer!, cost: BigInt(cost!), head: BigInt(since!) };
+      })
+      .filter((entry) => entry.nonce >= stateNonce && head < entry.head + this.options.skipAfterBlocks);
+  }
 }
 
 const PRIMARY_LEDGER_KEY = 'ledger';
@@ -318,6 +335,9 @@ export class PrimaryLedger implements Ledger {
   }
   reserved(payer: string, head: bigint) {
     return this.call<bigint>('reserved', payer, head);
+  }
+  pending(sender: string, stateNonce: bigint, head: bigint) {
+    return this.call<readonly InFlightEntry[]>('pending', sender, stateNonce, head);
   }
 
   /**
@@ -371,5 +391,6 @@ export function createLedger(state: SharedState, options: LedgerOptions, local =
     release: either('in-flight count', (l) => l.release),
     acknowledged: either('in-flight count', (l) => l.acknowledged),
     reserved: either('in-flight count', (l) => l.reserved),
+    pending: either('in-flight count', (l) => l.pending),
   };
 }

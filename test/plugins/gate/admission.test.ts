@@ -3,7 +3,7 @@ import { Wallet } from 'ethers';
 import { checkAdmission, type AdmissionLimits, type Release } from '../../../plugins/gate/admission.js';
 import { decodeCode } from '../../../protocol/index.js';
 import { decodeSubmission, type Submission } from '../../../plugins/gate/decode.js';
-import { Refusal } from '../../../plugins/gate/errors.js';
+import { InFlightRefusal, Refusal } from '../../../plugins/gate/errors.js';
 import type { InFlightEntry } from '../../../plugins/gate/in-flight.js';
 import { MemoryLedger, type Ledger, type Reservation, type ReserveRequest } from '../../../plugins/gate/ledger.js';
 import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
@@ -17,7 +17,7 @@ const SPONSOR = new Wallet(SPONSOR_KEY).address.toLowerCase();
 const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 
 const DECODE_LIMITS = { chainId: 8141n, blockGasLimit: 60_000_000n, prefixGasBudget: 100_000n, prefixStateGasBudget: 500_000n };
-const LIMITS: AdmissionLimits = { nonceGapMax: 64n, inFlightCap: 16, frameInFlightCap: 1, contiguousNonces: false };
+const LIMITS: AdmissionLimits = { nonceGapMax: 64n, inFlightCap: 16, frameInFlightCap: 1, contiguousNonces: false, skipAfterBlocks: 3n };
 const HEAD: Head = { number: 100n, baseFee: 1_000_000_000n, timestamp: 1_700_000_000n, coinbase: `0x${'00'.repeat(20)}` };
 const STATE_NONCE = 5n;
 const RICH = 10n ** 24n;
@@ -120,6 +120,9 @@ class FakeLedger implements Ledger {
     for (const slots of this.slots.values()) for (const entry of slots.values()) if (entry.payer === payer) sum += entry.cost;
     return sum;
   }
+  async pending(sender: string, stateNonce: bigint) {
+    return [...(this.slots.get(sender)?.values() ?? [])].filter((entry) => entry.nonce >= stateNonce);
+  }
   held(sender: string): bigint[] {
     return [...(this.slots.get(sender)?.keys() ?? [])];
   }
@@ -174,6 +177,28 @@ describe('gate: admission against head state', () => {
     expect(await outcome(selfFrame({ nonce: STATE_NONCE })), 'state nonce').to.equal('admitted');
     // A standard transaction may run ahead of the state nonce (up to the gap bound).
     expect(await outcome(await standardTx(STATE_NONCE + 1n)), 'standard, state nonce + 1').to.equal('admitted');
+  });
+
+  it('names the pending transaction a frame transaction ahead of the state nonce waits for, and the last block it may (sender-pending)', async () => {
+    const ledger = new FakeLedger();
+    const first = selfFrame({ nonce: STATE_NONCE });
+    expect(await outcome(first, { ledger })).to.equal('admitted');
+    const refused = await checkAdmission(
+      selfFrame({ nonce: STATE_NONCE + 1n }),
+      HEAD,
+      fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: RICH } }),
+      ledger,
+      LIMITS,
+    ).then(
+      () => undefined,
+      (err: unknown) => err as InFlightRefusal,
+    );
+    expect(refused).to.be.instanceOf(InFlightRefusal);
+    expect({ reason: refused!.reason, detail: refused!.detail, extra: refused!.extra }).to.deep.equal({
+      reason: 'sender-pending',
+      detail: `a transaction of this sender is pending (${first.hash}, nonce 5) and a frame transaction's nonce must be the sender's next nonce 5: one pending transaction per sender (EIP-8141 mempool rules); send this one once that one is included, or after block 103 if it is not`,
+      extra: { pending: first.hash, until_block: '0x67' },
+    });
   });
 
   it('with contiguous_nonces: refuses a nonce ahead of the state nonce until every nonce between is in flight (nonce-not-contiguous)', async () => {

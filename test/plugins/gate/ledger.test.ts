@@ -300,6 +300,31 @@ const ROWS: Row[] = [
     expected: { first: 'ok', second: 'payer-cap', uncapped: 'ok', stillHeld: 'payer-cap', nextHead: 'ok' },
   },
   {
+    name: "answers a sender's pending transactions: at or above the state nonce, not yet skipped",
+    options: { skipAfterBlocks: 3n },
+    async run(ledger) {
+      for (const nonce of [4n, 5n]) await take(ledger, { nonce, head: 100n, cost: 9n });
+      await take(ledger, { nonce: 6n, head: 101n });
+      const shape = (entries: readonly { hash: string; nonce: bigint; payer: string; cost: bigint; head: bigint }[]) =>
+        [...entries]
+          .sort((a, b) => Number(a.nonce - b.nonce))
+          .map((e) => [e.hash === hashOf(ALICE, e.nonce), e.nonce, e.payer, e.cost, e.head]);
+      return {
+        atTaken: shape(await ledger.pending(ALICE, 5n, 100n)),
+        atSkipOfTheFirst: shape(await ledger.pending(ALICE, 5n, 103n)),
+        nobody: shape(await ledger.pending(BOB, 0n, 100n)),
+      };
+    },
+    expected: {
+      atTaken: [
+        [true, 5n, ALICE, 9n, 100n],
+        [true, 6n, ALICE, 1n, 101n],
+      ],
+      atSkipOfTheFirst: [[true, 6n, ALICE, 1n, 101n]],
+      nobody: [],
+    },
+  },
+  {
     name: 'frees the slots below the state nonce and keeps the slot exactly at it',
     async run(ledger) {
       for (const nonce of [4n, 5n, 6n]) await take(ledger, { nonce, cost: 10n });
