@@ -17,12 +17,14 @@
  * - Frame transactions, which anvil cannot hold, from the execution stand-in
  *   (frames/frame-chain.ts): eth_getTransactionReceipt, eth_getTransactionByHash and
  *   eth_getRawTransactionByHash (frames/rpc-shapes.ts); their receipts and logs added to
- *   eth_getBlockReceipts and eth_getLogs (frames/frame-logs.ts).
+ *   eth_getBlockReceipts and eth_getLogs (frames/frame-logs.ts); listed in blocks, counted, and
+ *   found by block and index (frames/frame-blocks.ts).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { FrameChain } from './frames/frame-chain.js';
+import { frameBlockReads } from './frames/frame-blocks.js';
 import { frameAwareReads } from './frames/frame-logs.js';
 import { RpcError, rpcClient } from './rpc.js';
 import { InvalidParams, strippedMethods } from './stripped/methods.js';
@@ -99,7 +101,8 @@ export async function startElFront(options: ElFrontOptions): Promise<ElFront> {
     eth_getTransactionByHash: frameTransactionRpc,
     eth_getRawTransactionByHash: (record) => record.raw,
   };
-  const frameReads = options.frames === undefined ? {} : frameAwareReads(anvil, options.frames);
+  const frameReads =
+    options.frames === undefined ? {} : { ...frameAwareReads(anvil, options.frames), ...frameBlockReads(anvil, options.frames) };
   const frameRecord = (call: Call) => {
     const hash = Array.isArray(call.params) ? call.params[0] : undefined;
     return Object.hasOwn(frameAnswers, call.method) && typeof hash === 'string' ? options.frames?.record(hash) : undefined;

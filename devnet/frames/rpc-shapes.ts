@@ -43,6 +43,12 @@ export function frameTransactionRpc(record: FrameRecord): object {
       msg: entry.msg === undefined ? '0x' : bytesToHex(entry.msg),
       signature: bytesToHex(entry.signature),
     })),
+    // No signature of the ECDSA kind: zero, as OP Stack deposit transactions show theirs, so
+    // that a client parsing every transaction's signature (ethers v6) reads the object.
+    v: '0x0',
+    r: '0x0',
+    s: '0x0',
+    yParity: '0x0',
     blockHash: record.blockHash,
     blockNumber: hex(record.blockNumber),
     transactionIndex: hex(record.index),

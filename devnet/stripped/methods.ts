@@ -7,11 +7,11 @@
  * - `svc_getSignatureSidecar [blockHash | blockNumber]`: `{ blockHash, blockNumber, transactions:
  *   [{ transactionHash, witness }] }`, the block's elided bytes in transaction order; null for a
  *   block below the witness window (pruned) or one the EL does not have.
- * - `eth_getBlockByHash` / `eth_getBlockByNumber` carry `strippedTransactionsRoot`. They do not
- *   list the frame transactions the execution stand-in ran in the block: ethers v6 parses every
- *   transaction object of a full block (TransactionResponse.wait() fetches them to look for
- *   replacements) and fails on one without `r`, `s`, `v`. They are read by hash.
+ * - `eth_getBlockByHash` / `eth_getBlockByNumber` carry `strippedTransactionsRoot`, and list the
+ *   frame transactions the execution stand-in ran in the block after anvil's own
+ *   (frames/frame-blocks.ts).
  */
+import { withFrameTransactions } from '../frames/frame-blocks.js';
 import type { FrameChain } from '../frames/frame-chain.js';
 import type { Rpc } from '../rpc.js';
 import type { BlockHeader, StrippedBlocks } from './stripped-blocks.js';
@@ -49,7 +49,8 @@ export function strippedMethods(
     async (params) => {
       const block = (await anvil(method, params)) as (BlockHeader & Record<string, unknown>) | null;
       if (block === null) return block;
-      return { ...block, strippedTransactionsRoot: (await blocks.of(block)).root };
+      const listed = frames === undefined ? block : withFrameTransactions(block, frames.inBlock(block.hash), params[1] === true);
+      return { ...listed, strippedTransactionsRoot: (await blocks.of(block)).root };
     };
 
   return {

@@ -1,6 +1,6 @@
 /** Frame transactions read back through the ingress as ox reads them: ox is the oracle. */
 import { expect } from 'chai';
-import { id, Wallet, zeroPadValue } from 'ethers';
+import { getAddress, id, JsonRpcProvider, Wallet, zeroPadValue } from 'ethers';
 import { Bloom, Transaction, TransactionReceipt, TxEnvelopeEip8141 } from 'ox';
 import { startDevnet, type Devnet } from '../../../devnet/devnet.js';
 import { createLogger } from '../../../src/log.js';
@@ -9,6 +9,8 @@ import { call, receiptOf } from '../../../support/http.js';
 import { DEV_KEY } from '../../../support/keys.js';
 import { LOGS } from '../../../support/verify-code.js';
 import { OPERATOR_TOKEN } from '../../helpers/ingress.js';
+
+const hex = (value: number) => `0x${value.toString(16)}`;
 
 describe('devnet: executed frame transactions through the ingress, as ox reads them (frames/rpc-shapes.ts)', () => {
   let devnet: Devnet;
@@ -151,6 +153,35 @@ describe('devnet: executed frame transactions through the ingress, as ox reads t
       ...frameReceipt.logs.slice(1),
       ...laterReceipt.logs,
     ]);
+  });
+
+  it('lists it in its block, last (hashes; full objects that ox and ethers read), counted and found by index', async () => {
+    const receipt = await receiptOf<{ blockNumber: string; blockHash: string; transactionIndex: string }>(url, hash);
+    const rpcTx = await call<Transaction.Rpc>(url, 'eth_getTransactionByHash', [hash]);
+    const hashes = await call<{ transactions: string[] }>(url, 'eth_getBlockByNumber', [receipt.blockNumber, false]);
+    expect(hashes.transactions.at(-1)).to.equal(hash);
+    expect(hashes.transactions.indexOf(hash)).to.equal(Number(receipt.transactionIndex));
+    const full = await call<{ transactions: Transaction.Rpc[] }>(url, 'eth_getBlockByHash', [receipt.blockHash, true]);
+    expect(full.transactions.at(-1)).to.deep.equal(rpcTx);
+    expect(Transaction.fromRpc(full.transactions.at(-1)!)).to.include({ type: 'eip8141', hash });
+    const count = hex(hashes.transactions.length);
+    expect(await call(url, 'eth_getBlockTransactionCountByNumber', [receipt.blockNumber])).to.equal(count);
+    expect(await call(url, 'eth_getBlockTransactionCountByHash', [receipt.blockHash])).to.equal(count);
+    expect(await call(url, 'eth_getTransactionByBlockNumberAndIndex', [receipt.blockNumber, receipt.transactionIndex])).to.deep.equal(
+      rpcTx,
+    );
+    expect(await call(url, 'eth_getTransactionByBlockHashAndIndex', [receipt.blockHash, receipt.transactionIndex])).to.deep.equal(rpcTx);
+    expect(await call(url, 'eth_getRawTransactionByBlockHashAndIndex', [receipt.blockHash, receipt.transactionIndex])).to.equal(raw);
+    expect(await call(url, 'eth_getTransactionByBlockHashAndIndex', [receipt.blockHash, count])).to.equal(null);
+    // ethers v6 parses every transaction of a full block (TransactionResponse.wait() reads them to find replacements).
+    const provider = new JsonRpcProvider(url, 8141, { staticNetwork: true, batchMaxCount: 1 });
+    try {
+      const block = await provider.getBlock(receipt.blockHash, true);
+      expect(block!.prefetchedTransactions.at(-1)).to.include({ hash, type: 6, from: getAddress(sender.address) });
+      expect((await provider.getTransaction(hash))!.blockNumber).to.equal(Number(receipt.blockNumber));
+    } finally {
+      provider.destroy();
+    }
   });
 
   it('still passes an unknown hash to the EL (null)', async () => {
