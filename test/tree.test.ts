@@ -28,6 +28,9 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'devnet/anvil.ts': 'test/helpers/el.ts starts every anvil of the suite through it; test/devnet/devnet.test.ts',
   'devnet/rpc.ts': "test/devnet/frames/frame-chain.test.ts and test/conformance/runner.ts (the devnet's every call to anvil)",
   'devnet/frames/block-reader.ts': 'test/devnet/frames/frame-chain.test.ts (what the frame runner reads of anvil)',
+  'client/index.ts': 'test/client/pack.test.ts (the door, imported by its package name from an npm pack install)',
+  'client/rpc.ts': 'test/client/viem.test.ts, ethers.test.ts and pack.test.ts (requests and answers against the devnet)',
+  'devnet/frames/frame-blocks.ts': 'test/devnet/frames/rpc-shapes.test.ts (blocks, counts and by index with a frame transaction)',
   'devnet/frames/frame-logs.ts': "test/devnet/frames/rpc-shapes.test.ts (eth_getBlockReceipts and eth_getLogs with the frames')",
   'devnet/stripped/stripped-blocks.ts': 'test/devnet/stripped/methods.test.ts (the stripped blocks behind the methods)',
   'examples/chain.ts': 'test/examples/examples.test.ts (every example runs against the devnet)',
@@ -59,6 +62,7 @@ describe('the test tree', () => {
     ...modulesUnder('src'),
     ...modulesUnder('plugins'),
     ...modulesUnder('protocol'),
+    ...modulesUnder('client'),
     ...modulesUnder('devnet'),
     ...modulesUnder('examples'),
   ];
@@ -74,7 +78,12 @@ describe('the test tree', () => {
   });
 
   it('has no unit test without its module (e2e/, helpers/ and the tree-wide suites aside)', () => {
-    const orphans = [...modulesUnder('test/src'), ...modulesUnder('test/plugins'), ...modulesUnder('test/protocol')]
+    const orphans = [
+      ...modulesUnder('test/src'),
+      ...modulesUnder('test/plugins'),
+      ...modulesUnder('test/protocol'),
+      ...modulesUnder('test/client'),
+    ]
       .filter((file) => file.endsWith('.test.ts'))
       .filter((file) => !existsSync(join(ROOT, file.replace(/^test\//, '').replace(/\.test\.ts$/, '.ts'))));
     expect(orphans).to.deep.equal(ORPHANS_ALLOWED);
@@ -82,4 +91,10 @@ describe('the test tree', () => {
 });
 
 /** Unit suites named after a concern rather than a module, each spanning several modules. */
-const ORPHANS_ALLOWED = ['test/plugins/contract.test.ts', 'test/plugins/gate/concurrency.test.ts', 'test/protocol/boundary.test.ts'];
+const ORPHANS_ALLOWED = [
+  'test/plugins/contract.test.ts',
+  'test/plugins/gate/concurrency.test.ts',
+  'test/protocol/boundary.test.ts',
+  // The module as a wallet installs it (npm pack, an empty project).
+  'test/client/pack.test.ts',
+];

@@ -5,13 +5,11 @@
 import { expect } from 'chai';
 import { JsonRpcProvider } from 'ethers';
 import { createPublicClient, http } from 'viem';
-import { startDevnet, type Devnet } from '../../../devnet/devnet.js';
-import { createLogger } from '../../../src/log.js';
 import { NEW_ACCOUNT_STATE_GAS } from '../../../protocol/index.js';
 import { mldsaAccount, signed, type FrameFields, type FrameTxFields } from '../../../support/frames.js';
 import { call, receiptOf, rpc } from '../../../support/http.js';
 import { APPROVE_3, REVERTS, STORES_VALUE } from '../../../support/verify-code.js';
-import { OPERATOR_TOKEN } from '../../helpers/ingress.js';
+import { fund, useDevnet } from '../../helpers/devnet.js';
 
 const STORER = '0x00000000000000000000000000000000000e5701';
 const REVERTER = '0x00000000000000000000000000000000000e5702';
@@ -47,25 +45,21 @@ const requestOf = (fields: FrameTxFields) => ({
 });
 
 describe('gate: frame transactions estimated frame by frame, then sent (estimation.ts, on the devnet)', () => {
-  let devnet: Devnet;
+  const devnet = useDevnet();
   let url: string;
+  let anvil: string;
   let ethers: JsonRpcProvider;
 
-  before(async function () {
-    this.timeout(30_000);
-    process.env.SVC_OPERATOR_TOKEN = OPERATOR_TOKEN;
-    devnet = await startDevnet({ port: 0, metricsPort: 0, node: { commitIntervalMs: 40, blockIntervalMs: 200 } }, createLogger('error'));
-    url = devnet.ingress.url;
+  before(async () => {
+    url = devnet.current.ingress.url;
+    anvil = devnet.current.anvil.url;
     ethers = new JsonRpcProvider(url, 8141, { staticNetwork: true, batchMaxCount: 1 });
-    await call(devnet.anvil.url, 'anvil_setCode', [STORER, STORES_VALUE]);
-    await call(devnet.anvil.url, 'anvil_setCode', [REVERTER, REVERTS]);
-    await call(devnet.anvil.url, 'anvil_setCode', [ACCOUNT, APPROVE_3]);
-    await call(devnet.anvil.url, 'anvil_setBalance', [ACCOUNT, hex(10n ** 18n)]);
+    await call(anvil, 'anvil_setCode', [STORER, STORES_VALUE]);
+    await call(anvil, 'anvil_setCode', [REVERTER, REVERTS]);
+    await call(anvil, 'anvil_setCode', [ACCOUNT, APPROVE_3]);
+    await call(anvil, 'anvil_setBalance', [ACCOUNT, hex(10n ** 18n)]);
   });
-  after(() => {
-    ethers?.destroy();
-    return devnet?.stop();
-  });
+  after(() => ethers?.destroy());
 
   const errorOf = async (method: string, params: unknown[]) =>
     (JSON.parse((await rpc(url, method, params)).text) as { error?: unknown }).error;
@@ -82,7 +76,7 @@ describe('gate: frame transactions estimated frame by frame, then sent (estimati
 
   it('an ML-DSA-65 transfer to a new account (ethers): every frame status 1, eth_estimateGas agrees', async () => {
     const account = mldsaAccount();
-    await call(devnet.anvil.url, 'anvil_setBalance', [account.address, hex(10n ** 18n)]);
+    await fund(devnet.current, account.address);
     const recipient = '0x00000000000000000000000000000000000e5711';
     const fields: FrameTxFields = {
       sender: account.address,
@@ -103,7 +97,7 @@ describe('gate: frame transactions estimated frame by frame, then sent (estimati
 
   it('a SENDER frame writing a fresh slot (viem): its state gas estimated, every frame status 1', async () => {
     const account = mldsaAccount();
-    await call(devnet.anvil.url, 'anvil_setBalance', [account.address, hex(10n ** 18n)]);
+    await fund(devnet.current, account.address);
     const viem = createPublicClient({ transport: http(url) });
     const fields: FrameTxFields = {
       sender: account.address,
