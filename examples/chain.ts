@@ -2,24 +2,16 @@
  * What both examples do against the endpoint: connect with ethers (one call per request: the
  * endpoint refuses batches), fund an address from a development key and wait until the
  * funding is mined (an account's first frame transaction is judged against mined state), read
- * fees, and send a raw frame transaction and wait for its receipt.
+ * fees, and print a frame transaction's receipt.
  */
 import { FetchRequest, JsonRpcProvider, Network, Wallet } from 'ethers';
+import type { FrameTransactionReceipt } from '../client/ethers.js';
 
 /** npm start's endpoint; RPC_URL for another. */
 export const RPC_URL = process.env.RPC_URL ?? 'http://127.0.0.1:8545';
 /** anvil's first well-known development key, funded on the devnet; DEV_KEY for another. */
 export const DEV_KEY = process.env.DEV_KEY ?? '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const RECEIPT_TIMEOUT_MS = 60_000;
-
-export interface FrameReceipt {
-  status: string;
-  gasUsed: string;
-  effectiveGasPrice: string;
-  blockNumber: string;
-  payer: string;
-  frameReceipts: Array<{ status: string; executionGasUsed: string; stateGasUsed: string }>;
-}
 
 /**
  * An ethers provider that works with the endpoint on the first try (README "Pointing clients at
@@ -50,43 +42,23 @@ export async function fund(dev: Wallet, to: string, value: bigint): Promise<void
 }
 
 /** The chain is fee-blind: no tip; a max fee of twice the base fee rides out a rising block or two. */
-export async function fees(provider: JsonRpcProvider): Promise<[bigint, bigint, bigint]> {
+export async function fees(provider: JsonRpcProvider): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
   const block = await provider.getBlock('latest');
-  return [0n, 2n * (block?.baseFeePerGas ?? 1_000_000_000n), 0n];
+  return { maxFeePerGas: 2n * (block?.baseFeePerGas ?? 1_000_000_000n), maxPriorityFeePerGas: 0n };
 }
 
-/** Whether the address has a nonce, a balance or code (EIP-161): sending value to one that does not costs state gas. */
-export async function exists(provider: JsonRpcProvider, address: string): Promise<boolean> {
-  const [nonce, balance, code] = await Promise.all([
-    provider.getTransactionCount(address),
-    provider.getBalance(address),
-    provider.getCode(address),
-  ]);
-  return nonce > 0 || balance > 0n || code !== '0x';
-}
-
-/** Sends a raw frame transaction and polls for its receipt. */
-export async function sendFrameTx(provider: JsonRpcProvider, raw: string): Promise<{ hash: string; receipt: FrameReceipt }> {
-  const hash = (await provider.send('eth_sendRawTransaction', [raw])) as string;
-  const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
-  for (;;) {
-    const receipt = (await provider.send('eth_getTransactionReceipt', [hash])) as FrameReceipt | null;
-    if (receipt !== null) return { hash, receipt };
-    if (Date.now() > deadline) throw new Error(`no receipt for ${hash} within ${RECEIPT_TIMEOUT_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+/** How long an example waits for its receipt. */
+export const RECEIPT_WAIT = { timeoutMs: RECEIPT_TIMEOUT_MS, pollMs: 250 };
 
 /** The receipt in a few lines. */
-export function describe(receipt: FrameReceipt): string {
+export function describe(receipt: FrameTransactionReceipt): string {
   const frames = receipt.frameReceipts.map(
-    (f, i) =>
-      `    frame ${i}: status ${Number(f.status)}, execution gas ${BigInt(f.executionGasUsed)}, state gas ${BigInt(f.stateGasUsed)}`,
+    (f, i) => `    frame ${i}: status ${f.status === 'success' ? 1 : 0}, execution gas ${f.executionGasUsed}, state gas ${f.stateGasUsed}`,
   );
   return [
-    `  status ${Number(receipt.status)} in block ${BigInt(receipt.blockNumber)}`,
+    `  status ${receipt.status === 'success' ? 1 : 0} in block ${receipt.blockNumber}`,
     `  payer ${receipt.payer}`,
-    `  gas used ${BigInt(receipt.gasUsed)} at ${BigInt(receipt.effectiveGasPrice)} wei per gas`,
+    `  gas used ${receipt.gasUsed} at ${receipt.effectiveGasPrice} wei per gas`,
     ...frames,
   ].join('\n');
 }

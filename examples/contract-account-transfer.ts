@@ -5,24 +5,25 @@
  * is what a VERIFY frame runs: it reads signature entry 0 with SIGPARAM and approves execution
  * and payment (APPROVE 3) only if the entry is an MLDSA65 signature of its owner over this
  * transaction's signature hash. The chain verifies that signature before any frame runs, so the
- * code only has to check whose it is. Against `npm start` by default (RPC_URL for another).
+ * code only has to check whose it is. Built with svc-ingress/client, its gas the node's estimate.
+ * Against `npm start` by default (RPC_URL for another).
  */
-import { formatEther, getBytes, id } from 'ethers';
-import { connect, describe, exists, fees, sendFrameTx } from './chain.js';
+import { formatEther, id } from 'ethers';
 import {
-  encodeFrameTx,
-  FLAGS,
-  frameSigHash,
-  MODE,
-  mldsaEntry,
-  mldsaKeys,
-  NEW_ACCOUNT_STATE_GAS,
-  SCHEME,
-  type FrameTxFields,
-} from './frame-transaction.js';
+  estimateFrameGas,
+  FRAME_FLAGS,
+  FRAME_MODE,
+  type FrameTransaction,
+  mldsa65Signer,
+  SIGNATURE_SCHEME,
+  signFrameTransaction,
+  withFrameGas,
+} from '../client/index.js';
+import { ethersRequest, sendFrameTransaction, waitForFrameReceipt } from '../client/ethers.js';
+import { connect, describe, fees, RECEIPT_WAIT } from './chain.js';
 
 const SEED = process.env.MLDSA_SEED ?? 'svc-ingress example: smart account owner';
-const RECIPIENT = process.env.RECIPIENT ?? `0x${id(`${SEED}: recipient`).slice(-40)}`;
+const RECIPIENT = (process.env.RECIPIENT ?? `0x${id(`${SEED}: recipient`).slice(-40)}`) as `0x${string}`;
 const AMOUNT = 10n ** 15n; // 0.001 ETH
 
 /** Bytecode, one instruction per line. */
@@ -61,41 +62,36 @@ const deployCode = (runtime: string) =>
   `0x${asm(['6033', 'PUSH1 51  size'], ['80', 'DUP1'], ['6009', 'PUSH1 9  offset'], ['5f', 'PUSH0'], ['39', 'CODECOPY'], ['5f', 'PUSH0'], ['f3', 'RETURN'])}${runtime}`;
 
 const { provider, dev } = connect();
-const owner = mldsaKeys(getBytes(id(SEED)));
+const owner = mldsa65Signer(id(SEED) as `0x${string}`);
 console.log(`owner: ML-DSA-65 key of ${owner.address}`);
 
 const deployment = await dev.sendTransaction({ data: deployCode(accountCode(owner.address)), value: 10n ** 18n });
 const deployed = await deployment.wait(1, 60_000);
-const account = deployed!.contractAddress!.toLowerCase();
+const account = deployed!.contractAddress!.toLowerCase() as `0x${string}`;
 console.log(`smart account ${account} deployed and funded with 1 ETH by ${dev.address}`);
 
-const tx: FrameTxFields = {
+const draft: FrameTransaction = {
+  from: account,
   nonce: BigInt(await provider.getTransactionCount(account)),
-  sender: account,
   frames: [
     // The account's own code decides: it runs with the entry below visible through SIGPARAM.
-    { mode: MODE.verify, flags: FLAGS.approveBoth, executionGas: 20_000n },
-    {
-      mode: MODE.sender,
-      flags: 0,
-      target: RECIPIENT,
-      executionGas: 30_000n,
-      value: AMOUNT,
-      stateGas: (await exists(provider, RECIPIENT)) ? 0n : NEW_ACCOUNT_STATE_GAS,
-    },
+    { mode: FRAME_MODE.verify, flags: FRAME_FLAGS.approveBoth },
+    { mode: FRAME_MODE.sender, target: RECIPIENT, value: AMOUNT },
   ],
   // An explicit signer: the owner, not the account.
-  signatures: [{ scheme: SCHEME.mldsa65, signer: owner.address }],
-  fees: await fees(provider),
+  signatures: [{ scheme: SIGNATURE_SCHEME.mldsa65, signer: owner.address }],
+  ...(await fees(provider)),
 };
-tx.signatures[0]!.signature = mldsaEntry(owner, frameSigHash(tx));
+const estimate = await estimateFrameGas(ethersRequest(provider), draft);
+const tx = signFrameTransaction(withFrameGas(draft, estimate), [owner]);
 
 const before = [await provider.getBalance(account), await provider.getBalance(RECIPIENT)];
 console.log(`sending ${formatEther(AMOUNT)} ETH to ${RECIPIENT}`);
-const { hash, receipt } = await sendFrameTx(provider, encodeFrameTx(tx));
+const hash = await sendFrameTransaction(provider, tx);
+const receipt = await waitForFrameReceipt(provider, hash, RECEIPT_WAIT);
 const after = [await provider.getBalance(account), await provider.getBalance(RECIPIENT)];
 console.log(`frame transaction ${hash}\n${describe(receipt)}`);
 console.log(`  account   ${formatEther(before[0]!)} -> ${formatEther(after[0]!)} ETH`);
 console.log(`  recipient ${formatEther(before[1]!)} -> ${formatEther(after[1]!)} ETH`);
 provider.destroy();
-if (receipt.status !== '0x1') process.exit(1);
+if (receipt.status !== 'success') process.exit(1);

@@ -13,7 +13,7 @@ import {
   type EntryFields,
   type FrameFields,
   type FrameTxFields,
-} from '../examples/frame-transaction.js';
+} from './frame-fields.js';
 import { p256SecretFor, walletFor } from './keys.js';
 
 export { encodeFrameTx, frameSigHash, mldsaEntry, mldsaKeys, type EntryFields, type FrameFields, type FrameTxFields };

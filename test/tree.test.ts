@@ -35,7 +35,6 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'devnet/stripped/stripped-blocks.ts': 'test/devnet/stripped/methods.test.ts (the stripped blocks behind the methods)',
   'examples/chain.ts': 'test/examples/examples.test.ts (every example runs against the devnet)',
   'examples/contract-account-transfer.ts': 'test/examples/examples.test.ts',
-  'examples/frame-transaction.ts': 'test/examples/examples.test.ts',
   'examples/mldsa-transfer.ts': 'test/examples/examples.test.ts',
   'examples/clients/ethers.ts': 'test/examples/clients.test.ts',
   'examples/clients/indexer.ts': 'test/examples/clients.test.ts',

@@ -5,7 +5,7 @@
  * (@ade939a), and the invalid-at-admission cases of test_frame_transactions (@78a3207),
  * test_target_resolution (@2ff2383) and test_state_gas, each with its valid twin where EEST has one.
  */
-import { NEW_ACCOUNT_STATE_GAS } from '../../examples/frame-transaction.js';
+import { NEW_ACCOUNT_STATE_GAS } from '../../support/frame-fields.js';
 import { RECIPIENT } from '../../support/frames.js';
 import { call } from '../../support/http.js';
 import { APPROVE_3, REVERTS } from '../../support/verify-code.js';

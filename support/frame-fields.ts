@@ -1,8 +1,9 @@
 /**
- * Frame transactions (type 0x06) for clients: the fields, the signature hash and the encoding
- * (EIP-8141 as chain 8141 pins it), on ethers' RLP; and ML-DSA-65 accounts on
- * @noble/post-quantum. `ox` (TxEnvelopeEip8141) encodes and hashes the same for schemes 0-2 but
- * refuses the chain's ML-DSA-65 scheme (0x65), hence this small module.
+ * Frame transactions (type 0x06) for the test suites: the fields, the signature hash and the
+ * encoding (EIP-8141 as chain 8141 pins it) written apart from the chain's codec, on ethers'
+ * RLP, so that the codec (protocol/, svc-ingress/client) has a second implementation to be
+ * compared with; and ML-DSA-65 keys on @noble/post-quantum. `ox` (TxEnvelopeEip8141) encodes
+ * and hashes the same for schemes 0-2 but refuses the chain's ML-DSA-65 scheme (0x65).
  */
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
 import { concat, encodeRlp, getBytes, hexlify, keccak256, toBeHex, type RlpStructuredData } from 'ethers';
