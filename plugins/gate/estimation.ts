@@ -8,8 +8,8 @@
  *
  * `tx` is ox's `TransactionRequest.Rpc` for type 0x6 (protocol/frame-request.ts); `block` a tag,
  * number or hash (EIP-1898 objects too), `latest` by default, `pending` read as `latest`. The
- * estimate runs in a thread of the simulation lane (simulation/estimate.ts), served by source like
- * a simulation; its compute time beyond what the request paid is the source's debt.
+ * estimate runs in a thread of a lane of its own (simulation/estimate.ts), served by source as
+ * the simulations are; its compute time beyond what the request paid is the source's debt.
  */
 import { CHARGE, CLOSED, errors, SOURCE, type Answer, type RequestContext } from '../../src/plugin.js';
 import { InvalidFrameRequest, isFrameRequest, readFrameRequest, type FrameGasRequest } from '../../protocol/index.js';

@@ -2,7 +2,7 @@
  * The entry of the gate pool's threads (work-pool.ts): runs pool-worker.ts's tasks and reports,
  * with each answer, the milliseconds it held the thread, measured in the thread. Measured in
  * the main thread, the first task of a lane would also pay for starting the thread; a thread of
- * the simulation lane loads the EVM and its curve libraries as it starts, before its first task,
+ * the simulation and estimate lanes loads the EVM and its curve libraries as it starts, before its first task,
  * and one of the verify lane builds the pure-JS recovery's tables (when that runs), for the same
  * reason.
  */
@@ -24,7 +24,8 @@ export interface Timed<T> {
   readonly ms: number;
 }
 
-if ((workerData as { lane?: string } | undefined)?.lane === 'simulate') await loadSimulator();
+const lane = (workerData as { lane?: string } | undefined)?.lane;
+if (lane === 'simulate' || lane === 'estimate') await loadSimulator();
 else warmRecovery();
 
 async function timed<T>(task: () => T | Promise<T>): Promise<Timed<T>> {

@@ -6,7 +6,10 @@
  *   (an `eth_chainId` median of ~2 ms rose to ~500 ms). Entries that are only SECP256K1 (native
  *   libsecp256k1, ~50 µs each) or ARBITRARY, a handful at most, are checked in place: cheaper
  *   than the hop to a thread;
- * - validation-prefix simulation in the embedded EVM (up to 100,000 gas of account code).
+ * - validation-prefix simulation in the embedded EVM (up to 100,000 gas of account code);
+ * - frame transactions' gas estimates (svc_estimateFrameGas: whole transactions, up to
+ *   `estimate_budget_ms` each), on a lane of their own so that no submission's simulation ever
+ *   waits behind an estimate.
  *
  * Served fairly (issue 25): each kind has its own lane, threads and queue, so that a signature
  * check never waits behind a simulation; a thread runs one task at a time, and the lane hands it
@@ -80,7 +83,7 @@ export interface WorkPool {
   simulate(task: SimulateTask, job: PoolJob): Promise<StateDependencies>;
   /** A standard transaction's sender, recovered in a thread of the verify lane; undefined for none. */
   recover(task: RecoverTask, job: PoolJob): Promise<string | undefined>;
-  /** A frame transaction's gas estimate, in a thread of the simulation lane; Unavailable, PoolBusy, Abandoned. */
+  /** A frame transaction's gas estimate, in a thread of the estimate lane; Unavailable, PoolBusy, Abandoned. */
   estimate(task: EstimateTask, job: PoolJob): Promise<EstimateOutcome>;
   close(): Promise<void>;
 }
@@ -88,7 +91,7 @@ export interface WorkPool {
 /** Threads by default: every core but one for the event loop, at least one, at most four. */
 export const defaultThreads = () => Math.max(1, Math.min(4, availableParallelism() - 1));
 
-type LaneName = 'verify' | 'simulate';
+type LaneName = 'verify' | 'simulate' | 'estimate';
 
 interface Waiting {
   readonly job: PoolJob;
@@ -184,7 +187,11 @@ class Lane {
 const NOTHING_READ: StateDependencies = { accounts: [], codes: [], slots: [] };
 
 export function createWorkPool(limits: PoolLimits, settings: PoolSettings, onBug: (bug: string) => void = () => {}): WorkPool {
-  const lanes = { verify: new Lane('verify', limits, settings), simulate: new Lane('simulate', limits, settings) };
+  const lanes = {
+    verify: new Lane('verify', limits, settings),
+    simulate: new Lane('simulate', limits, settings),
+    estimate: new Lane('estimate', limits, settings),
+  };
   const run = async (name: LaneName, job: PoolJob, task: unknown, fn?: string) => {
     const answer = (await lanes[name].run(job, task, fn)) as object | string | undefined;
     // A recovered sender is a string: nothing more to look at.
@@ -217,10 +224,10 @@ export function createWorkPool(limits: PoolLimits, settings: PoolSettings, onBug
     },
     async estimate({ request, block }, job) {
       const tx = { ...request.tx, frames: request.tx.frames.map(detachedFrame), signatures: request.tx.signatures.map(detachedEntry) };
-      return (await run('simulate', job, { request: { ...request, tx }, block }, 'estimate')) as EstimateAnswer as EstimateOutcome;
+      return (await run('estimate', job, { request: { ...request, tx }, block })) as EstimateAnswer as EstimateOutcome;
     },
     async close() {
-      await Promise.all([lanes.verify.close(), lanes.simulate.close()]);
+      await Promise.all([lanes.verify.close(), lanes.simulate.close(), lanes.estimate.close()]);
     },
   };
 }

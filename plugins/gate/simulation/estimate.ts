@@ -1,8 +1,9 @@
 /**
- * `svc_estimateFrameGas` in a thread of the gate's simulation lane: the frame transaction run by
+ * `svc_estimateFrameGas` in a thread of the gate's estimate lane: the frame transaction run by
  * protocol/evm's estimator over the state of the block asked for, read through the thread's
  * `HeadState` (each account, code and slot once per block), under its compute budget
- * (`estimate_budget_ms`: every run of the estimate together, EL waits not counted).
+ * (`estimate_budget_ms`: every run of the estimate together, EL waits not counted) and a bound
+ * on what it reads of the EL (MAX_ESTIMATE_READS).
  */
 import type { FrameGasRequest } from '../../../protocol/index.js';
 import {
@@ -16,6 +17,13 @@ import {
 } from '../../../protocol/evm/index.js';
 import type { HeadState } from '../state.js';
 import { type ComputeBudget, OverBudget } from './budget.js';
+
+/**
+ * Accounts, codes and slots one estimate may read from the EL: each is an EL call the compute
+ * budget does not count (its waits are left out), and 16 million gas of cold reads would be
+ * thousands of them. A transfer reads a handful; a contract call a few dozen.
+ */
+export const MAX_ESTIMATE_READS = 2_000;
 
 export interface EstimateTask {
   readonly request: FrameGasRequest;
@@ -38,11 +46,21 @@ export async function estimateInThread(
     const block = await budget.waiting(state.block(at, true));
     if (block === null) return { unknownBlock: at };
     const { head, execution } = block;
+    const read = new Set<string>();
+    const counted = <T>(key: string, load: () => Promise<T>): Promise<T> => {
+      read.add(key);
+      if (read.size > MAX_ESTIMATE_READS) {
+        throw new FrameEstimateError(
+          `the transaction reads more state than an estimate may (${MAX_ESTIMATE_READS} accounts, codes and slots)`,
+        );
+      }
+      return load();
+    };
     const reader: StateReader = {
-      account: (address) => state.account(address, head),
-      code: (address) => state.codeEntry(address, head),
-      storage: (address, slot) => state.storage(address, slot, head),
-      waiting: (read) => budget.waiting(read),
+      account: (address) => counted(`a${address}`, () => state.account(address, head)),
+      code: (address) => counted(`c${address}`, () => state.codeEntry(address, head)),
+      storage: (address, slot) => counted(`s${address}${slot}`, () => state.storage(address, slot, head)),
+      waiting: (wait) => budget.waiting(wait),
     };
     const nonce = request.nonceGiven ? request.tx.nonce : (await budget.waiting(state.account(request.tx.sender, head))).nonce;
     const opcodes = budgetChecks(() => budget.check());

@@ -14,6 +14,7 @@ import { fund, useDevnet } from '../../helpers/devnet.js';
 const STORER = '0x00000000000000000000000000000000000e5701';
 const REVERTER = '0x00000000000000000000000000000000000e5702';
 const ACCOUNT = '0x00000000000000000000000000000000000e5703';
+const READER = '0x00000000000000000000000000000000000e5704';
 const FEES: [bigint, bigint, bigint] = [0n, 3_000_000_000n, 0n];
 /** EIP-8037: a slot set from zero, 64 state bytes at 1,530. */
 const FRESH_SLOT = 97_920n;
@@ -142,6 +143,22 @@ describe('gate: frame transactions estimated frame by frame, then sent (estimati
     const error = await errorOf('svc_estimateFrameGas', [request]);
     expect(error).to.deep.equal({ code: 3, message: 'execution reverted: frame 1 (SENDER) reverted', data: '0x' });
     expect(await errorOf('eth_estimateGas', [{ ...request, type: '0x6' }])).to.deep.equal(error);
+  });
+
+  it('stops an estimate that would read more of the EL than an estimate may (2,000 accounts, codes and slots)', async () => {
+    // Reads slots 2,100 down to 1, one SLOAD each.
+    await call(anvil, 'anvil_setCode', [READER, '0x6108345b80545060019003806100035700']);
+    const request = {
+      from: ACCOUNT,
+      frames: [
+        { mode: '0x1', flags: '0x3' },
+        { mode: '0x2', target: READER },
+      ],
+    };
+    expect(await errorOf('svc_estimateFrameGas', [request])).to.deep.equal({
+      code: -32000,
+      message: 'gas estimation failed: the transaction reads more state than an estimate may (2000 accounts, codes and slots)',
+    });
   });
 
   it('refuses what is not a frame transaction request with -32602, and a block the EL lacks with "header not found"', async () => {
