@@ -4,6 +4,7 @@
  * account need not exist, but its address must already be funded at head.
  */
 import type { Submission } from './decode.js';
+import { FrameMode } from '../../protocol/index.js';
 import type { InFlightEntry } from './in-flight.js';
 import type { Ledger } from './ledger.js';
 import { InFlightRefusal, refuse } from './errors.js';
@@ -31,6 +32,18 @@ export const MAX_PENDING_TXS_USING_NON_CANONICAL_PAYMASTER = 1;
 export function deadlineReached(sub: Submission, head: Head): boolean {
   const deadline = sub.frame?.facts.deadline;
   return deadline !== undefined && deadline <= head.timestamp;
+}
+
+/**
+ * What a transaction in flight may take from its payer: its maximum cost, and, paid by its own
+ * sender, the value its SENDER frames send (only SENDER frames carry value). Reserved with it, a
+ * code-less sponsor cannot send its funds away in a transaction of its own while it sponsors
+ * others (they would all be skipped, unpaid), nor sponsor more than what such a transaction
+ * leaves. A standard transaction's maximum cost has its value already.
+ */
+function exposureOf(sub: Submission): bigint {
+  if (sub.frame === undefined || sub.payer !== sub.sender) return sub.maxCost;
+  return sub.frame.tx.frames.reduce((sum, frame) => (frame.mode === FrameMode.Sender ? sum + frame.value : sum), sub.maxCost);
 }
 
 /**
@@ -89,7 +102,8 @@ export async function checkAdmission(
   }
 
   const cap = sub.frame !== undefined ? limits.frameInFlightCap : limits.inFlightCap;
-  const entry = { hash: sub.hash, nonce: sub.nonce, payer: sub.payer, cost: sub.maxCost, head: head.number };
+  const cost = exposureOf(sub);
+  const entry = { hash: sub.hash, nonce: sub.nonce, payer: sub.payer, cost, head: head.number };
   // EIP-8141's mempool: a paymaster with code pays for at most one pending transaction at a time
   // (no paymaster counts as canonical until its code is pinned); a code-less sponsor, only its funds.
   const payerCap =
@@ -130,12 +144,13 @@ export async function checkAdmission(
     // What the payer's in-flight transactions may spend, this one included.
     const reserved = await ledger.reserved(sub.payer, head.number);
     if (payer.balance < reserved) {
-      const others = reserved - sub.maxCost;
+      const others = reserved - cost;
+      const value = cost - sub.maxCost;
       // frame-transactions.md section 6 names this `payer-balance`; the gate's own code for the rest.
       // With other transactions reserving, it rests on what is in flight too.
       (others > 0n ? refuseInFlight : refuse)(
         sub.frame !== undefined ? 'payer-balance' : 'insufficient-funds',
-        `insufficient funds for gas * price + value: the payer ${sub.payer} cannot cover the maximum cost ${sub.maxCost} wei (balance ${payer.balance}` +
+        `insufficient funds for gas * price + value: the payer ${sub.payer} cannot cover the maximum cost ${sub.maxCost} wei${value > 0n ? ` and the ${value} wei its frames send` : ''} (balance ${payer.balance}` +
           `${others > 0n ? `, ${others} reserved by its in-flight transactions` : ''})`,
       );
     }

@@ -61,6 +61,21 @@ function sponsoredFrame(from: { key: string; address: string } = { key: SENDER_K
   return decode(signed(fields, [(digest) => secp256k1Entry(from.key, digest), signSponsor]));
 }
 
+/** The sponsor's own frame transaction, sending `value` to RECIPIENT: it pays for itself. */
+function sponsorsOwn(value: bigint): Submission {
+  const fields: FrameTxFields = {
+    nonce: 0n,
+    sender: SPONSOR,
+    frames: [
+      { mode: 1, flags: 3, executionGas: 10_000n },
+      { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value },
+    ],
+    signatures: [{ scheme: 1 }],
+    fees: [0n, 2_000_000_000n, 0n],
+  };
+  return decode(signed(fields, [signSponsor]));
+}
+
 /** A type 0x02 transfer from the same sender (key) as the frame transactions. */
 async function standardTx(nonce: bigint): Promise<Submission> {
   const raw = await new Wallet(SENDER_KEY).signTransaction({
@@ -236,6 +251,35 @@ describe('gate: admission against head state', () => {
     const another = new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 1n });
     expect(await outcome(sponsoredFrame(), { ledger: another, state: codeless }), 'code-less, first').to.equal('admitted');
     expect(await outcome(sponsoredFrame(other), { ledger: another, state: codeless }), 'code-less, second').to.equal('admitted');
+  });
+
+  it("counts a code-less sponsor's own value-moving transaction against what it sponsors, either way round (B1)", async () => {
+    const sponsored = sponsoredFrame();
+    const funds = 10n ** 18n;
+    const drain = sponsorsOwn(funds - sponsored.maxCost);
+    const accounts = { [SENDER]: { nonce: STATE_NONCE, balance: 0n }, [SPONSOR]: { nonce: 0n, balance: funds } };
+    const state = fakeStateAt(HEAD, accounts);
+    const fresh = () => new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 1n });
+    // The sponsor sends all it has but one transaction's gas away: nothing it sponsors can be paid.
+    const drained = fresh();
+    expect(await outcome(drain, { ledger: drained, state }), 'the drain').to.equal('admitted');
+    expect(await outcome(sponsored, { ledger: drained, state }), 'then a sponsored one').to.deep.equal({
+      reason: 'payer-balance',
+      detail: `insufficient funds for gas * price + value: the payer ${SPONSOR} cannot cover the maximum cost ${sponsored.maxCost} wei (balance ${funds}, ${funds - sponsored.maxCost + drain.maxCost} reserved by its in-flight transactions)`,
+    });
+    // The other way round: what it sponsors is reserved, and its own transaction may not take it.
+    const sponsoring = fresh();
+    expect(await outcome(sponsored, { ledger: sponsoring, state }), 'a sponsored one').to.equal('admitted');
+    expect(await outcome(drain, { ledger: sponsoring, state }), 'then the drain').to.deep.equal({
+      reason: 'payer-balance',
+      detail: `insufficient funds for gas * price + value: the payer ${SPONSOR} cannot cover the maximum cost ${drain.maxCost} wei and the ${funds - sponsored.maxCost} wei its frames send (balance ${funds}, ${sponsored.maxCost} reserved by its in-flight transactions)`,
+    });
+    // Value it can spare alongside is admitted.
+    // (Its own gas as one more margin: the signature's zero bytes move its intrinsic gas a little.)
+    expect(
+      await outcome(sponsorsOwn(funds - sponsored.maxCost - 2n * drain.maxCost), { ledger: sponsoring, state }),
+      'what is left',
+    ).to.equal('admitted');
   });
 
   it('refuses a frame transaction whose expiry no block after the head can meet (at or before its timestamp)', async () => {

@@ -1,0 +1,94 @@
+/**
+ * Issue 36, row B1, replayed on the devnet: a code-less sponsor sends its funds away in a
+ * transaction of its own while it sponsors others. Before, every sponsored transaction was
+ * admitted and none included (the payer could not pay); now what the drain sends is reserved
+ * with it, so what it sponsors is refused up front, or the drain is.
+ */
+import { expect } from 'chai';
+import { decodeFrameTransaction, frameGas, NEW_ACCOUNT_STATE_GAS } from '../../protocol/index.js';
+import { secpAccount, signed, type FrameTxFields } from '../../support/frames.js';
+import { call, receiptOf, rpc } from '../../support/http.js';
+import { useDevnet } from '../helpers/devnet.js';
+
+const FEES: [bigint, bigint, bigint] = [0n, 3_000_000_000n, 0n];
+const RECIPIENT = '0x00000000000000000000000000000000000b1b1b';
+const FUNDS = 10n ** 18n;
+const SPONSORED = 6;
+
+describe('sponsors: a code-less sponsor cannot drain itself under what it sponsors (issue 36, B1, on the devnet)', () => {
+  const devnet = useDevnet();
+
+  const sponsoredBy = (sponsor: ReturnType<typeof secpAccount>) => {
+    const sender = secpAccount();
+    const fields: FrameTxFields = {
+      sender: sender.address,
+      fees: FEES,
+      signatures: [{ scheme: 1 }, { scheme: 1, signer: sponsor.address }],
+      frames: [
+        { mode: 1, flags: 2, executionGas: 10_000n },
+        // Approving payment creates the sender (a fresh account): EIP-8037 state gas.
+        { mode: 1, flags: 1, target: sponsor.address, executionGas: 10_000n, stateGas: NEW_ACCOUNT_STATE_GAS },
+        { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n },
+      ],
+    };
+    return signed(fields, [sender.sign, sponsor.sign]);
+  };
+  const drainOf = (sponsor: ReturnType<typeof secpAccount>, value: (maxCost: bigint) => bigint) => {
+    const fields: FrameTxFields = {
+      sender: sponsor.address,
+      fees: FEES,
+      signatures: [{ scheme: 1 }],
+      frames: [
+        { mode: 1, flags: 3, executionGas: 10_000n },
+        // Value to an account that may not exist yet: its state gas.
+        { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value: 1n, stateGas: NEW_ACCOUNT_STATE_GAS },
+      ],
+    };
+    const maxCost = frameGas(decodeFrameTransaction(signed(fields, [sponsor.sign]))).maxGas * FEES[1];
+    fields.frames[1]!.value = value(maxCost);
+    return signed(fields, [sponsor.sign]);
+  };
+  const send = async (raw: string) =>
+    JSON.parse((await rpc(devnet.current.ingress.url, 'eth_sendRawTransaction', [raw])).text) as {
+      result?: string;
+      error?: { data?: { reason?: string } };
+    };
+  const funded = async () => {
+    const sponsor = secpAccount();
+    await call(devnet.current.anvil.url, 'anvil_setBalance', [sponsor.address, `0x${FUNDS.toString(16)}`]);
+    return sponsor;
+  };
+
+  it('refuses what it sponsors past what its own draining transaction leaves; the drain is included, nothing skipped', async () => {
+    const sponsor = await funded();
+    // All it has but twice its own gas (its signature's bytes move the gas a little).
+    const drain = await send(drainOf(sponsor, (maxCost) => FUNDS - 2n * maxCost));
+    expect(drain.result, JSON.stringify(drain)).to.be.a('string');
+    const answers = await Promise.all(Array.from({ length: SPONSORED }, () => send(sponsoredBy(sponsor))));
+    // What it keeps back (its own gas, twice) may pay for one; every other is refused up front.
+    const admitted = answers.filter((a) => a.result !== undefined).map((a) => a.result!);
+    expect(answers.filter((a) => a.result === undefined).map((a) => a.error?.data?.reason)).to.deep.equal(
+      Array(SPONSORED - admitted.length).fill('payer-balance'),
+    );
+    expect(admitted.length).to.be.at.most(1);
+    const receipt = await receiptOf<{ status: string }>(devnet.current.ingress.url, drain.result!);
+    expect(receipt.status).to.equal('0x1');
+    // Nothing admitted is skipped: each is included (a receipt), paid by the sponsor.
+    for (const hash of admitted)
+      expect((await receiptOf<{ payer: string }>(devnet.current.ingress.url, hash)).payer).to.equal(sponsor.address);
+  });
+
+  it('refuses the drain while what it sponsors is pending, and every sponsored transaction is included', async () => {
+    const sponsor = await funded();
+    const hashes = [];
+    for (let i = 0; i < SPONSORED; i++) {
+      const answer = await send(sponsoredBy(sponsor));
+      expect(answer.result, JSON.stringify(answer)).to.be.a('string');
+      hashes.push(answer.result!);
+    }
+    const drain = await send(drainOf(sponsor, (maxCost) => FUNDS - 2n * maxCost));
+    expect(drain.error?.data?.reason).to.equal('payer-balance');
+    const receipts = await Promise.all(hashes.map((hash) => receiptOf<{ status: string }>(devnet.current.ingress.url, hash)));
+    expect(receipts.map((r) => r.status)).to.deep.equal(Array(SPONSORED).fill('0x1'));
+  });
+});
