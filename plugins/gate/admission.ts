@@ -7,6 +7,7 @@ import type { Submission } from './decode.js';
 import { FrameMode } from '../../protocol/index.js';
 import type { InFlightEntry } from './in-flight.js';
 import type { Ledger } from './ledger.js';
+import { type PaymasterTurns, WAITING_HEADS } from './paymaster-turns.js';
 import { InFlightRefusal, refuse } from './errors.js';
 import type { Head, HeadState } from './state.js';
 
@@ -74,6 +75,8 @@ export async function checkAdmission(
   state: HeadState,
   ledger: Ledger,
   limits: AdmissionLimits,
+  /** Whose submission it is, and the turns at paymasters' slots it takes its place in. */
+  turns?: { readonly source: string; readonly paymasters: PaymasterTurns },
 ): Promise<Release> {
   const sender = await state.account(sub.sender, head);
   if (sub.nonce < sender.nonce) refuse('nonce-too-low', `nonce too low: the sender's next nonce is ${sender.nonce}`);
@@ -110,6 +113,12 @@ export async function checkAdmission(
     sub.frame !== undefined && sub.payer !== sub.sender && (await state.codeEntry(sub.payer, head)).bytes.length > 0
       ? MAX_PENDING_TXS_USING_NON_CANONICAL_PAYMASTER
       : undefined;
+  if (payerCap !== undefined && turns?.paymasters.yields(sub.payer, turns.source, head.number)) {
+    throw new InFlightRefusal(
+      'paymaster-pending',
+      `the paymaster ${sub.payer}'s pending slot goes to another source waiting for it: this source held it last (EIP-8141 mempool rules: a sponsor with code takes one at a time); retry after block ${head.number + WAITING_HEADS}`,
+    );
+  }
   const reservation = await ledger.reserve({
     sender: sub.sender,
     entry,
@@ -126,6 +135,7 @@ export async function checkAdmission(
   }
   if (reservation === 'cap') refuseInFlight('in-flight-cap', `too many in-flight transactions for the sender (cap ${cap})`);
   if (reservation === 'payer-cap') {
+    turns?.paymasters.waited(sub.payer, turns.source, head.number);
     refuseInFlight(
       'paymaster-pending',
       `the paymaster ${sub.payer} already pays for ${payerCap} pending transaction: a sponsor with code takes one at a time (EIP-8141 mempool rules); retry once it is included`,
@@ -137,6 +147,7 @@ export async function checkAdmission(
       `nonce too high: nonce ${sub.nonce} is ahead of the sender's next nonce ${sender.nonce}, and not every nonce between is in flight (this chain runs transactions in arrival order: it would be skipped)`,
     );
   }
+  if (payerCap !== undefined) turns?.paymasters.took(sub.payer, turns.source);
   const release: Release = () => ledger.release(sub.sender, sub.nonce, sub.hash);
 
   try {

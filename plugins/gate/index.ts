@@ -38,6 +38,7 @@ import { createJudge, rejudgeWith } from './judge.js';
 import { Revalidator } from './revalidation.js';
 import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
+import { PaymasterTurns } from './paymaster-turns.js';
 import { readRawTransaction } from './raw-transaction.js';
 import { evmPatchApplied } from '../../protocol/evm/index.js';
 import { cryptoBackend } from '../../protocol/index.js';
@@ -108,6 +109,7 @@ export const gate: PluginModule<GateOptions> = {
             log,
           });
     const verdictFor = createJudge({
+      paymasterTurns: carried.keep('gate:paymaster-turns', () => new PaymasterTurns()),
       options,
       state,
       ledger,

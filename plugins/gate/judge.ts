@@ -42,6 +42,7 @@ import type { PendingFrame, Revalidator } from './revalidation.js';
 import type { Head, HeadState } from './state.js';
 import { receiptOf } from './sync.js';
 import { judgePrefix, type PrefixJudge } from './validation-prefix.js';
+import type { PaymasterTurns } from './paymaster-turns.js';
 import type { PoolJob, WorkPool } from './work-pool.js';
 
 export interface JudgeParts {
@@ -60,6 +61,8 @@ export interface JudgeParts {
   readonly bug: ThrottledWarning;
   /** Follows admitted frame transactions while they are pending (revalidation.ts). */
   readonly revalidator?: Revalidator;
+  /** Turns at paymasters' one pending slot, between sources (paymaster-turns.ts). */
+  readonly paymasterTurns?: PaymasterTurns;
 }
 
 /** EIP-7966's variant, answered with the receipt (`timeoutMs` to wait for it). */
@@ -175,6 +178,7 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
         state,
         ledger,
         sync === undefined ? options : { ...options, contiguousNonces: false },
+        parts.paymasterTurns === undefined ? undefined : { source: meter.source, paymasters: parts.paymasterTurns },
       );
       let dependencies: StateDependencies | undefined;
       try {

@@ -1,13 +1,15 @@
 /**
- * Issue 36, row B1, replayed on the devnet: a code-less sponsor sends its funds away in a
- * transaction of its own while it sponsors others. Before, every sponsored transaction was
- * admitted and none included (the payer could not pay); now what the drain sends is reserved
- * with it, so what it sponsors is refused up front, or the drain is.
+ * Issue 36 replayed on the devnet. B1: a code-less sponsor sends its funds away in a transaction
+ * of its own while it sponsors others. Before, every sponsored transaction was admitted and none
+ * included (the payer could not pay); now what the drain sends is reserved with it, so what it
+ * sponsors is refused up front, or the drain is. B2: one source polls the head for a public
+ * paymaster's one pending slot; before, another user of it was admitted 6-13% of its tries.
  */
 import { expect } from 'chai';
 import { decodeFrameTransaction, frameGas, NEW_ACCOUNT_STATE_GAS } from '../../protocol/index.js';
 import { secpAccount, signed, type FrameTxFields } from '../../support/frames.js';
-import { call, receiptOf, rpc } from '../../support/http.js';
+import { call, postFresh, receiptOf, rpc } from '../../support/http.js';
+import { APPROVE_1 } from '../../support/verify-code.js';
 import { useDevnet } from '../helpers/devnet.js';
 
 const FEES: [bigint, bigint, bigint] = [0n, 3_000_000_000n, 0n];
@@ -90,5 +92,58 @@ describe('sponsors: a code-less sponsor cannot drain itself under what it sponso
     expect(drain.error?.data?.reason).to.equal('payer-balance');
     const receipts = await Promise.all(hashes.map((hash) => receiptOf<{ status: string }>(devnet.current.ingress.url, hash)));
     expect(receipts.map((r) => r.status)).to.deep.equal(Array(SPONSORED).fill('0x1'));
+  });
+});
+
+describe("sponsors: a public paymaster's one pending slot shared between sources (issue 36, B2, on the devnet)", () => {
+  const devnet = useDevnet();
+  const PAYMASTER = '0x00000000000000000000000000000000000b2b2b';
+  const BLOCKS = 8;
+
+  /** A fresh sender's transaction that the paymaster (code: APPROVE(1)) pays for. */
+  const paidByPaymaster = () => {
+    const sender = secpAccount();
+    const fields: FrameTxFields = {
+      sender: sender.address,
+      fees: FEES,
+      signatures: [{ scheme: 1 }],
+      frames: [
+        { mode: 1, flags: 2, executionGas: 10_000n },
+        { mode: 1, flags: 1, target: PAYMASTER, executionGas: 10_000n, stateGas: NEW_ACCOUNT_STATE_GAS },
+        { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n },
+      ],
+    };
+    return signed(fields, [sender.sign]);
+  };
+  const submitFrom = async (address: string) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [paidByPaymaster()] });
+    const { json } = await postFresh(devnet.current.ingress.url, body, address);
+    return json.result !== undefined;
+  };
+  const head = async () => BigInt(await call<string>(devnet.current.anvil.url, 'eth_blockNumber', []));
+  const nextHead = async (after: bigint) => {
+    for (let h = await head(); h <= after; h = await head()) await new Promise((resolve) => setTimeout(resolve, 10));
+    return head();
+  };
+
+  it('admits another source at least half of its tries while one source takes the slot at every new head', async () => {
+    await call(devnet.current.anvil.url, 'anvil_setCode', [PAYMASTER, APPROVE_1]);
+    await call(devnet.current.anvil.url, 'anvil_setBalance', [PAYMASTER, `0x${FUNDS.toString(16)}`]);
+    let polling = true;
+    // The poller: a submission at each new head, the moment it is seen.
+    const poller = (async () => {
+      for (let seen = await head(); polling; seen = await nextHead(seen)) await submitFrom('127.0.0.2');
+    })();
+    let tries = 0;
+    let admitted = 0;
+    for (let seen = await head(), block = 0; block < BLOCKS; block++, seen = await nextHead(seen)) {
+      // The user tries once a block, a little after the poller.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      tries++;
+      if (await submitFrom('127.0.0.3')) admitted++;
+    }
+    polling = false;
+    await poller;
+    expect(admitted * 2, `${admitted} of ${tries}`).to.be.at.least(tries);
   });
 });

@@ -6,6 +6,7 @@ import { decodeSubmission, type Submission } from '../../../plugins/gate/decode.
 import { InFlightRefusal, Refusal } from '../../../plugins/gate/errors.js';
 import type { InFlightEntry } from '../../../plugins/gate/in-flight.js';
 import { MemoryLedger, type Ledger, type Reservation, type ReserveRequest } from '../../../plugins/gate/ledger.js';
+import { PaymasterTurns } from '../../../plugins/gate/paymaster-turns.js';
 import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import type { Account, Head, HeadState } from '../../../plugins/gate/state.js';
 import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../../support/frames.js';
@@ -251,6 +252,40 @@ describe('gate: admission against head state', () => {
     const another = new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 1n });
     expect(await outcome(sponsoredFrame(), { ledger: another, state: codeless }), 'code-less, first').to.equal('admitted');
     expect(await outcome(sponsoredFrame(other), { ledger: another, state: codeless }), 'code-less, second').to.equal('admitted');
+  });
+
+  it("gives a paymaster's free slot to another source waiting for it before its last holder (B2)", async () => {
+    const other = { key: `0x${'00'.repeat(31)}03`, address: new Wallet(`0x${'00'.repeat(31)}03`).address.toLowerCase() };
+    const third = { key: `0x${'00'.repeat(31)}04`, address: new Wallet(`0x${'00'.repeat(31)}04`).address.toLowerCase() };
+    const accounts = {
+      [SENDER]: { nonce: STATE_NONCE, balance: 0n },
+      [other.address]: { nonce: STATE_NONCE, balance: 0n },
+      [third.address]: { nonce: STATE_NONCE, balance: 0n },
+      [SPONSOR]: { nonce: 0n, balance: RICH },
+    };
+    const ledger = new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 1n });
+    const paymasters = new PaymasterTurns();
+    const at = async (number: bigint, sub: Submission, source: string) => {
+      const head = { ...HEAD, number };
+      const state = fakeStateAt(head, accounts, { [SPONSOR]: '0x6001' });
+      try {
+        await checkAdmission(sub, head, state, ledger, LIMITS, { source, paymasters });
+        return 'admitted';
+      } catch (err) {
+        return (err as Refusal).detail;
+      }
+    };
+    // The poller takes the slot; the other source is refused while it is pending.
+    expect(await at(100n, sponsoredFrame(), 'poller')).to.equal('admitted');
+    expect(await at(100n, sponsoredFrame(other), 'user')).to.match(/^the paymaster .* already pays for 1 pending transaction/);
+    // The slot is free at 101 (skip_after_blocks 1): the poller, who held it last, yields it.
+    expect(await at(101n, sponsoredFrame(third), 'poller')).to.equal(
+      `the paymaster ${SPONSOR}'s pending slot goes to another source waiting for it: this source held it last (EIP-8141 mempool rules: a sponsor with code takes one at a time); retry after block 103`,
+    );
+    expect(await at(101n, sponsoredFrame(other), 'user'), 'the one waiting').to.equal('admitted');
+    // Then the poller's turn again, once it has waited.
+    expect(await at(101n, sponsoredFrame(third), 'poller')).to.match(/already pays for 1 pending transaction/);
+    expect(await at(102n, sponsoredFrame(third), 'poller')).to.equal('admitted');
   });
 
   it("counts a code-less sponsor's own value-moving transaction against what it sponsors, either way round (B1)", async () => {
