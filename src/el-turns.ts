@@ -99,6 +99,8 @@ export class ElTurns {
   private quickLoad = 0;
   /** Tiny calls running on the quick lane. */
   private tinyRunning = 0;
+  /** Targets with a quick call running on the target's measurements, not its source's (quick()). */
+  private readonly probing = new Set<string>();
   /**
    * Calls running at once on the quick lane at most, now (between 1 and `quickMost`): from one,
    * grown by the tiny calls that keep their promise, so that a burst of calls that break it runs
@@ -183,9 +185,21 @@ export class ElTurns {
     // through their calldata) says nothing of the source's.
     const short = (peaks: Peaks | undefined) => peaks !== undefined && peaks.least <= quickMs && peaks.lately <= quickMs;
     const own = this.pairs.peaks(pairOf(turn.source, turn.target));
-    const target = short(own) ? own : this.targets.peaks(turn.target);
+    if (short(own)) return own!.least;
+    // A source's first calls to a target go by what the target's calls took, one at a time: a
+    // crowd of sources new to a target (each with calldata of its own) must not all run on what
+    // the target's cheap calls promised. The first that breaks the promise marks its source.
+    const target = this.targets.peaks(turn.target);
+    if (!short(target) || this.probing.has(turn.target)) return undefined;
     // The least it ever took: what it costs the EL; more was its waits on a busy one.
-    return short(target) ? target!.least : undefined;
+    return target!.least;
+  }
+
+  /** Whether `turn` runs on its target's measurements, not its source's own (quick()). */
+  private probes(turn: ElTurn): boolean {
+    if (turn.target === undefined || turn.gas <= this.lanes.quickGas) return false;
+    const own = this.pairs.peaks(pairOf(turn.source, turn.target));
+    return !(own !== undefined && own.least <= this.lanes.quickMs && own.lately <= this.lanes.quickMs);
   }
 
   /** The waiting line whose head `fits` with the earliest start tag. */
@@ -242,8 +256,10 @@ export class ElTurns {
     line.running++;
     this.running[lane]++;
     const tiny = lane === 'quick' && expected === 0 && turn.gas > this.lanes.quickGas;
+    const probe = lane === 'quick' && this.probes(turn) ? turn.target : undefined;
     this.quickLoad += expected;
     if (tiny) this.tinyRunning++;
+    if (probe !== undefined) this.probing.add(probe);
     let over = false;
     const startedAt = this.now();
     turn.start(lane, (elMs) => {
@@ -252,6 +268,7 @@ export class ElTurns {
       this.running[lane]--;
       this.quickLoad = this.running.quick === 0 ? 0 : this.quickLoad - expected;
       if (tiny) this.tinyRunning--;
+      if (probe !== undefined) this.probing.delete(probe);
       line.running--;
       line.finish += Math.max(0, elMs - PROVISIONAL_MS);
       this.learn(turn, lane, elMs, startedAt, expected);

@@ -66,10 +66,28 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.end('s1x', 1);
     h.end('s2x', 1);
     h.warm('view', 600);
-    for (let i = 0; i < 40; i++) h.take(`t${i}x`, LARGE, { target: 'view' });
+    // One source whose own calls to the view kept the promise.
+    h.take('t0', LARGE, { target: 'view' });
+    h.end('t0', 1);
+    for (let i = 1; i <= 40; i++) h.take(`t${i}`, LARGE, { target: 'view' });
     expect(h.turns.runningOn('quick')).to.equal(32);
     expect(h.turns.runningOn('heavy')).to.equal(1);
     expect(h.turns.queued).to.equal(7);
+  });
+
+  it("runs one call at a time per target on what the target's calls took, from sources new to it: a crowd cannot run on one promise", () => {
+    const h = harness({ ...LANES, quickMost: 32 });
+    h.warm('view', 600);
+    // Sixteen sources new to the view at once: one on the quick lane, one on the heavy one.
+    for (let i = 0; i < 16; i++) h.take(`n${i}x`, LARGE, { target: 'view' });
+    expect([h.turns.runningOn('quick'), h.turns.runningOn('heavy')]).to.deep.equal([1, 1]);
+    // The first ran long: its source is marked, the next new one goes on the quick lane.
+    h.end('n0x', 600);
+    expect(h.lanesOf.get('n2x')).to.equal('quick');
+    expect([h.turns.runningOn('quick'), h.turns.runningOn('heavy')]).to.deep.equal([1, 1]);
+    // A source proven on the view runs beside them.
+    h.take('p0', LARGE, { target: 'other' });
+    expect(h.turns.runningOn('quick')).to.equal(1);
   });
 
   it('halves how many tiny calls run at once each time one runs long, and grows it back by one per window that kept the promise', () => {
@@ -77,14 +95,18 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.take('a1', LARGE, { target: 'view' });
     h.end('a1', 1);
     h.warm('view', 100);
-    // Three sources' calls to the view turned dear (its calldata): 8 -> 4 -> 2 -> 1 at once.
+    // Three sources known to the view (a short call each) whose calls turned dear (their calldata): 8 -> 4 -> 2 -> 1 at once.
+    for (const name of ['x0', 'y0', 'z0']) {
+      h.take(name, LARGE, { target: 'view' });
+      h.end(name, 1);
+    }
     for (const name of ['x1', 'y1', 'z1']) h.take(name, LARGE, { target: 'view' });
     for (const name of ['x1', 'y1', 'z1']) h.end(name, 600);
     h.advance(60_000);
-    for (let i = 0; i < 5; i++) h.take(`v${i}x`, LARGE, { target: 'view' });
+    for (let i = 1; i <= 5; i++) h.take(`v${i}`, LARGE, { target: 'view' });
     expect([h.turns.runningOn('quick'), h.turns.runningOn('heavy')]).to.deep.equal([1, 1]);
     // One call that kept the promise: 2 at once.
-    h.end('v0x', 1);
+    h.end('v1', 1);
     expect(h.turns.runningOn('quick')).to.equal(2);
   });
 
