@@ -23,6 +23,9 @@ const RATE_LIMITED = {
   data: { retry_after_ms: 1_500 },
 };
 
+/** A frame transaction as svc_estimateFrameGas takes it. */
+const FRAME_REQUEST = { from: `0x${'11'.repeat(20)}`, frames: [{ mode: '0x1', flags: '0x3' }] };
+
 /** What the validator's ingress received: the call and its headers. */
 interface Relayed {
   readonly body: StubRequest;
@@ -81,11 +84,17 @@ describe('gate: follower (role: follower)', () => {
     });
   });
 
-  it('acts on the two submission methods only, and passes any other method', async () => {
+  it("acts on the two submission methods and frame transactions' gas estimates only, and passes any other method", async () => {
     const follower = createFollower(undefined);
     expect(follower.name).to.equal('gate');
-    expect([...follower.methods!].sort()).to.deep.equal(['eth_sendRawTransaction', 'eth_sendRawTransactionSync']);
+    expect([...follower.methods!].sort()).to.deep.equal([
+      'eth_estimateGas',
+      'eth_sendRawTransaction',
+      'eth_sendRawTransactionSync',
+      'svc_estimateFrameGas',
+    ]);
     expect(await outcome(follower, context('eth_chainId', []))).to.equal(undefined);
+    expect(await outcome(follower, context('eth_estimateGas', [{ to: PEER }]))).to.equal(undefined);
   });
 
   describe('without relay_url', () => {
@@ -99,6 +108,15 @@ describe('gate: follower (role: follower)', () => {
         expect(await outcome(follower, context(method, params()))).to.deep.equal(FOLLOWER_REFUSAL);
       });
     }
+
+    it("answers a frame transaction's gas estimate as not supported here: the EL would estimate something else", async () => {
+      expect(await outcome(follower, context('svc_estimateFrameGas', [FRAME_REQUEST]))).to.deep.equal({
+        error: { code: -32601, message: 'the method svc_estimateFrameGas is not supported by the ingress' },
+      });
+      expect(await outcome(follower, context('eth_estimateGas', [{ ...FRAME_REQUEST, type: '0x6' }]))).to.deep.equal({
+        error: { code: -32601, message: 'the method eth_estimateGas is not supported by the ingress' },
+      });
+    });
 
     it('refuses malformed params as -32602 first, as a validator would', async () => {
       expect(await outcome(follower, context('eth_sendRawTransaction', ['0x0']))).to.deep.equal({
@@ -138,6 +156,15 @@ describe('gate: follower (role: follower)', () => {
     it('answers its own keccak-256 of the raw bytes, not the hash the validator echoes', async () => {
       Object.assign(validator.reply, { status: 200, member: { result: `0x${'00'.repeat(32)}` } });
       expect(await outcome(follower, context('eth_sendRawTransaction', [raw]))).to.deep.equal({ result: keccak256(raw) });
+    });
+
+    it("relays a frame transaction's gas estimate as asked, X-Forwarded-For naming the client, and answers the validator's", async () => {
+      const estimate = { frames: [{ executionGas: '0x64', stateGas: '0x0' }], gas: '0x5208' };
+      Object.assign(validator.reply, { status: 200, member: { result: estimate } });
+      expect(await outcome(follower, context('svc_estimateFrameGas', [FRAME_REQUEST, 'latest']))).to.deep.equal({ result: estimate });
+      expect(relayedCalls()).to.deep.equal([
+        { body: { jsonrpc: '2.0', id: 1, method: 'svc_estimateFrameGas', params: [FRAME_REQUEST, 'latest'] }, forwardedFor: PEER },
+      ]);
     });
 
     it('appends the client to an X-Forwarded-For it arrived with', async () => {
