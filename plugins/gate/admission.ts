@@ -43,8 +43,36 @@ export function deadlineReached(sub: Submission, head: Head): boolean {
  * leaves. A standard transaction's maximum cost has its value already.
  */
 function exposureOf(sub: Submission): bigint {
-  if (sub.frame === undefined || sub.payer !== sub.sender) return sub.maxCost;
-  return sub.frame.tx.frames.reduce((sum, frame) => (frame.mode === FrameMode.Sender ? sum + frame.value : sum), sub.maxCost);
+  return sub.payer === sub.sender ? sub.maxCost + sentValue(sub) : sub.maxCost;
+}
+
+/** The value a frame transaction's SENDER frames send from its sender. */
+const sentValue = (sub: Submission): bigint =>
+  sub.frame === undefined
+    ? 0n
+    : sub.frame.tx.frames.reduce((sum, frame) => (frame.mode === FrameMode.Sender ? sum + frame.value : sum), 0n);
+
+/**
+ * A sponsor's funds leave it in a transaction another payer pays for, uncounted by its own
+ * reservations (exposureOf counts a sender's value only against itself as payer): the two may not
+ * be pending together. A transaction sending its sender's value, paid by another, waits while the
+ * sender pays for transactions pending; one the sender pays for waits while a transaction of the
+ * sender's own, paid by another, is pending (whether it sends value is not kept: any counts).
+ */
+async function refuseSponsorDrain(sub: Submission, payerNonce: bigint, head: Head, ledger: Ledger): Promise<void> {
+  if (sentValue(sub) > 0n && (await ledger.reserved(sub.sender, head.number)) > 0n) {
+    throw new InFlightRefusal(
+      'sponsor-pending',
+      `the sender ${sub.sender} pays for transactions pending: one sending its value and paid by another waits until they are included (what it sends would leave them unpaid)`,
+    );
+  }
+  const own = await ledger.pending(sub.payer, payerNonce, head.number);
+  if (own.some((entry) => entry.payer !== sub.payer)) {
+    throw new InFlightRefusal(
+      'sponsor-pending',
+      `the payer ${sub.payer} has a transaction of its own pending that another pays for (it may send the payer's funds away): retry once it is included`,
+    );
+  }
 }
 
 /**
@@ -152,6 +180,7 @@ export async function checkAdmission(
 
   try {
     const payer = sub.payer === sub.sender ? sender : await state.account(sub.payer, head);
+    if (sub.payer !== sub.sender) await refuseSponsorDrain(sub, payer.nonce, head, ledger);
     // What the payer's in-flight transactions may spend, this one included.
     const reserved = await ledger.reserved(sub.payer, head.number);
     if (payer.balance < reserved) {

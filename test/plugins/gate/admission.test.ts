@@ -62,6 +62,22 @@ function sponsoredFrame(from: { key: string; address: string } = { key: SENDER_K
   return decode(signed(fields, [(digest) => secp256k1Entry(from.key, digest), signSponsor]));
 }
 
+/** [only (from), pay (payer), SENDER to RECIPIENT with `value`]: `payer`, code-less, pays. */
+function paidBy(from: { key: string; address: string }, payer: { key: string; address: string }, value: bigint): Submission {
+  const fields: FrameTxFields = {
+    nonce: 0n,
+    sender: from.address,
+    frames: [
+      { mode: 1, flags: 2, executionGas: 10_000n },
+      { mode: 1, flags: 1, target: payer.address, executionGas: 10_000n },
+      { mode: 2, flags: 0, target: RECIPIENT, executionGas: 30_000n, value },
+    ],
+    signatures: [{ scheme: 1 }, { scheme: 1, signer: payer.address }],
+    fees: [0n, 2_000_000_000n, 0n],
+  };
+  return decode(signed(fields, [(digest) => secp256k1Entry(from.key, digest), (digest) => secp256k1Entry(payer.key, digest)]));
+}
+
 /** The sponsor's own frame transaction, sending `value` to RECIPIENT: it pays for itself. */
 function sponsorsOwn(value: bigint): Submission {
   const fields: FrameTxFields = {
@@ -288,6 +304,32 @@ describe('gate: admission against head state', () => {
     expect(await at(102n, sponsoredFrame(third), 'poller')).to.equal('admitted');
   });
 
+  it('keeps a sponsor from sending its value in a transaction another pays for while it pays for others, and the reverse (sponsor-pending)', async () => {
+    const sponsor = { key: SPONSOR_KEY, address: SPONSOR };
+    const backer = { key: `0x${'00'.repeat(31)}05`, address: new Wallet(`0x${'00'.repeat(31)}05`).address.toLowerCase() };
+    const user = { key: SENDER_KEY, address: SENDER };
+    const accounts = {
+      [SENDER]: { nonce: 0n, balance: 0n },
+      [SPONSOR]: { nonce: 0n, balance: RICH },
+      [backer.address]: { nonce: 0n, balance: RICH },
+    };
+    const state = fakeStateAt(HEAD, accounts);
+    const fresh = () => new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 1n });
+    const forward = fresh();
+    expect(await outcome(paidBy(user, sponsor, 0n), { ledger: forward, state }), 'the sponsor pays for a user').to.equal('admitted');
+    expect(await outcome(paidBy(sponsor, backer, RICH - 1n), { ledger: forward, state }), 'its value, paid by another').to.deep.equal({
+      reason: 'sponsor-pending',
+      detail: `the sender ${SPONSOR} pays for transactions pending: one sending its value and paid by another waits until they are included (what it sends would leave them unpaid)`,
+    });
+    expect(await outcome(paidBy(sponsor, backer, 0n), { ledger: forward, state }), 'no value, paid by another').to.equal('admitted');
+    const reverse = fresh();
+    expect(await outcome(paidBy(sponsor, backer, RICH - 1n), { ledger: reverse, state }), 'its value first').to.equal('admitted');
+    expect(await outcome(paidBy(user, sponsor, 0n), { ledger: reverse, state }), 'then a user it would pay for').to.deep.equal({
+      reason: 'sponsor-pending',
+      detail: `the payer ${SPONSOR} has a transaction of its own pending that another pays for (it may send the payer's funds away): retry once it is included`,
+    });
+  });
+
   it("counts a code-less sponsor's own value-moving transaction against what it sponsors, either way round (B1)", async () => {
     const sponsored = sponsoredFrame();
     const funds = 10n ** 18n;
@@ -390,7 +432,11 @@ describe('gate: admission against head state', () => {
     const later = { ...HEAD, number: HEAD.number + 7n };
     const state = fakeStateAt(later, { [SENDER]: { nonce: STATE_NONCE, balance: 0n }, [SPONSOR]: { nonce: 0n, balance: RICH } });
     expect(await outcome(sponsoredFrame(), { head: later, state, ledger })).to.equal('admitted');
-    expect(ledger.reservedAsked).to.deep.equal([[SPONSOR, 107n]]);
+    // The sender's too: its SENDER frame sends value while another pays (refuseSponsorDrain).
+    expect(ledger.reservedAsked).to.deep.equal([
+      [SENDER, 107n],
+      [SPONSOR, 107n],
+    ]);
   });
 
   describe("a sponsored frame transaction is judged on the sponsor's balance", () => {
