@@ -175,7 +175,6 @@ export async function checkAdmission(
       `nonce too high: nonce ${sub.nonce} is ahead of the sender's next nonce ${sender.nonce}, and not every nonce between is in flight (this chain runs transactions in arrival order: it would be skipped)`,
     );
   }
-  if (payerCap !== undefined) turns?.paymasters.took(sub.payer, turns.source);
   const release: Release = () => ledger.release(sub.sender, sub.nonce, sub.hash);
 
   try {
@@ -198,5 +197,7 @@ export async function checkAdmission(
     await release();
     throw err;
   }
+  // Held only once admitted here: a refusal for funds takes no turn.
+  if (payerCap !== undefined) turns?.paymasters.took(sub.payer, turns.source);
   return release;
 }
