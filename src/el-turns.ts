@@ -175,31 +175,25 @@ export class ElTurns {
   /**
    * The EL time `turn` is expected to take if it is quick, undefined if not: a call within
    * `quickGas` at most `quickMs` scaled by its gas (what the gas buys of the dearest code), a
-   * call to a target the least the target ever took.
+   * call to a target the least the source's own calls to it, or the target's, ever took (`probe`:
+   * on the target's, the source being new to it).
    */
-  private quick(turn: ElTurn): number | undefined {
+  private quick(turn: ElTurn): { readonly ms: number; readonly probe: boolean } | undefined {
     const { quickGas, quickMs } = this.lanes;
-    if (turn.gas <= quickGas) return (quickMs * Number(turn.gas)) / Number(quickGas);
+    if (turn.gas <= quickGas) return { ms: (quickMs * Number(turn.gas)) / Number(quickGas), probe: false };
     if (turn.target === undefined || (this.sources.peaks(turn.source)?.lately ?? 0) > quickMs) return undefined;
     // The source's own calls to the target first: what others' calls did to it (marked it dear
     // through their calldata) says nothing of the source's.
     const short = (peaks: Peaks | undefined) => peaks !== undefined && peaks.least <= quickMs && peaks.lately <= quickMs;
     const own = this.pairs.peaks(pairOf(turn.source, turn.target));
-    if (short(own)) return own!.least;
+    // The least it ever took: what it costs the EL; more was its waits on a busy one.
+    if (short(own)) return { ms: own!.least, probe: false };
     // A source's first calls to a target go by what the target's calls took, one at a time: a
     // crowd of sources new to a target (each with calldata of its own) must not all run on what
     // the target's cheap calls promised. The first that breaks the promise marks its source.
     const target = this.targets.peaks(turn.target);
     if (!short(target) || this.probing.has(turn.target)) return undefined;
-    // The least it ever took: what it costs the EL; more was its waits on a busy one.
-    return target!.least;
-  }
-
-  /** Whether `turn` runs on its target's measurements, not its source's own (quick()). */
-  private probes(turn: ElTurn): boolean {
-    if (turn.target === undefined || turn.gas <= this.lanes.quickGas) return false;
-    const own = this.pairs.peaks(pairOf(turn.source, turn.target));
-    return !(own !== undefined && own.least <= this.lanes.quickMs && own.lately <= this.lanes.quickMs);
+    return { ms: target!.least, probe: true };
   }
 
   /** The waiting line whose head `fits` with the earliest start tag. */
@@ -217,10 +211,13 @@ export class ElTurns {
       let lane: Lane | undefined;
       let line: Line | undefined;
       let expected = 0;
+      let probe = false;
       if (this.lanes.quick > 0 && this.running.quick < this.lanes.quickMost) {
         line = this.earliest((turn) => this.quick(turn) !== undefined);
         const head = line?.waiting[0];
-        const expects = head === undefined ? 0 : this.quick(head)!;
+        const quick = head === undefined ? undefined : this.quick(head)!;
+        const expects = quick?.ms ?? 0;
+        probe = quick?.probe ?? false;
         expected = expects <= this.lanes.quickMs / TINY_SHARE ? 0 : expects;
         // Tiny calls bound by their gas at once; tiny calls expected by their target up to the
         // limit (their cost is only known once they end); others while the EL time expected of
@@ -245,18 +242,18 @@ export class ElTurns {
         this.settle(turn.source, line);
         continue;
       }
-      this.run(turn, line, lane, lane === 'quick' ? expected : 0);
+      this.run(turn, line, lane, lane === 'quick' ? expected : 0, lane === 'quick' && probe);
     }
   }
 
-  private run(turn: ElTurn, line: Line, lane: Lane, expected: number): void {
+  private run(turn: ElTurn, line: Line, lane: Lane, expected: number, probing: boolean): void {
     const start = Math.max(this.virtual, line.finish);
     this.virtual = start;
     line.finish = start + PROVISIONAL_MS;
     line.running++;
     this.running[lane]++;
     const tiny = lane === 'quick' && expected === 0 && turn.gas > this.lanes.quickGas;
-    const probe = lane === 'quick' && this.probes(turn) ? turn.target : undefined;
+    const probe = probing ? turn.target : undefined;
     this.quickLoad += expected;
     if (tiny) this.tinyRunning++;
     if (probe !== undefined) this.probing.add(probe);
