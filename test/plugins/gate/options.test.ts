@@ -50,7 +50,7 @@ const DOCUMENTED: GateOptions = {
   queueMax: 256,
   queuePerSource: 4,
   simulationBudgetMs: 200,
-  estimateBudgetMs: 2_000,
+  estimateBudgetMs: 1_000,
   prefixGasBudget: 100_000n,
   prefixStateGasBudget: 500_000n,
 };
