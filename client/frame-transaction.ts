@@ -3,6 +3,7 @@
  * as bigint, byte strings as 0x hex; encoded, decoded and hashed by the chain's own codec
  * (protocol/), byte for byte as the gate and the chain read them.
  */
+import { bytesToHex } from '@ethereumjs/util';
 import {
   bytesOfHex,
   decodeFrameTransaction as decodeRaw,
@@ -59,7 +60,7 @@ export interface FrameTransaction {
   readonly maxFeePerGas?: bigint;
 }
 
-const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString('hex')}`;
+const hexOf = (bytes: Uint8Array): Hex => bytesToHex(bytes);
 const lower = (address: string): Address => address.toLowerCase() as Address;
 
 /** The codec's fields of `tx`, every absent limit and fee 0. */

@@ -4,6 +4,7 @@
  *
  * Canonical encoding is enforced, integers included (rlp-fields.ts).
  */
+import { bigIntToUnpaddedBytes } from '@ethereumjs/util';
 import { bytesOfHex, keccakHex } from './hex.js';
 import { refuse } from './refusal.js';
 import {
@@ -109,12 +110,8 @@ export function withHashes(tx: FrameTransactionFields): FrameTransaction {
   return { ...tx, hash: keccakHex(typed(encodeRlp(payload))), sigHash: signatureHash(payload) };
 }
 
-const quantity = (value: bigint | number): Uint8Array => {
-  const big = BigInt(value);
-  if (big === 0n) return new Uint8Array(0);
-  const hex = big.toString(16);
-  return bytesOfHex(`0x${hex.length % 2 === 0 ? hex : `0${hex}`}`);
-};
+/** An RLP integer: big-endian, no leading zeros (0 is the empty string). */
+const quantity = (value: bigint | number): Uint8Array => bigIntToUnpaddedBytes(BigInt(value));
 const optionalAddress = (address: string | undefined): Uint8Array => (address === undefined ? new Uint8Array(0) : bytesOfHex(address));
 
 function payloadOf(tx: FrameTransactionFields): Item[] {
