@@ -85,6 +85,10 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     if (this.head !== undefined) {
       this.res.writeHead(200, this.head);
       this.head = undefined;
+      // The whole answer in one small chunk (most reads): written and ended at once, without the
+      // cork Node sets up for a first write and undoes at the end. A larger one is written as
+      // any other, so that a client not reading it is cut (stallMs) rather than held.
+      if (chunk.length === this.declaredBytes && chunk.length < this.res.writableHighWaterMark) return void this.res.end(chunk);
     }
     if (this.res.write(chunk) || this.waitingForDrain) return;
     // undici stops reading until the client has taken what is buffered.
@@ -106,7 +110,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     // HTTP 200 and JSON, but not a byte of it (a chunked answer that ended at once).
     if (this.head !== undefined) return this.finish(new RpcFailure(errors.upstreamInvalid()));
-    this.res.end();
+    if (!this.res.writableEnded) this.res.end();
     this.finish(undefined);
   }
 

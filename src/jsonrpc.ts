@@ -144,24 +144,26 @@ const wellFormed = (text: string) => (text as unknown as { isWellFormed(): boole
 function freezeWithin(value: object, maxDepth: number): ParamsProblem | undefined {
   if (maxDepth === 0) return 'deep';
   Object.freeze(value);
-  const check = (child: unknown): ParamsProblem | undefined => {
-    if (typeof child === 'string') return wellFormed(child) ? undefined : 'unicode';
-    if (typeof child === 'number')
-      return Number.isFinite(child) && (!Number.isInteger(child) || Number.isSafeInteger(child)) ? undefined : 'inexact';
-    if (child !== null && typeof child === 'object') return freezeWithin(child, maxDepth - 1);
-    return undefined;
-  };
   if (Array.isArray(value)) {
     for (const child of value) {
-      const problem = check(child);
+      const problem = problemOf(child, maxDepth);
       if (problem !== undefined) return problem;
     }
     return undefined;
   }
   for (const key in value) {
     if (!wellFormed(key)) return 'unicode';
-    const problem = check((value as Record<string, unknown>)[key]);
+    const problem = problemOf((value as Record<string, unknown>)[key], maxDepth);
     if (problem !== undefined) return problem;
   }
+  return undefined;
+}
+
+/** What is wrong with one member of a value `freezeWithin` is given `maxDepth` levels of. */
+function problemOf(child: unknown, maxDepth: number): ParamsProblem | undefined {
+  if (typeof child === 'string') return wellFormed(child) ? undefined : 'unicode';
+  if (typeof child === 'number')
+    return Number.isFinite(child) && (!Number.isInteger(child) || Number.isSafeInteger(child)) ? undefined : 'inexact';
+  if (child !== null && typeof child === 'object') return freezeWithin(child, maxDepth - 1);
   return undefined;
 }
