@@ -32,6 +32,6 @@ export type { FrameGasRequest } from './frame-request.js';
 export { bytesOfHex, keccakHex } from './hex.js';
 export { SECP256K1_N, recoverAddress, verifyFrameSignatures } from './signatures.js';
 export type { SignedFrames } from './signatures.js';
-export { decodeStandardTransaction } from './standard-codec.js';
+export { authoritiesOf, decodeStandardTransaction } from './standard-codec.js';
 export { frameRefusal, Refusal, refuse, refuseFrame } from './refusal.js';
 export type { StateDependencies } from './refusal.js';

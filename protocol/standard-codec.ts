@@ -9,6 +9,7 @@ import { toBeArray } from 'ethers';
 import { refuse } from './refusal.js';
 import { address, anyList, decodeCanonical, encodeRlp, fixed, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
 import { keccak256 } from './hex.js';
+import { recoverAddress, SECP256K1_N } from './signatures.js';
 
 export interface StandardTransaction {
   readonly type: number;
@@ -30,6 +31,8 @@ export interface StandardTransaction {
   readonly minimumGas: bigint;
   /** A contract creation's init code length (EIP-3860 caps it); undefined for a call. */
   readonly initCodeBytes: number | undefined;
+  /** Type 0x04: how many EIP-7702 authorizations it carries (`authoritiesOf` recovers their signers). */
+  readonly authorizationCount: number;
 }
 
 /** Intrinsic gas at Prague/Osaka (yellow paper, EIP-2028, EIP-2930, EIP-3860, EIP-7702) and the EIP-7623 floor. */
@@ -87,7 +90,7 @@ export function decodeStandardTransaction(bytes: Uint8Array): StandardTransactio
   address(p[layout.to]!, 'to', !layout.toRequired);
   string(p[layout.to + 2]!, 'data');
   accessList(p[layout.accessList]!);
-  if (layout.authorizations !== undefined) authorizations(p[layout.authorizations]!);
+  const authorizationCount = layout.authorizations === undefined ? 0 : authorizations(p[layout.authorizations]!).length;
   const [yParity, r, s] = p.slice(layout.arity - 3);
   return {
     type,
@@ -105,7 +108,49 @@ export function decodeStandardTransaction(bytes: Uint8Array): StandardTransactio
       layout.authorizations === undefined ? undefined : p[layout.authorizations],
     ),
     initCodeBytes: initCodeBytes(p[layout.to]!, p[layout.to + 2]!),
+    authorizationCount,
   };
+}
+
+/** EIP-7702: the prefix of an authorization's signed message, keccak(MAGIC || rlp([chain_id, address, nonce])). */
+const AUTHORIZATION_MAGIC = 0x05;
+
+/**
+ * The authorities of a type 0x04 transaction (decoded and checked by `decodeStandardTransaction`):
+ * the signers of its authorizations that can take effect on chain `chainId`, in order, each once.
+ * An authorization for another chain, or with a y parity above 1 or a high s, is skipped as
+ * EIP-7702 skips it; its nonce is not checked (it needs state): a stale one is still counted, the
+ * cautious side for a pool. One recovery per authorization (~70 µs native, ~1.7 ms portable).
+ */
+export function authoritiesOf(bytes: Uint8Array, chainId: bigint): string[] {
+  const layout = TYPED.get(bytes[0]!);
+  if (layout?.authorizations === undefined) return [];
+  const p = list(decodeCanonical(bytes.subarray(1)), layout.arity, `type ${bytes[0]} payload`);
+  const found = new Set<string>();
+  for (const [i, tuple] of authorizations(p[layout.authorizations]!).entries()) {
+    const [chain, who, nonce, yParity, r, s] = tuple as Item[];
+    const on = integer(chain!, `authorization_list[${i}].chain_id`, U256_MAX);
+    const parity = integer(yParity!, `authorization_list[${i}].y_parity`, 255n);
+    const rValue = integer(r!, `authorization_list[${i}].r`, U256_MAX);
+    const sValue = integer(s!, `authorization_list[${i}].s`, U256_MAX);
+    if (
+      (on !== 0n && on !== chainId) ||
+      parity > 1n ||
+      rValue === 0n ||
+      rValue >= SECP256K1_N ||
+      sValue === 0n ||
+      sValue > SECP256K1_N >> 1n
+    ) {
+      continue;
+    }
+    const signed = encodeRlp([chain!, who!, nonce!]);
+    const message = new Uint8Array(1 + signed.length);
+    message[0] = AUTHORIZATION_MAGIC;
+    message.set(signed, 1);
+    const authority = recoverAddress(keccak256(message), r as Uint8Array, s as Uint8Array, Number(parity));
+    if (authority !== undefined) found.add(authority);
+  }
+  return [...found];
 }
 
 /** EIP-155 only: v = chainId × 2 + 35 + yParity; the digest signs chainId, 0, 0 in place of v, r, s. */
@@ -129,6 +174,7 @@ function legacy(p: readonly Item[]): StandardTransaction {
     signingHash: digest(new Uint8Array(0), [...p.slice(0, 6), toBeArray(chainId), new Uint8Array(0), new Uint8Array(0)]),
     minimumGas: minimumGas(p[3]!, p[5]!, [], undefined),
     initCodeBytes: initCodeBytes(p[3]!, p[5]!),
+    authorizationCount: 0,
   };
 }
 
@@ -152,8 +198,8 @@ function accessList(item: Item): void {
   });
 }
 
-/** EIP-7702 tuples [chain_id, address, nonce, y_parity, r, s]; an empty list is invalid. */
-function authorizations(item: Item): void {
+/** EIP-7702 tuples [chain_id, address, nonce, y_parity, r, s], checked; an empty list is invalid. */
+function authorizations(item: Item): readonly Item[] {
   const tuples = anyList(item, 'authorization_list');
   if (tuples.length === 0) refuse('rlp-invalid', 'authorization_list must not be empty');
   tuples.forEach((tuple, i) => {
@@ -165,6 +211,7 @@ function authorizations(item: Item): void {
     integer(r!, `authorization_list[${i}].r`, U256_MAX);
     integer(s!, `authorization_list[${i}].s`, U256_MAX);
   });
+  return tuples;
 }
 
 function digest(prefix: Uint8Array, signed: Item[]): Uint8Array {

@@ -76,6 +76,35 @@ async function refuseSponsorDrain(sub: Submission, payerNonce: bigint, head: Hea
 }
 
 /**
+ * A pending EIP-7702 authorization gives its account code before what is judged now runs, so it
+ * counts as code (issue 36): a frame transaction's sender with one pending waits for it (geth's
+ * frame pool refuses the same), and a sponsor with one pending is held to a paymaster with code's
+ * one slot (in `checkAdmission`). The reverse: an authorization may not delegate an account that
+ * pays for others' transactions pending, judged as a code-less sponsor's would be (its delegated
+ * code need not approve them: all would be skipped, unpaid).
+ */
+async function refuseDelegationConflicts(sub: Submission, head: Head, state: HeadState, ledger: Ledger): Promise<void> {
+  if (sub.frame !== undefined && (await ledger.delegating(sub.sender, head.number))) {
+    throw new InFlightRefusal(
+      'authorization-pending',
+      `the sender ${sub.sender} has an EIP-7702 authorization pending, which gives it code: its frame transaction waits until that is included (EIP-8141 mempool rules)`,
+    );
+  }
+  for (const authority of sub.authorities ?? []) {
+    const paid = await ledger.reserved(authority, head.number);
+    if (paid === 0n) continue;
+    const { nonce } = await state.account(authority, head);
+    const own = (await ledger.pending(authority, nonce, head.number)).reduce((sum, e) => (e.payer === authority ? sum + e.cost : sum), 0n);
+    if (paid > own) {
+      throw new InFlightRefusal(
+        'sponsor-pending',
+        `an authorization delegates ${authority}, which pays for others' transactions pending: code would change how it approves them; retry once they are included`,
+      );
+    }
+  }
+}
+
+/**
  * EIP-8141's mempool keeps one pending transaction per frame transaction sender, whose nonce
  * must be the state nonce: a wallet sending its next one too soon is told which one it waits
  * for, and until when (not cached: the answer changes with the head).
@@ -132,13 +161,24 @@ export async function checkAdmission(
     );
   }
 
+  await refuseDelegationConflicts(sub, head, state, ledger);
   const cap = sub.frame !== undefined ? limits.frameInFlightCap : limits.inFlightCap;
   const cost = exposureOf(sub);
-  const entry = { hash: sub.hash, nonce: sub.nonce, payer: sub.payer, cost, head: head.number };
+  const entry: InFlightEntry = {
+    hash: sub.hash,
+    nonce: sub.nonce,
+    payer: sub.payer,
+    cost,
+    head: head.number,
+    ...(sub.authorities === undefined || sub.authorities.length === 0 ? {} : { authorities: sub.authorities }),
+  };
   // EIP-8141's mempool: a paymaster with code pays for at most one pending transaction at a time
-  // (no paymaster counts as canonical until its code is pinned); a code-less sponsor, only its funds.
+  // (no paymaster counts as canonical until its code is pinned); a code-less sponsor, only its
+  // funds. An authorization pending for it counts as code.
   const payerCap =
-    sub.frame !== undefined && sub.payer !== sub.sender && (await state.codeEntry(sub.payer, head)).bytes.length > 0
+    sub.frame !== undefined &&
+    sub.payer !== sub.sender &&
+    ((await state.codeEntry(sub.payer, head)).bytes.length > 0 || (await ledger.delegating(sub.payer, head.number)))
       ? MAX_PENDING_TXS_USING_NON_CANONICAL_PAYMASTER
       : undefined;
   if (payerCap !== undefined && turns?.paymasters.yields(sub.payer, turns.source, head.number)) {

@@ -43,6 +43,13 @@ export interface Submission {
    */
   readonly maxCost: bigint;
   readonly frame?: { readonly tx: FrameTransaction; readonly facts: FrameFacts };
+  /** Type 0x04: how many EIP-7702 authorizations it carries. */
+  readonly authorizationCount: number;
+  /**
+   * Type 0x04: the accounts its authorizations delegate (their signers, for this chain), once the
+   * judge has recovered them (judge.ts); until then, and for every other type, none.
+   */
+  readonly authorities?: readonly string[];
 }
 
 export interface DecodeLimits extends FrameLimits {
@@ -128,6 +135,7 @@ export function decodeUnrecovered(raw: RawTransaction, limits: DecodeLimits): Un
       nonce: tx.nonce,
       maxFeePerGas: tx.maxFeePerGas,
       valueCost: tx.gasLimit * tx.maxFeePerGas + tx.value,
+      authorizationCount: tx.authorizationCount,
     },
     signature: { digest: tx.signingHash, r: tx.rBytes, s: tx.sBytes, yParity: tx.yParity },
   };
@@ -162,5 +170,6 @@ function decodeFrame(raw: RawTransaction, limits: DecodeLimits): Submission {
     maxFeePerGas: tx.maxFeePerGas,
     maxCost: facts.maxCost,
     frame: { tx, facts },
+    authorizationCount: 0,
   };
 }

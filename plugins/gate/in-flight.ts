@@ -18,6 +18,8 @@ export interface InFlightEntry {
   readonly payer: string;
   readonly cost: bigint;
   readonly head: bigint;
+  /** Type 0x04: the accounts its EIP-7702 authorizations delegate (they count as having code while it is pending). */
+  readonly authorities?: readonly string[];
 }
 
 interface Held {
@@ -29,6 +31,8 @@ export class InFlight {
   private readonly bySender = new Map<string, Map<bigint, InFlightEntry>>();
   /** The same entries, per payer by hash (RedisLedger's payer hash in memory). */
   private readonly byPayer = new Map<string, Map<string, Held>>();
+  /** The same entries, per account their authorizations delegate, by hash. */
+  private readonly byAuthority = new Map<string, Map<string, Held>>();
 
   /** `skipAfterBlocks` may change with a reload (`retune`); the entries stay. */
   constructor(public skipAfterBlocks: bigint) {}
@@ -59,6 +63,14 @@ export class InFlight {
     return this.byPayer.get(payer)?.size ?? 0;
   }
 
+  /** Whether a transaction in flight at `head` (not skipped) carries an authorization that delegates `account`. */
+  delegating(account: string, head: bigint): boolean {
+    for (const { sender, entry } of this.byAuthority.get(account)?.values() ?? []) {
+      if (this.skipped(entry, head)) this.remove(sender, entry);
+    }
+    return this.byAuthority.has(account);
+  }
+
   /** Takes the slot at `entry.nonce`, in place of the entry that held it, if any. */
   add(sender: string, entry: InFlightEntry): void {
     const replaced = this.bySender.get(sender)?.get(entry.nonce);
@@ -67,6 +79,10 @@ export class InFlight {
     this.bySender.set(sender, entries.set(entry.nonce, entry));
     const held = this.byPayer.get(entry.payer) ?? new Map<string, Held>();
     this.byPayer.set(entry.payer, held.set(entry.hash, { sender, entry }));
+    for (const authority of entry.authorities ?? []) {
+      const delegations = this.byAuthority.get(authority) ?? new Map<string, Held>();
+      this.byAuthority.set(authority, delegations.set(entry.hash, { sender, entry }));
+    }
   }
 
   /** `hash` was acknowledged (ordered) when the head was `head`: it is pending until a block after that. */
@@ -76,6 +92,7 @@ export class InFlight {
     const seen = { ...entry, head };
     this.bySender.get(sender)!.set(nonce, seen);
     this.byPayer.get(entry.payer)!.set(hash, { sender, entry: seen });
+    for (const authority of entry.authorities ?? []) this.byAuthority.get(authority)!.set(hash, { sender, entry: seen });
   }
 
   /** Gives back the slot of `hash`, if it still holds one. */
@@ -102,6 +119,11 @@ export class InFlight {
     const held = this.byPayer.get(entry.payer)!;
     held.delete(entry.hash);
     if (held.size === 0) this.byPayer.delete(entry.payer);
+    for (const authority of entry.authorities ?? []) {
+      const delegations = this.byAuthority.get(authority)!;
+      delegations.delete(entry.hash);
+      if (delegations.size === 0) this.byAuthority.delete(authority);
+    }
   }
 }
 

@@ -37,7 +37,7 @@ import type { Ledger } from './ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
 import { isPrecompile } from '../../protocol/evm/index.js';
-import { cryptoBackend, type StateDependencies } from '../../protocol/index.js';
+import { authoritiesOf, cryptoBackend, type StateDependencies } from '../../protocol/index.js';
 import type { PendingFrame, Revalidator } from './revalidation.js';
 import type { Head, HeadState } from './state.js';
 import { receiptOf } from './sync.js';
@@ -122,10 +122,19 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
 
   /** Decoded here; a standard sender recovered in the pool where recovery runs in pure JS (~1.7 ms). */
   const decodeOf = async (raw: RawTransaction, job: PoolJob): Promise<Submission> => {
-    if (INLINE_RECOVERY) return decodeSubmission(raw, options);
-    // Not metered: one recovery costs the same whatever the sender sends (~1.7 ms), which the
-    // submission's token prices; only work the sender can inflate is charged as measured.
-    return decodeSubmissionRecoveredBy(raw, options, (task) => pool.recover(task, { ...job, spent: () => {} }));
+    const sub = INLINE_RECOVERY
+      ? decodeSubmission(raw, options)
+      : // Not metered: one recovery costs the same whatever the sender sends (~1.7 ms), which the
+        // submission's token prices; only work the sender can inflate is charged as measured.
+        await decodeSubmissionRecoveredBy(raw, options, (task) => pool.recover(task, { ...job, spent: () => {} }));
+    if (sub.authorizationCount === 0) return sub;
+    // One authorization costs what the sender's recovery did, inline where that is native; more
+    // are the sender's to multiply (up to ~670 in a transaction): in the pool, metered.
+    const authorities =
+      INLINE_RECOVERY && sub.authorizationCount === 1
+        ? authoritiesOf(raw.bytes, options.chainId)
+        : await pool.authorities({ bytes: raw.bytes, chainId: options.chainId }, job);
+    return { ...sub, authorities };
   };
 
   const replay = async (hash: string): Promise<Answer | undefined> => {

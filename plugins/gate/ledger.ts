@@ -51,6 +51,12 @@ export interface Ledger {
    * skipped), with the head each counts from: for a refusal that names what it waits for.
    */
   pending(sender: string, stateNonce: bigint, head: bigint): Promise<readonly InFlightEntry[]>;
+  /**
+   * Whether a transaction in flight at `head` carries an EIP-7702 authorization that delegates
+   * `account` (`entry.authorities` of a reservation): it holds as long as that slot does, however
+   * the slot ends (released, executed, skipped).
+   */
+  delegating(account: string, head: bigint): Promise<boolean>;
 }
 
 export interface LedgerOptions {
@@ -122,6 +128,9 @@ export class MemoryLedger implements Ledger {
   async pending(sender: string, stateNonce: bigint, head: bigint) {
     return [...this.inFlight.pending(sender, stateNonce, head).values()];
   }
+  async delegating(account: string, head: bigint) {
+    return this.inFlight.delegating(account, head);
+  }
 }
 
 const PREFIX = 'svc-ingress:gate';
@@ -136,8 +145,8 @@ const IN_FLIGHT_TTL_MS = 10 * 60_000;
  */
 const RESERVE_SCRIPT = `
 local slots = KEYS[1]
-local nonce, value, stateNonce, head, skip, cap, ttl, payerPrefix, below, payerCap =
-  ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10])
+local nonce, value, stateNonce, head, skip, cap, ttl, payerPrefix, below, payerCap, delegatingPrefix =
+  ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
 local entries = redis.call('HGETALL', slots)
 local count, before = 0, 0
 for i = 1, #entries, 2 do
@@ -171,7 +180,34 @@ redis.call('HSET', slots, nonce, value)
 redis.call('PEXPIRE', slots, ttl)
 redis.call('HSET', payerPrefix .. payer, h, cost .. '|' .. at)
 redis.call('PEXPIRE', payerPrefix .. payer, ttl)
+for i = 12, #ARGV do
+  redis.call('HSET', delegatingPrefix .. ARGV[i], h, slots .. '|' .. nonce)
+  redis.call('PEXPIRE', delegatingPrefix .. ARGV[i], ttl)
+end
 return 'ok'
+`;
+
+/**
+ * Whether any delegation of the account in KEYS[1] (`hash -> slots key|nonce`, written by
+ * RESERVE_SCRIPT) is still a live slot at head ARGV[1]: it lives exactly as long as its slot
+ * (released, pruned or skipped there), so no release path has to know of it; dead ones are dropped.
+ */
+const DELEGATING_SCRIPT = `
+local head, skip = tonumber(ARGV[1]), tonumber(ARGV[2])
+local fields = redis.call('HGETALL', KEYS[1])
+local live = 0
+for i = 1, #fields, 2 do
+  local slots, nonce = string.match(fields[i + 1], '^(.*)|([^|]*)$')
+  local value = slots and redis.call('HGET', slots, nonce)
+  local h, at
+  if value then h, at = string.match(value, '^([^|]*)|[^|]*|[^|]*|([^|]*)$') end
+  if h == fields[i] and head < tonumber(at) + skip then
+    live = live + 1
+  else
+    redis.call('HDEL', KEYS[1], fields[i])
+  end
+end
+return live
 `;
 
 const RELEASE_SCRIPT = `
@@ -261,6 +297,8 @@ export class RedisLedger implements Ledger {
       // How many nonces below this one must be in flight; -1: no such rule.
       contiguous ? (entry.nonce - stateNonce).toString() : '-1',
       payerCap === undefined ? '-1' : String(payerCap),
+      `${PREFIX}:delegating:`,
+      ...(entry.authorities ?? []),
     )) as Reservation;
   }
   async release(sender: string, nonce: bigint, hash: string) {
@@ -290,6 +328,16 @@ export class RedisLedger implements Ledger {
         return { hash: hash!, nonce: BigInt(nonce), payer: payer!, cost: BigInt(cost!), head: BigInt(since!) };
       })
       .filter((entry) => entry.nonce >= stateNonce && head < entry.head + this.options.skipAfterBlocks);
+  }
+  async delegating(account: string, head: bigint) {
+    const live = await this.redis.eval(
+      DELEGATING_SCRIPT,
+      1,
+      `${PREFIX}:delegating:${account}`,
+      head.toString(),
+      this.options.skipAfterBlocks.toString(),
+    );
+    return Number(live) > 0;
   }
 }
 
@@ -338,6 +386,9 @@ export class PrimaryLedger implements Ledger {
   }
   pending(sender: string, stateNonce: bigint, head: bigint) {
     return this.call<readonly InFlightEntry[]>('pending', sender, stateNonce, head);
+  }
+  delegating(account: string, head: bigint) {
+    return this.call<boolean>('delegating', account, head);
   }
 
   /**
@@ -392,5 +443,6 @@ export function createLedger(state: SharedState, options: LedgerOptions, local =
     acknowledged: either('in-flight count', (l) => l.acknowledged),
     reserved: either('in-flight count', (l) => l.reserved),
     pending: either('in-flight count', (l) => l.pending),
+    delegating: either('in-flight count', (l) => l.delegating),
   };
 }

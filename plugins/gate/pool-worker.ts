@@ -7,7 +7,14 @@
  */
 import { workerData } from 'node:worker_threads';
 import { Upstream, type UpstreamOptions } from '../../src/plugin.js';
-import { type FrameFacts, type FrameTransaction, recoverAddress, type SignedFrames, verifyFrameSignatures } from '../../protocol/index.js';
+import {
+  authoritiesOf,
+  type FrameFacts,
+  type FrameTransaction,
+  recoverAddress,
+  type SignedFrames,
+  verifyFrameSignatures,
+} from '../../protocol/index.js';
 import type { RecoverTask } from './decode.js';
 import { Refusal, Unavailable } from './errors.js';
 import type { StateDependencies } from './dependencies.js';
@@ -89,6 +96,22 @@ export function recover({ digest, r, s, yParity }: RecoverTask): string | undefi
   } finally {
     threadShares.leave();
   }
+}
+
+/** A type 0x04 transaction's authorities (protocol's `authoritiesOf`): one recovery per authorization. */
+export function authorities({ bytes, chainId }: AuthoritiesTask): string[] {
+  threadShares.enter();
+  try {
+    return authoritiesOf(bytes, chainId);
+  } finally {
+    threadShares.leave();
+  }
+}
+
+/** What `authorities` reads: the raw transaction and the chain its authorizations must name (or 0). */
+export interface AuthoritiesTask {
+  readonly bytes: Uint8Array;
+  readonly chainId: bigint;
 }
 
 let simulator: Promise<typeof import('./simulation/simulate.js')> | undefined;

@@ -8,6 +8,8 @@
  */
 import { workerData } from 'node:worker_threads';
 import {
+  authorities as authoritiesTask,
+  type AuthoritiesTask,
   estimate as estimateTask,
   loadSimulator,
   recover as recoverTask,
@@ -36,5 +38,6 @@ async function timed<T>(task: () => T | Promise<T>): Promise<Timed<T>> {
 
 export const verify = (tx: SignedFrames) => timed(() => verifyTask(tx));
 export const recover = (task: RecoverTask) => timed(() => recoverTask(task));
+export const authorities = (task: AuthoritiesTask) => timed(() => authoritiesTask(task));
 export const simulate = (task: SimulateTask) => timed(() => simulateTask(task));
 export const estimate = (task: EstimateTask) => timed(() => estimateTask(task));

@@ -34,7 +34,15 @@ import {
   verifyFrameSignatures,
 } from '../../protocol/index.js';
 import type { RecoverTask } from './decode.js';
-import type { EstimateAnswer, PoolRefusal, PoolSettings, PoolUnavailable, SimulateAnswer, SimulateTask } from './pool-worker.js';
+import type {
+  AuthoritiesTask,
+  EstimateAnswer,
+  PoolRefusal,
+  PoolSettings,
+  PoolUnavailable,
+  SimulateAnswer,
+  SimulateTask,
+} from './pool-worker.js';
 import type { EstimateOutcome, EstimateTask } from './simulation/estimate.js';
 import { Abandoned, PoolBusy, Refusal, Unavailable } from './errors.js';
 import type { Timed } from './timed-worker.js';
@@ -83,6 +91,8 @@ export interface WorkPool {
   simulate(task: SimulateTask, job: PoolJob): Promise<StateDependencies>;
   /** A standard transaction's sender, recovered in a thread of the verify lane; undefined for none. */
   recover(task: RecoverTask, job: PoolJob): Promise<string | undefined>;
+  /** A type 0x04 transaction's authorities, recovered in a thread of the verify lane (PoolBusy, Abandoned). */
+  authorities(task: AuthoritiesTask, job: PoolJob): Promise<string[]>;
   /** A frame transaction's gas estimate, in a thread of the estimate lane; Unavailable, PoolBusy, Abandoned. */
   estimate(task: EstimateTask, job: PoolJob): Promise<EstimateOutcome>;
   close(): Promise<void>;
@@ -221,6 +231,9 @@ export function createWorkPool(limits: PoolLimits, settings: PoolSettings, onBug
     async recover({ digest, r, s, yParity }, job) {
       // Their own bytes: views of the raw transaction would send all of it.
       return (await run('verify', job, { digest: digest.slice(), r: r.slice(), s: s.slice(), yParity }, 'recover')) as string | undefined;
+    },
+    async authorities({ bytes, chainId }, job) {
+      return (await run('verify', job, { bytes: bytes.slice(), chainId }, 'authorities')) as string[];
     },
     async estimate({ request, block }, job) {
       const tx = { ...request.tx, frames: request.tx.frames.map(detachedFrame), signatures: request.tx.signatures.map(detachedEntry) };

@@ -7,7 +7,8 @@
  */
 import { expect } from 'chai';
 import { decodeFrameTransaction, frameGas, NEW_ACCOUNT_STATE_GAS } from '../../protocol/index.js';
-import { secpAccount, signed, type FrameTxFields } from '../../support/frames.js';
+import { secp256k1Entry, secpAccount, signed, type FrameTxFields } from '../../support/frames.js';
+import { walletFor } from '../../support/keys.js';
 import { call, postFresh, receiptOf, rpc } from '../../support/http.js';
 import { APPROVE_1 } from '../../support/verify-code.js';
 import { useDevnet } from '../helpers/devnet.js';
@@ -126,6 +127,53 @@ describe('sponsors: a code-less sponsor cannot drain itself under what it sponso
     expect(first.result, JSON.stringify(first)).to.be.a('string');
     const second = await sendRaw(frameTx(account, undefined, 1n, 1n));
     expect(second.error?.data).to.deep.include({ reason: 'sender-pending', pending: first.result });
+  });
+});
+
+describe('sponsors: a pending EIP-7702 authorization counts as code (issue 36, item 3, on the devnet)', () => {
+  const devnet = useDevnet();
+  let accounts = 0;
+  const sendRaw = (raw: string) => send(devnet.current.ingress.url, raw);
+  /** A funded account, as a frame transaction signer and as the ethers wallet of the same key. */
+  const funded = async () => {
+    const wallet = walletFor(`delegated account ${accounts++}`);
+    await call(devnet.current.anvil.url, 'anvil_setBalance', [wallet.address, `0x${FUNDS.toString(16)}`]);
+    const account = { address: wallet.address.toLowerCase(), sign: (digest: string) => secp256k1Entry(wallet.privateKey, digest) };
+    return { account, wallet };
+  };
+  /** A type 0x04 transaction of a funded backer whose one authorization `authority` signs. */
+  const delegationBy = async (authority: Awaited<ReturnType<typeof funded>>) => {
+    const { wallet } = await funded();
+    const authorization = await authority.wallet.authorize({ address: RECIPIENT, nonce: 0, chainId: 8141 });
+    return wallet.signTransaction({
+      type: 4,
+      chainId: 8141,
+      nonce: 0,
+      to: RECIPIENT,
+      gasLimit: 100_000,
+      maxFeePerGas: FEES[1],
+      maxPriorityFeePerGas: 0n,
+      authorizationList: [authorization],
+    });
+  };
+
+  it("refuses an authorization of a sponsor paying for others' pending transactions (sponsor-pending); what it sponsors is included", async () => {
+    const sponsor = await funded();
+    const sponsored = await sendRaw(frameTx(secpAccount(), sponsor.account));
+    expect(sponsored.result, JSON.stringify(sponsored)).to.be.a('string');
+    const authorization = await sendRaw(await delegationBy(sponsor));
+    expect(authorization.error?.data?.reason, JSON.stringify(authorization)).to.equal('sponsor-pending');
+    const receipt = await receiptOf<{ status: string; payer: string }>(devnet.current.ingress.url, sponsored.result!);
+    expect([receipt.status, receipt.payer]).to.deep.equal(['0x1', sponsor.account.address]);
+  });
+
+  it("holds a frame transaction while its sender's authorization is pending (authorization-pending)", async () => {
+    const account = await funded();
+    const authorization = await sendRaw(await delegationBy(account));
+    expect(authorization.result, JSON.stringify(authorization)).to.be.a('string');
+    const frame = await sendRaw(frameTx(account.account, undefined, 1n));
+    expect(frame.error?.data?.reason, JSON.stringify(frame)).to.equal('authorization-pending');
+    expect((await receiptOf<{ status: string }>(devnet.current.ingress.url, authorization.result!)).status).to.equal('0x1');
   });
 });
 

@@ -10,12 +10,13 @@ import {
   keccak256,
   toBeHex,
   Transaction,
+  verifyAuthorization,
   Wallet,
   type TransactionLike,
 } from 'ethers';
 import { decodeSubmission } from '../../plugins/gate/decode.js';
 import { keccakHex } from '../../protocol/hex.js';
-import { decodeStandardTransaction } from '../../protocol/standard-codec.js';
+import { authoritiesOf, decodeStandardTransaction } from '../../protocol/standard-codec.js';
 import { call, receiptOf, rpc } from '../../support/http.js';
 import { walletFor } from '../../support/keys.js';
 import { useAnvil } from '../helpers/el.js';
@@ -432,5 +433,68 @@ describe('gate: intrinsic gas of standard transactions, against anvil', () => {
       // Mined, so valid (a creation's init code may still run out of the gas left: status is not the point).
       expect((await receiptOf(anvil.current.url, at.result as string)).transactionHash, `${name}: mined`).to.equal(at.result);
     }
+  });
+
+  describe('authoritiesOf (EIP-7702 signers)', () => {
+    const other = new Wallet(`0x${'43'.repeat(32)}`);
+    const third = new Wallet(`0x${'44'.repeat(32)}`);
+    const type4 = async (authorizationList: TransactionLike['authorizationList']) =>
+      wallet.signTransaction({
+        type: 4,
+        chainId: 8141,
+        nonce: 1,
+        gasLimit: 200_000,
+        to: RECIPIENT,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 0n,
+        authorizationList,
+      });
+
+    it("recovers each authorization's signer for this chain or any chain (0), once, as ethers verifies them", async () => {
+      const list = [
+        await other.authorize({ address: RECIPIENT, nonce: 0, chainId: 8141 }),
+        await third.authorize({ address: RECIPIENT, nonce: 7, chainId: 0 }),
+        await other.authorize({ address: RECIPIENT, nonce: 1, chainId: 8141 }),
+      ];
+      const raw = await type4(list);
+      expect(authoritiesOf(bytes(raw), 8141n)).to.deep.equal([other.address.toLowerCase(), third.address.toLowerCase()]);
+      // The oracle: ethers recovers the same signers from the decoded transaction.
+      const decoded = Transaction.from(raw).authorizationList!;
+      expect(decoded.map((a) => verifyAuthorization(a, a.signature).toLowerCase())).to.deep.equal([
+        other.address.toLowerCase(),
+        third.address.toLowerCase(),
+        other.address.toLowerCase(),
+      ]);
+      expect(decodeStandardTransaction(bytes(raw)).authorizationCount).to.equal(3);
+    });
+
+    it('skips what EIP-7702 skips: another chain, a high s, a y parity above 1', async () => {
+      const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+      const raw = await type4([
+        await other.authorize({ address: RECIPIENT, nonce: 0, chainId: 1 }),
+        await third.authorize({ address: RECIPIENT, nonce: 0, chainId: 8141 }),
+        await wallet.authorize({ address: RECIPIENT, nonce: 2, chainId: 8141 }),
+      ]);
+      expect(authoritiesOf(bytes(raw), 8141n), 'another chain').to.deep.equal([third.address.toLowerCase(), wallet.address.toLowerCase()]);
+      // The same signatures made malleable (s -> n - s, parity flipped) or given parity 2, re-signed by the sender.
+      const fields = decodeRlp(dataSlice(raw, 1)) as string[];
+      const tuples = fields[9] as unknown as string[][];
+      const [, , , y, , sig] = tuples[1]!;
+      tuples[1]![5] = int(n - BigInt(sig!));
+      tuples[1]![3] = int(1n - BigInt(y === '0x' ? 0 : y!));
+      tuples[2]![3] = int(2n);
+      const unsigned = fields.slice(0, 10);
+      const digest = keccak256(concat(['0x04', encodeRlp(unsigned)]));
+      const signature = wallet.signingKey.sign(digest);
+      const edited = concat(['0x04', encodeRlp([...unsigned, int(BigInt(signature.yParity)), signature.r, signature.s])]);
+      expect(authoritiesOf(getBytes(edited), 8141n), 'high s, parity 2').to.deep.equal([]);
+      expect(decodeStandardTransaction(getBytes(edited)).authorizationCount).to.equal(3);
+    });
+
+    it('finds none in the other types', async () => {
+      const raw = await wallet.signTransaction({ type: 2, chainId: 8141, nonce: 1, gasLimit: 21_000, to: RECIPIENT, maxFeePerGas: 1n });
+      expect(authoritiesOf(bytes(raw), 8141n)).to.deep.equal([]);
+      expect(decodeStandardTransaction(bytes(raw)).authorizationCount).to.equal(0);
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Wallet } from 'ethers';
 import { checkAdmission, type AdmissionLimits, type Release } from '../../../plugins/gate/admission.js';
-import { decodeCode } from '../../../protocol/index.js';
+import { authoritiesOf, decodeCode } from '../../../protocol/index.js';
 import { decodeSubmission, type Submission } from '../../../plugins/gate/decode.js';
 import { InFlightRefusal, Refusal } from '../../../plugins/gate/errors.js';
 import type { InFlightEntry } from '../../../plugins/gate/in-flight.js';
@@ -107,6 +107,25 @@ async function standardTx(nonce: bigint): Promise<Submission> {
   return decode(raw);
 }
 
+/** A type 0x04 transaction from `from` (key) whose authorizations `authorizers` (keys) sign, its authorities recovered as the judge does. */
+async function delegation(fromKey: string, authorizers: readonly string[], nonce = 0): Promise<Submission> {
+  const authorizationList = await Promise.all(
+    authorizers.map((key) => new Wallet(key).authorize({ address: RECIPIENT, nonce: 0, chainId: 8141 })),
+  );
+  const raw = await new Wallet(fromKey).signTransaction({
+    type: 4,
+    chainId: 8141,
+    nonce,
+    to: RECIPIENT,
+    gasLimit: 100_000,
+    maxFeePerGas: 2_000_000_000n,
+    maxPriorityFeePerGas: 0n,
+    authorizationList,
+  });
+  const sub = decode(raw);
+  return { ...sub, authorities: authoritiesOf(sub.raw.bytes, 8141n) };
+}
+
 /** Head state at `head`: accounts by address; any other address is empty (nonce 0, balance 0). */
 function fakeStateAt(
   head: Head,
@@ -154,6 +173,10 @@ class FakeLedger implements Ledger {
   }
   async pending(sender: string, stateNonce: bigint) {
     return [...(this.slots.get(sender)?.values() ?? [])].filter((entry) => entry.nonce >= stateNonce);
+  }
+  async delegating(account: string) {
+    for (const slots of this.slots.values()) for (const entry of slots.values()) if (entry.authorities?.includes(account)) return true;
+    return false;
   }
   held(sender: string): bigint[] {
     return [...(this.slots.get(sender)?.keys() ?? [])];
@@ -357,6 +380,61 @@ describe('gate: admission against head state', () => {
       await outcome(sponsorsOwn(funds - sponsored.maxCost - 2n * drain.maxCost), { ledger: sponsoring, state }),
       'what is left',
     ).to.equal('admitted');
+  });
+
+  describe('a pending EIP-7702 authorization counts as code (issue 36)', () => {
+    const OTHER_KEY = `0x${'00'.repeat(31)}03`;
+    const other = { key: OTHER_KEY, address: new Wallet(OTHER_KEY).address.toLowerCase() };
+    const BACKER_KEY = `0x${'00'.repeat(31)}05`;
+    const backer = new Wallet(BACKER_KEY).address.toLowerCase();
+    const accounts = {
+      [SENDER]: { nonce: STATE_NONCE, balance: RICH },
+      [other.address]: { nonce: STATE_NONCE, balance: 0n },
+      [SPONSOR]: { nonce: 0n, balance: RICH },
+      [backer]: { nonce: 0n, balance: RICH },
+    };
+    const state = fakeStateAt(HEAD, accounts);
+    const fresh = () => new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 3n });
+
+    it('holds a code-less sponsor with an authorization pending to one sponsored transaction at a time (paymaster-pending)', async () => {
+      const ledger = fresh();
+      expect(await outcome(await delegation(BACKER_KEY, [SPONSOR_KEY]), { ledger, state }), 'the authorization').to.equal('admitted');
+      expect(await outcome(sponsoredFrame(), { ledger, state }), 'first sponsored').to.equal('admitted');
+      expect(await outcome(sponsoredFrame(other), { ledger, state }), 'second sponsored').to.deep.equal({
+        reason: 'paymaster-pending',
+        detail: `the paymaster ${SPONSOR} already pays for 1 pending transaction: a sponsor with code takes one at a time (EIP-8141 mempool rules); retry once it is included`,
+      });
+      // Without the authorization, the same two are admitted (a code-less sponsor, as its funds allow).
+      const plain = fresh();
+      expect(await outcome(sponsoredFrame(), { ledger: plain, state }), 'control, first').to.equal('admitted');
+      expect(await outcome(sponsoredFrame(other), { ledger: plain, state }), 'control, second').to.equal('admitted');
+    });
+
+    it("refuses a frame transaction while its sender's authorization is pending (authorization-pending), and admits it once that is gone", async () => {
+      const ledger = fresh();
+      const authorization = await delegation(BACKER_KEY, [SENDER_KEY]);
+      const { release } = await admit(authorization, { ledger, state });
+      expect(await outcome(selfFrame(), { ledger, state })).to.deep.equal({
+        reason: 'authorization-pending',
+        detail: `the sender ${SENDER} has an EIP-7702 authorization pending, which gives it code: its frame transaction waits until that is included (EIP-8141 mempool rules)`,
+      });
+      await release!();
+      expect(await outcome(selfFrame(), { ledger, state }), 'released').to.equal('admitted');
+    });
+
+    it("refuses an authorization of a sponsor paying for others' pending transactions (sponsor-pending), not of one paying only for its own", async () => {
+      const ledger = fresh();
+      expect(await outcome(sponsoredFrame(), { ledger, state }), 'the sponsor pays for a user').to.equal('admitted');
+      expect(await outcome(await delegation(BACKER_KEY, [OTHER_KEY, SPONSOR_KEY]), { ledger, state })).to.deep.equal({
+        reason: 'sponsor-pending',
+        detail: `an authorization delegates ${SPONSOR}, which pays for others' transactions pending: code would change how it approves them; retry once they are included`,
+      });
+      const own = fresh();
+      expect(await outcome(sponsorsOwn(1n), { ledger: own, state }), 'its own transaction').to.equal('admitted');
+      expect(await outcome(await delegation(BACKER_KEY, [SPONSOR_KEY]), { ledger: own, state }), 'then the authorization').to.equal(
+        'admitted',
+      );
+    });
   });
 
   it('refuses a frame transaction whose expiry no block after the head can meet (at or before its timestamp)', async () => {

@@ -13,6 +13,7 @@ function pools() {
       verify: async () => {},
       simulate: async () => ({ accounts: [], codes: [], slots: [] }),
       recover: async () => undefined,
+      authorities: async () => [],
       estimate: async () => ({ unknownBlock: 'latest' }),
       close: async () => void closed.push(name),
     };

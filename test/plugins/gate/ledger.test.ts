@@ -50,6 +50,7 @@ interface Slot {
   readonly hash?: string;
   readonly contiguous?: boolean;
   readonly payerCap?: number;
+  readonly authorities?: readonly string[];
 }
 
 /** Reserves Alice's `nonce` at HEAD, state nonce 0, cap 16, 1 wei she pays herself, gaps allowed, unless told otherwise. */
@@ -65,10 +66,11 @@ function take(ledger: Ledger, slot: Slot): Promise<Reservation> {
     hash = hashOf(sender, nonce),
     contiguous = false,
     payerCap,
+    authorities,
   } = slot;
   return ledger.reserve({
     sender,
-    entry: { hash, nonce, payer, cost, head },
+    entry: { hash, nonce, payer, cost, head, ...(authorities === undefined ? {} : { authorities }) },
     stateNonce,
     cap,
     contiguous,
@@ -393,6 +395,25 @@ const ROWS: Row[] = [
       return { keptAfterWrongReleases, reservedKept, reservedAfterRelease, retaken: await take(ledger, { nonce: 0n }) };
     },
     expected: { keptAfterWrongReleases: 'nonce-in-flight', reservedKept: 5n, reservedAfterRelease: 0n, retaken: 'ok' },
+  },
+  {
+    name: "counts an authorization's account as delegated exactly while its slot lives: released, executed or skipped, it is not",
+    options: { skipAfterBlocks: 3n },
+    async run(ledger) {
+      const carol = `0x${'c0'.repeat(20)}`;
+      await take(ledger, { nonce: 0n, authorities: [SPONSOR, carol] });
+      const taken = await Promise.all([SPONSOR, carol, BOB].map((who) => ledger.delegating(who, HEAD)));
+      await ledger.release(ALICE, 0n, hashOf(ALICE, 0n));
+      const released = await ledger.delegating(SPONSOR, HEAD);
+      await take(ledger, { nonce: 1n, authorities: [SPONSOR] });
+      const atLastHead = await ledger.delegating(SPONSOR, HEAD + 2n);
+      const skipped = await ledger.delegating(SPONSOR, HEAD + 3n);
+      await take(ledger, { nonce: 2n, authorities: [carol] });
+      // Alice's state nonce passes it: her next submission prunes the slot, and the delegation with it.
+      await take(ledger, { nonce: 3n, stateNonce: 3n });
+      return { taken, released, atLastHead, skipped, executed: await ledger.delegating(carol, HEAD) };
+    },
+    expected: { taken: [true, true, false], released: false, atLastHead: true, skipped: false, executed: false },
   },
   {
     name: 'sums reserved costs per payer across senders, apart from the senders themselves',

@@ -321,4 +321,27 @@ describe("gate: a standard transaction's sender recovered in a pool thread (wher
     const broken = { ...unrecovered.signature, r: new Uint8Array(32).fill(0xff) };
     expect(await pool.recover(broken, job)).to.equal(undefined);
   });
+
+  it("answers a type 0x04 transaction's authorities, metered: what the judge asks for past one authorization", async () => {
+    const signers = [new Wallet(`0x${'51'.repeat(32)}`), new Wallet(`0x${'52'.repeat(32)}`)];
+    const to = `0x${'ab'.repeat(20)}`;
+    const authorizationList = await Promise.all(signers.map((w) => w.authorize({ address: to, nonce: 0, chainId: 8141 })));
+    const raw = await new Wallet(DEV_KEY).signTransaction({
+      type: 4,
+      chainId: 8141,
+      nonce: 0,
+      to,
+      gasLimit: 100_000,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 0n,
+      authorizationList,
+    });
+    let spent = 0;
+    const authorities = await pool.authorities(
+      { bytes: readRawTransaction([raw]).bytes, chainId: 8141n },
+      { ...job, spent: (ms) => (spent += ms) },
+    );
+    expect(authorities).to.deep.equal(signers.map((w) => w.address.toLowerCase()));
+    expect(spent).to.be.above(0);
+  });
 });
