@@ -439,7 +439,12 @@ export function createLedger(state: SharedState, options: LedgerOptions, local =
     refusal: either('verdict cache', (l) => l.refusal),
     remember: either('verdict cache', (l) => l.remember),
     reserve: either('in-flight count', (l) => l.reserve),
-    release: either('in-flight count', (l) => l.release),
+    // Also here, whatever the shared one answers: a slot taken here while it failed is given
+    // back once the release comes, rather than held until its head shows it skipped.
+    release: async (sender, nonce, hash) => {
+      await local.release(sender, nonce, hash);
+      await either('in-flight count', (l) => l.release)(sender, nonce, hash);
+    },
     acknowledged: either('in-flight count', (l) => l.acknowledged),
     reserved: either('in-flight count', (l) => l.reserved),
     pending: either('in-flight count', (l) => l.pending),

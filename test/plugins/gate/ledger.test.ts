@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { deserialize, serialize } from 'node:v8';
 import { expect } from 'chai';
 import { keccak256, toUtf8Bytes } from 'ethers';
@@ -5,6 +6,7 @@ import { Redis } from 'ioredis';
 import type { StateDependencies } from '../../../plugins/gate/dependencies.js';
 import {
   carriedLedger,
+  createLedger,
   MemoryLedger,
   PrimaryLedger,
   RedisLedger,
@@ -13,6 +15,8 @@ import {
   type Reservation,
 } from '../../../plugins/gate/ledger.js';
 import { CarryOver } from '../../../src/carry-over.js';
+import { Fleet } from '../../../src/fleet.js';
+import { createLogger } from '../../../src/log.js';
 import type { PrimaryCall } from '../../../src/plugin.js';
 import { startRedis, type RedisServer } from '../../helpers/redis.js';
 
@@ -680,6 +684,24 @@ describe('gate ledger across a reload', () => {
     expect([await kept.isAdmitted('0xbb'), await kept.isAdmitted('0xcc')]).to.deep.equal([false, true]);
   });
 
+  it("gives a slot taken before a reload back after it: released by the old chain's handle, or done by the head or the state nonce", async () => {
+    const first = new CarryOver();
+    const old = carriedLedger(first, { ...OPTIONS, skipAfterBlocks: 3n });
+    await take(old, { nonce: 0n, cost: 5n, payer: SPONSOR });
+    await take(old, { sender: BOB, nonce: 0n, cost: 7n, payer: SPONSOR });
+    await take(old, { sender: CAROL, nonce: 0n, cost: 11n, payer: SPONSOR, head: HEAD + 1n });
+    const next = new CarryOver(first.kept);
+    const reloaded = carriedLedger(next, { ...OPTIONS, skipAfterBlocks: 3n });
+    next.commit();
+    expect(await reloaded.reserved(SPONSOR, HEAD), 'carried').to.equal(23n);
+    // The admission that took Alice's slot before the reload refuses after it: its release.
+    await old.release(ALICE, 0n, hashOf(ALICE, 0n));
+    expect(await reloaded.reserved(SPONSOR, HEAD), 'released').to.equal(18n);
+    // Bob's executed (his state nonce is past it), Carol's skipped (three heads after hers).
+    expect(await reloaded.pending(BOB, 1n, HEAD), 'executed').to.deep.equal([]);
+    expect(await reloaded.reserved(SPONSOR, HEAD + 4n), 'skipped').to.equal(0n);
+  });
+
   it('PrimaryLedger: workers share one ledger in the primary whatever its numbers; new numbers retune it', async () => {
     const calls: Array<[string, string]> = [];
     const hosted = new Map<string, MemoryLedger>();
@@ -694,5 +716,35 @@ describe('gate ledger across a reload', () => {
     expect(await reloaded.claim('0xdd')).to.equal(false);
     expect(hosted.size).to.equal(1);
     expect(calls.map(([, method]) => method)).to.deep.equal(['retune', 'claim', 'retune', 'claim']);
+  });
+});
+
+describe('gate ledger in a fleet whose Redis fails and comes back (createLedger)', () => {
+  let server: RedisServer;
+  let fleet: Fleet;
+  const ready = async () => {
+    if (fleet.redis!.status !== 'ready') await once(fleet.redis!, 'ready');
+  };
+  before(async () => {
+    server = await startRedis();
+    fleet = new Fleet({ store: 'redis', redisUrl: server.url }, createLogger('error'));
+    await ready();
+  });
+  after(async () => {
+    await fleet?.close();
+    await server?.stop();
+  });
+
+  it('gives back a slot taken locally during the outage when its release comes after Redis is back', async () => {
+    const local = new MemoryLedger(OPTIONS);
+    const ledger = createLedger(fleet, OPTIONS, local);
+    await server.stop();
+    expect(await take(ledger, { nonce: 0n, cost: 5n, payer: SPONSOR }), 'taken during the outage').to.equal('ok');
+    expect(await local.reserved(SPONSOR, HEAD), 'held locally').to.equal(5n);
+    await server.restart();
+    await ready();
+    await ledger.release(ALICE, 0n, hashOf(ALICE, 0n));
+    expect(await local.reserved(SPONSOR, HEAD), 'given back locally').to.equal(0n);
+    expect(await local.pending(ALICE, 0n, HEAD), 'and the nonce').to.deep.equal([]);
   });
 });
