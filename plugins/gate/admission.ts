@@ -7,7 +7,7 @@ import type { Submission } from './decode.js';
 import { FrameMode } from '../../protocol/index.js';
 import type { InFlightEntry } from './in-flight.js';
 import type { Ledger } from './ledger.js';
-import { type PaymasterTurns, WAITING_HEADS } from './paymaster-turns.js';
+import { type SlotTurns, WAITING_HEADS } from './paymaster-turns.js';
 import { InFlightRefusal, refuse } from './errors.js';
 import type { Head, HeadState } from './state.js';
 
@@ -83,7 +83,7 @@ async function refuseSponsorDrain(sub: Submission, payerNonce: bigint, head: Hea
  * pays for others' transactions pending, judged as a code-less sponsor's would be (its delegated
  * code need not approve them: all would be skipped, unpaid).
  */
-async function refuseDelegationConflicts(sub: Submission, head: Head, state: HeadState, ledger: Ledger): Promise<void> {
+async function refuseDelegationConflicts(sub: Submission, head: Head, ledger: Ledger): Promise<void> {
   if (sub.frame !== undefined && (await ledger.delegating(sub.sender, head.number))) {
     throw new InFlightRefusal(
       'authorization-pending',
@@ -91,11 +91,7 @@ async function refuseDelegationConflicts(sub: Submission, head: Head, state: Hea
     );
   }
   for (const authority of sub.authorities ?? []) {
-    const paid = await ledger.reserved(authority, head.number);
-    if (paid === 0n) continue;
-    const { nonce } = await state.account(authority, head);
-    const own = (await ledger.pending(authority, nonce, head.number)).reduce((sum, e) => (e.payer === authority ? sum + e.cost : sum), 0n);
-    if (paid > own) {
+    if (await ledger.sponsoring(authority, head.number)) {
       throw new InFlightRefusal(
         'sponsor-pending',
         `an authorization delegates ${authority}, which pays for others' transactions pending: code would change how it approves them; retry once they are included`,
@@ -133,7 +129,7 @@ export async function checkAdmission(
   ledger: Ledger,
   limits: AdmissionLimits,
   /** Whose submission it is, and the turns at paymasters' slots it takes its place in. */
-  turns?: { readonly source: string; readonly paymasters: PaymasterTurns },
+  turns?: { readonly source: string; readonly paymasters: SlotTurns },
 ): Promise<Release> {
   const sender = await state.account(sub.sender, head);
   if (sub.nonce < sender.nonce) refuse('nonce-too-low', `nonce too low: the sender's next nonce is ${sender.nonce}`);
@@ -161,7 +157,7 @@ export async function checkAdmission(
     );
   }
 
-  await refuseDelegationConflicts(sub, head, state, ledger);
+  await refuseDelegationConflicts(sub, head, ledger);
   const cap = sub.frame !== undefined ? limits.frameInFlightCap : limits.inFlightCap;
   const cost = exposureOf(sub);
   const entry: InFlightEntry = {
@@ -181,7 +177,7 @@ export async function checkAdmission(
     ((await state.codeEntry(sub.payer, head)).bytes.length > 0 || (await ledger.delegating(sub.payer, head.number)))
       ? MAX_PENDING_TXS_USING_NON_CANONICAL_PAYMASTER
       : undefined;
-  if (payerCap !== undefined && turns?.paymasters.yields(sub.payer, turns.source, head.number)) {
+  if (payerCap !== undefined && turns !== undefined && (await turns.paymasters.yields(sub.payer, turns.source, head.number))) {
     throw new InFlightRefusal(
       'paymaster-pending',
       `the paymaster ${sub.payer}'s pending slot goes to another source waiting for it: this source held it last (EIP-8141 mempool rules: a sponsor with code takes one at a time); retry after block ${head.number + WAITING_HEADS}`,
@@ -203,7 +199,7 @@ export async function checkAdmission(
   }
   if (reservation === 'cap') refuseInFlight('in-flight-cap', `too many in-flight transactions for the sender (cap ${cap})`);
   if (reservation === 'payer-cap') {
-    turns?.paymasters.waited(sub.payer, turns.source, head.number);
+    await turns?.paymasters.waited(sub.payer, turns.source, head.number);
     refuseInFlight(
       'paymaster-pending',
       `the paymaster ${sub.payer} already pays for ${payerCap} pending transaction: a sponsor with code takes one at a time (EIP-8141 mempool rules); retry once it is included`,
@@ -238,6 +234,6 @@ export async function checkAdmission(
     throw err;
   }
   // Held only once admitted here: a refusal for funds takes no turn.
-  if (payerCap !== undefined) turns?.paymasters.took(sub.payer, turns.source);
+  if (payerCap !== undefined) await turns?.paymasters.took(sub.payer, turns.source);
   return release;
 }

@@ -57,6 +57,13 @@ export class InFlight {
     return sum;
   }
 
+  /** Whether the payer pays for a transaction in flight at `head` (not skipped) of another sender. */
+  sponsoring(payer: string, head: bigint): boolean {
+    this.reserved(payer, head);
+    for (const { sender } of this.byPayer.get(payer)?.values() ?? []) if (sender !== payer) return true;
+    return false;
+  }
+
   /** Forgets the payer's entries that `head` shows skipped, then counts the rest. */
   paidBy(payer: string, head: bigint): number {
     this.reserved(payer, head);

@@ -39,6 +39,7 @@ import { Revalidator } from './revalidation.js';
 import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
 import { PaymasterTurns } from './paymaster-turns.js';
+import { sharedTurns } from './paymaster-turns-shared.js';
 import { readRawTransaction } from './raw-transaction.js';
 import { evmPatchApplied } from '../../protocol/evm/index.js';
 import { cryptoBackend } from '../../protocol/index.js';
@@ -56,7 +57,7 @@ let unpatchedSaid = false;
 export const gate: PluginModule<GateOptions> = {
   name: 'gate',
   parseOptions: parseGateOptions,
-  shared: { 'gate-ledger': (init) => new MemoryLedger(init as LedgerOptions) },
+  shared: { 'gate-ledger': (init) => new MemoryLedger(init as LedgerOptions), 'gate-turns': () => new PaymasterTurns() },
   create(options, { stateReads, submit, relayTo, log, shared, metrics, carried }) {
     if (options.role === 'follower') {
       // The validator holds a sync submission's answer for up to its wait: the relay must outwait it.
@@ -109,7 +110,10 @@ export const gate: PluginModule<GateOptions> = {
             log,
           });
     const verdictFor = createJudge({
-      paymasterTurns: carried.keep('gate:paymaster-turns', () => new PaymasterTurns()),
+      paymasterTurns: sharedTurns(
+        shared,
+        carried.keep('gate:paymaster-turns', () => new PaymasterTurns()),
+      ),
       options,
       state,
       ledger,

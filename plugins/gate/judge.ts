@@ -42,7 +42,7 @@ import type { PendingFrame, Revalidator } from './revalidation.js';
 import type { Head, HeadState } from './state.js';
 import { receiptOf } from './sync.js';
 import { judgePrefix, type PrefixJudge } from './validation-prefix.js';
-import type { PaymasterTurns } from './paymaster-turns.js';
+import type { SlotTurns } from './paymaster-turns.js';
 import type { PoolJob, WorkPool } from './work-pool.js';
 
 export interface JudgeParts {
@@ -62,7 +62,7 @@ export interface JudgeParts {
   /** Follows admitted frame transactions while they are pending (revalidation.ts). */
   readonly revalidator?: Revalidator;
   /** Turns at paymasters' one pending slot, between sources (paymaster-turns.ts). */
-  readonly paymasterTurns?: PaymasterTurns;
+  readonly paymasterTurns?: SlotTurns;
 }
 
 /** EIP-7966's variant, answered with the receipt (`timeoutMs` to wait for it). */

@@ -57,6 +57,8 @@ export interface Ledger {
    * the slot ends (released, executed, skipped).
    */
   delegating(account: string, head: bigint): Promise<boolean>;
+  /** Whether `payer` pays for a transaction in flight at `head` of another sender (a sponsor at work). */
+  sponsoring(payer: string, head: bigint): Promise<boolean>;
 }
 
 export interface LedgerOptions {
@@ -130,6 +132,9 @@ export class MemoryLedger implements Ledger {
   }
   async delegating(account: string, head: bigint) {
     return this.inFlight.delegating(account, head);
+  }
+  async sponsoring(payer: string, head: bigint) {
+    return this.inFlight.sponsoring(payer, head);
   }
 }
 
@@ -254,6 +259,26 @@ end
 return live
 `;
 
+/**
+ * Whether the payer's reservations (KEYS[1]) at head ARGV[1] hold one not among its own slots
+ * (KEYS[2]): a transaction of another sender it pays for. Its own are told apart by hash, so that
+ * one it sent, executed and not yet pruned, is never taken for another's.
+ */
+const SPONSORING_SCRIPT = `
+local head, skip = tonumber(ARGV[1]), tonumber(ARGV[2])
+local own = {}
+local slots = redis.call('HVALS', KEYS[2])
+for i = 1, #slots do
+  own[string.match(slots[i], '^([^|]*)|')] = true
+end
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local at = string.match(fields[i + 1], '^[^|]*|([^|]*)$')
+  if at ~= nil and head < tonumber(at) + skip and not own[fields[i]] then return 1 end
+end
+return 0
+`;
+
 export class RedisLedger implements Ledger {
   constructor(
     private readonly redis: Redis,
@@ -339,6 +364,17 @@ export class RedisLedger implements Ledger {
     );
     return Number(live) > 0;
   }
+  async sponsoring(payer: string, head: bigint) {
+    const found = await this.redis.eval(
+      SPONSORING_SCRIPT,
+      2,
+      `${PREFIX}:reserved:${payer}`,
+      `${PREFIX}:inflight:${payer}`,
+      head.toString(),
+      this.options.skipAfterBlocks.toString(),
+    );
+    return found === 1;
+  }
 }
 
 const PRIMARY_LEDGER_KEY = 'ledger';
@@ -389,6 +425,9 @@ export class PrimaryLedger implements Ledger {
   }
   delegating(account: string, head: bigint) {
     return this.call<boolean>('delegating', account, head);
+  }
+  sponsoring(payer: string, head: bigint) {
+    return this.call<boolean>('sponsoring', payer, head);
   }
 
   /**
@@ -449,5 +488,6 @@ export function createLedger(state: SharedState, options: LedgerOptions, local =
     reserved: either('in-flight count', (l) => l.reserved),
     pending: either('in-flight count', (l) => l.pending),
     delegating: either('in-flight count', (l) => l.delegating),
+    sponsoring: either('in-flight count', (l) => l.sponsoring),
   };
 }

@@ -4,7 +4,9 @@
  * slot almost every block (another user of the same public paymaster admitted 6-13% of its tries,
  * issue 36 B2). Here the source that held a paymaster's slot last leaves the free slot to another
  * source refused for it within the last WAITING_HEADS heads: sources waiting for one paymaster
- * take it in turn. Per process, bounded.
+ * take it in turn. Kept here (bounded) and, in a fleet or with workers, where the ledger is
+ * (paymaster-turns-shared.ts), so that a source polling one instance yields to a source waiting
+ * on another.
  */
 
 /** Heads a source refused for a paymaster's busy slot counts as waiting for it. */
@@ -17,6 +19,16 @@ interface Turns {
   holder: string | undefined;
   /** Source -> the head it was last refused at. */
   readonly waiting: Map<string, bigint>;
+}
+
+/** Turns as admission asks them (here, in Redis, or in the primary process). */
+export interface SlotTurns {
+  /** Whether `source` held the paymaster's slot last and another source waits for it now. */
+  yields(paymaster: string, source: string, head: bigint): Promise<boolean>;
+  /** `source` was refused for the paymaster's busy slot at `head`. */
+  waited(paymaster: string, source: string, head: bigint): Promise<void>;
+  /** `source` took the paymaster's slot. */
+  took(paymaster: string, source: string): Promise<void>;
 }
 
 export class PaymasterTurns {

@@ -7,6 +7,9 @@ import { InFlightRefusal, Refusal } from '../../../plugins/gate/errors.js';
 import type { InFlightEntry } from '../../../plugins/gate/in-flight.js';
 import { MemoryLedger, type Ledger, type Reservation, type ReserveRequest } from '../../../plugins/gate/ledger.js';
 import { PaymasterTurns } from '../../../plugins/gate/paymaster-turns.js';
+import { sharedTurns } from '../../../plugins/gate/paymaster-turns-shared.js';
+import { Fleet } from '../../../src/fleet.js';
+import { createLogger } from '../../../src/log.js';
 import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import type { Account, Head, HeadState } from '../../../plugins/gate/state.js';
 import { RECIPIENT, secp256k1Entry, signed, type FrameTxFields } from '../../../support/frames.js';
@@ -174,6 +177,11 @@ class FakeLedger implements Ledger {
   async pending(sender: string, stateNonce: bigint) {
     return [...(this.slots.get(sender)?.values() ?? [])].filter((entry) => entry.nonce >= stateNonce);
   }
+  async sponsoring(payer: string) {
+    for (const [sender, slots] of this.slots)
+      for (const entry of slots.values()) if (entry.payer === payer && sender !== payer) return true;
+    return false;
+  }
   async delegating(account: string) {
     for (const slots of this.slots.values()) for (const entry of slots.values()) if (entry.authorities?.includes(account)) return true;
     return false;
@@ -303,7 +311,7 @@ describe('gate: admission against head state', () => {
       [SPONSOR]: { nonce: 0n, balance: RICH },
     };
     const ledger = new MemoryLedger({ duplicateWindowMs: 1_000, verdictTtlMs: 1_000, maxEntries: 100, skipAfterBlocks: 1n });
-    const paymasters = new PaymasterTurns();
+    const paymasters = sharedTurns(new Fleet({ store: 'memory', redisUrl: undefined }, createLogger('error')), new PaymasterTurns());
     const at = async (number: bigint, sub: Submission, source: string) => {
       const head = { ...HEAD, number };
       const state = fakeStateAt(head, accounts, { [SPONSOR]: '0x6001' });

@@ -420,6 +420,20 @@ const ROWS: Row[] = [
     expected: { taken: [true, true, false], released: false, atLastHead: true, skipped: false, executed: false },
   },
   {
+    name: 'tells a payer sponsoring another sender apart from one paying for itself, executed or not, until the head shows it skipped',
+    options: { skipAfterBlocks: 3n },
+    async run(ledger) {
+      // Alice's own two (executed or not: no state nonce is asked here).
+      await take(ledger, { nonce: 0n, cost: 5n });
+      await take(ledger, { nonce: 1n });
+      const ownOnly = await ledger.sponsoring(ALICE, HEAD);
+      await take(ledger, { sender: BOB, nonce: 0n, payer: ALICE });
+      const another = await ledger.sponsoring(ALICE, HEAD + 2n);
+      return { ownOnly, another, skipped: await ledger.sponsoring(ALICE, HEAD + 3n), bob: await ledger.sponsoring(BOB, HEAD) };
+    },
+    expected: { ownOnly: false, another: true, skipped: false, bob: false },
+  },
+  {
     name: 'sums reserved costs per payer across senders, apart from the senders themselves',
     async run(ledger) {
       await take(ledger, { nonce: 0n, cost: 10n });
