@@ -4,9 +4,9 @@
  *
  * - `GET /metrics`: the ingress's own metrics, plus the node's gauges (spec 4.7 table) read from
  *   its `svc_metrics` at scrape time. A gauge the node does not report is left out, not zero.
- * - `GET /livez`: 200 when a local `eth_blockNumber` to the EL succeeds, else 503.
- * - `GET /readyz`: live, and the head advanced within `readiness_head_age_ms`; else 503 with the
- *   reason. Spec 4.7 says "the head has advanced since the last probe"; read per prober that
+ * - `GET /livez`: 200 while the process answers: what an orchestrator restarts on (issue 37).
+ * - `GET /readyz`: the EL answers a local `eth_blockNumber` (spec 4.7's liveness, of the node)
+ *   and its head advanced within `readiness_head_age_ms`; else 503 with the reason. Spec 4.7 says "the head has advanced since the last probe"; read per prober that
  *   flaps (two probers a second apart, or a fast prober on a one-block-a-second chain, see an
  *   unchanged head), and an idle healthy chain closes a block only once per 1,200 blockless
  *   commits. So the ingress remembers itself when it last saw the head move, whoever probed,
@@ -73,14 +73,9 @@ export async function startProbeServer(
       const own = await sources.ownMetrics();
       return text(200, own.text + (await nodeGauges(sources, log)), own.contentType);
     },
-    '/livez': async () => {
-      try {
-        await sources.elHead();
-        return text(200, 'ok\n');
-      } catch {
-        return text(503, 'execution layer unreachable\n');
-      }
-    },
+    // The process alone: an EL that is down is for /readyz to say (a liveness probe that failed
+    // with it would have an orchestrator restart an ingress that is fine).
+    '/livez': async () => text(200, 'ok\n'),
     '/readyz': async () => {
       try {
         observe(await sources.elHead());

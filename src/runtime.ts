@@ -13,6 +13,7 @@ import { ElTurns, type ElLanes } from './el-turns.js';
 import { Fleet } from './fleet.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
+import { Reachability } from './reachability.js';
 import { Upstream } from './upstream.js';
 
 /**
@@ -58,13 +59,22 @@ export class Runtime {
     this.readAnswered = (elMs) => elTurns.answered(elMs);
   }
 
+  /** Whether the EL answers, as requests find out; one for every runtime of the process. */
+  get elReachability(): Reachability | undefined {
+    return this.execution.options.reachability;
+  }
+
   /** `previous`: the runtime this one replaces on a reload, whose carried state it keeps (see `Carried`). */
   static async create(config: IngressConfig, log: Logger, metrics: Metrics, previous?: Runtime): Promise<Runtime> {
     const carried = new CarryOver(previous?.carried.kept);
     const onError = (kind: 'unavailable' | 'invalid') => metrics.upstreamError(kind);
-    const execution = new Upstream(config.upstreams.execution, onError);
+    // One for every pool to the EL, kept across reloads: its state changes are logged once.
+    const elHost = new URL(config.upstreams.execution.url).host;
+    const reachability = previous?.elReachability ?? new Reachability(log, 'execution layer', elHost);
+    reachability.retarget(elHost);
+    const execution = new Upstream({ ...config.upstreams.execution, reachability }, onError);
     const stateReads = new Upstream(
-      { ...config.upstreams.execution, connections: STATE_READ_CONNECTIONS, retryClosedConnection: true },
+      { ...config.upstreams.execution, connections: STATE_READ_CONNECTIONS, retryClosedConnection: true, reachability },
       onError,
     );
     const submit =
@@ -90,7 +100,7 @@ export class Runtime {
         previous !== undefined && JSON.stringify(previous.config.upstreams[name]) === JSON.stringify(config.upstreams[name])
           ? previous.handOn(name)
           : new Upstream(
-              { ...config.upstreams[name], connections: LANE_CONNECTIONS_PER_TURN * config.upstreams[name].connections },
+              { ...config.upstreams[name], connections: LANE_CONNECTIONS_PER_TURN * config.upstreams[name].connections, reachability },
               onError,
             );
       const heavy = lane('heavy');

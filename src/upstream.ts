@@ -17,6 +17,7 @@ import { AnswerStream } from './answer-stream.js';
 import { AnswerText } from './answer-text.js';
 import { errors, RpcFailure } from './errors.js';
 import type { Answer } from './jsonrpc.js';
+import type { Reachability } from './reachability.js';
 
 export interface UpstreamOptions {
   readonly url: string;
@@ -37,6 +38,8 @@ export interface UpstreamOptions {
    * for reads: a read sent twice answers the same; a submission must never be.
    */
   readonly retryClosedConnection?: boolean;
+  /** Told whether requests find the upstream answering (one log line per change). */
+  readonly reachability?: Reachability;
 }
 
 /** One more try, at once, only for a connection closed before any answer; never on an HTTP status. */
@@ -101,7 +104,10 @@ export class Upstream {
     const answer = new AnswerStream(
       res,
       (err, declaredBytes) => {
-        if (err === undefined) return done(undefined, declaredBytes);
+        if (err === undefined) {
+          this.options.reachability?.answered();
+          return done(undefined, declaredBytes);
+        }
         done(res.headersSent || res.destroyed ? err : this.failure(err), 0);
       },
       stallMs,
@@ -118,6 +124,7 @@ export class Upstream {
     return new Promise((resolve, reject) => {
       const answer = new AnswerText(MAX_CALL_ANSWER_BYTES, this.options.isIngress === true ? 429 : 200, (err, text) => {
         if (err !== undefined) return reject(this.failure(err));
+        this.options.reachability?.answered();
         try {
           resolve(parseAnswer(text));
         } catch (parseErr) {
@@ -135,9 +142,11 @@ export class Upstream {
   private failure(err: unknown): RpcFailure {
     if (err instanceof RpcFailure) {
       this.onError('invalid');
+      this.options.reachability?.answered();
       return err;
     }
     this.onError('unavailable');
+    this.options.reachability?.failed(causeOf(err));
     return new RpcFailure(errors.upstreamUnavailable(), { cause: err });
   }
 
@@ -163,4 +172,10 @@ function parseAnswer(text: string): Answer {
     }
   }
   throw new RpcFailure(errors.upstreamInvalid());
+}
+
+/** A transport failure's code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, ...), or its class: never its message, which may name the URL. */
+function causeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.name : 'error';
 }

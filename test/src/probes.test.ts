@@ -5,6 +5,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { call, post, rpc } from '../../support/http.js';
 import { startStubEl, type StubEl } from '../../support/stub-el.js';
 import { useAnvil } from '../helpers/el.js';
+import { startIngressProcess } from '../../support/child.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 /** Writes `text` on a fresh connection and returns everything read until the ingress closes it. */
@@ -139,7 +140,7 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
     expect(text).to.not.include('svc_follower_stalled_seconds');
   });
 
-  it('answers /livez while the EL answers eth_blockNumber', async () => {
+  it('answers /livez from the process', async () => {
     expect(await get(`${ingress.metricsUrl}/livez`)).to.include({ status: 200, text: 'ok\n' });
   });
 
@@ -174,6 +175,38 @@ describe('operator listener: /metrics, /livez, /readyz', () => {
     await post.body.dump();
     expect(post.statusCode).to.equal(405);
   });
+
+  it('keeps /livez 200 while the EL is down (/readyz 503), and logs one line when it goes and one when it is back', async function () {
+    this.timeout(20_000);
+    // The EL (anvil) behind a door that closes and opens again on the same port.
+    const door = await startStubEl({}, { fallthrough: anvil.current.url });
+    const ingress = await startIngressProcess(
+      testConfig(door.url, undefined, 'metrics_listen: 127.0.0.1:0').replace('log_level: debug', 'log_level: info'),
+    );
+    try {
+      const metricsUrl = String((await ingress.waitForLog('operator listener: /metrics, /livez, /readyz')).url);
+      expect((await rpc(ingress.url, 'eth_chainId')).text).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
+      await door.close();
+      expect(JSON.parse((await rpc(ingress.url, 'eth_chainId')).text).error.code, 'EL down').to.equal(-32603);
+      expect(await ingress.waitForLog('execution layer unreachable')).to.include({ level: 'warn', upstream: new URL(door.url).host });
+      expect(await get(`${metricsUrl}/livez`), 'livez').to.include({ status: 200, text: 'ok\n' });
+      expect(await get(`${metricsUrl}/readyz`), 'readyz').to.include({ status: 503, text: 'execution layer unreachable\n' });
+      await rpc(ingress.url, 'eth_chainId');
+      await door.reopen();
+      expect((await rpc(ingress.url, 'eth_chainId')).text, 'EL back').to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
+      const back = await ingress.waitForLog('execution layer reachable again');
+      expect(back).to.include({ level: 'warn' });
+      expect(back.down_ms).to.be.a('number');
+      expect(
+        ingress.lines.filter((line) => line.includes('execution layer unreachable')),
+        'said once',
+      ).to.have.length(1);
+    } finally {
+      ingress.child.kill('SIGTERM');
+      await ingress.exited;
+      await door.close();
+    }
+  });
 });
 
 describe('operator listener configuration', () => {
@@ -206,15 +239,6 @@ describe('operator listener configuration', () => {
       expect(failure?.code).to.equal('EADDRINUSE');
     } finally {
       await taken.shutdown();
-    }
-  });
-
-  it('answers /livez with 503 when the EL is unreachable', async () => {
-    const ingress = await startTestIngress(testConfig('http://127.0.0.1:1', undefined, 'metrics_listen: 127.0.0.1:0'));
-    try {
-      expect((await get(`${ingress.metricsUrl}/livez`)).status).to.equal(503);
-    } finally {
-      await ingress.shutdown();
     }
   });
 });
