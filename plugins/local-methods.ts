@@ -12,6 +12,8 @@
  *   otherwise exactly an unknown method's answer, given by the chain before any plugin runs
  *   (`hiddenMethods`), so that a rate limit cannot answer them differently.
  * A node that is down or slow: -32603 "node unavailable" within `upstreams.node_timeout_ms`.
+ * No `upstreams.node` (beside a plain EL): every one of them answers "method not found", said
+ * once at start.
  *
  * Reads: fact `operator`. Order: after allowlist and auth.
  */
@@ -52,6 +54,8 @@ const DROP_COUNTERS = {
   el: ['fee_cap_too_low', 'gas_overflow', 'insufficient_funds', 'nonce_too_high', 'nonce_too_low', 'other', 'size_overflow', 'total'],
 } as const;
 
+const NODE_LOCAL_METHODS = ['svc_getRecentCommits', 'svc_dropStats', 'svc_nodeHealth', 'svc_getCheckpointChain', 'svc_getJournalTail'];
+
 export const localMethods: PluginModule<LocalMethodsOptions> = {
   name: 'local-methods',
   parseOptions(options) {
@@ -63,8 +67,14 @@ export const localMethods: PluginModule<LocalMethodsOptions> = {
     options.done();
     return parsed;
   },
-  create({ bootstrapAnchor, dataDir, newestPageCacheMs }, { node, metrics }) {
-    if (node === undefined) throw new Error("local-methods needs upstreams.node (the consensus node's local API)");
+  create({ bootstrapAnchor, dataDir, newestPageCacheMs }, { node, metrics, log }) {
+    if (node === undefined) {
+      // Beside a plain EL: nothing to ask. The methods are then unknown, exactly as an EL has them.
+      log.warn('local-methods: no upstreams.node (the consensus node\'s local API): its methods answer "method not found"', {
+        methods: NODE_LOCAL_METHODS,
+      });
+      return { name: 'local-methods', hiddenMethods: new Set(NODE_LOCAL_METHODS) };
+    }
     const ask = (method: string, params: readonly unknown[]) => askNode(node, method, params);
     // The newest page, per limit (at most MAX_LIMIT of them): what polling clients all ask for.
     const newestPages = new Map<number, () => Promise<Answer>>();

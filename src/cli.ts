@@ -24,6 +24,9 @@ import { Metrics } from './metrics.js';
 
 const USAGE = 'usage: svc-ingress --config FILE';
 
+/** What goes wrong before the configuration names a log level: said in the same JSON lines as the rest. */
+const startLog = createLogger('error');
+
 async function main(): Promise<number> {
   let configPath: string | undefined;
   try {
@@ -34,11 +37,11 @@ async function main(): Promise<number> {
     }
     configPath = values.config;
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
+    startLog.error(USAGE, { reason: (err as Error).message });
     return 2;
   }
   if (configPath === undefined) {
-    process.stderr.write(`${USAGE}\n`);
+    startLog.error(USAGE, { reason: 'no --config given' });
     return 2;
   }
   const path = configPath;
@@ -47,7 +50,7 @@ async function main(): Promise<number> {
     config = loadConfigFile(path);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`svc-ingress: invalid configuration: ${err.message}\n`);
+    startLog.error('invalid configuration', { path, reason: err.message });
     return 2;
   }
   const log = createLogger(config.logLevel);
@@ -109,7 +112,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => (process.exitCode = code),
   (err) => {
-    process.stderr.write(`svc-ingress: ${err instanceof Error ? err.message : String(err)}\n`);
+    startLog.error('failed to start', describeError(err));
     process.exitCode = 1;
     // A worker that failed to start must exit, not linger on its channel to the primary.
     if (cluster.isWorker) cluster.worker!.disconnect();

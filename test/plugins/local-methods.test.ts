@@ -119,11 +119,28 @@ describe('local-methods', () => {
       });
     }
 
-    it('refuses to start without upstreams.node', async () => {
-      const env = { ...pluginEnv(node, log, metrics), node: undefined };
-      expect(() => localMethods.create(localMethods.parseOptions(OptionsReader.of('local-methods', {})), env)).to.throw(
-        "local-methods needs upstreams.node (the consensus node's local API)",
-      );
+    it('starts without upstreams.node, its methods hidden (method not found), and says which', async () => {
+      const lines: string[] = [];
+      const env = {
+        ...pluginEnv(
+          node,
+          createLogger('info', (line) => lines.push(line)),
+          metrics,
+        ),
+        node: undefined,
+      };
+      const plugin = (await localMethods.create(localMethods.parseOptions(OptionsReader.of('local-methods', {})), env)) as Plugin;
+      expect([...(plugin.hiddenMethods ?? [])]).to.have.members([
+        'svc_getRecentCommits',
+        'svc_dropStats',
+        'svc_nodeHealth',
+        'svc_getCheckpointChain',
+        'svc_getJournalTail',
+      ]);
+      expect(plugin.methods).to.equal(undefined);
+      expect(lines.map((line) => JSON.parse(line).msg)).to.deep.equal([
+        'local-methods: no upstreams.node (the consensus node\'s local API): its methods answer "method not found"',
+      ]);
     });
   });
 

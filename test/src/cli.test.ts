@@ -21,19 +21,49 @@ async function outputOf(args: string[]): Promise<{ code: number | null; stderr: 
 describe('svc-ingress command', () => {
   const anvil = useAnvil();
 
-  it('prints its usage and exits 2 without --config', async () => {
-    const { code, stderr } = await outputOf([]);
+  /** The one JSON log line a start-up failure writes, its time checked and left out. */
+  const lineOf = (stderr: string) => {
+    expect(stderr.endsWith('\n') && stderr.indexOf('\n') === stderr.length - 1, `one line: ${stderr}`).to.equal(true);
+    const { time, ...rest } = JSON.parse(stderr) as { time: string };
+    expect(Date.parse(time)).to.be.closeTo(Date.now(), 60_000);
+    return rest;
+  };
+
+  it('logs its usage (JSON, as every other line) and exits 2 without --config', async () => {
+    const { code, stderr, stdout } = await outputOf([]);
     expect(code).to.equal(2);
-    expect(stderr).to.equal('usage: svc-ingress --config FILE\n');
+    expect(lineOf(stderr)).to.deep.equal({ level: 'error', msg: 'usage: svc-ingress --config FILE', reason: 'no --config given' });
+    expect(stdout).to.equal('');
+    expect((await outputOf(['--help'])).stdout, '--help').to.equal('usage: svc-ingress --config FILE\n');
   });
 
-  it('refuses an invalid file at start, naming the YAML path, and exits 2', async () => {
+  it('refuses an invalid file at start in a JSON line naming the YAML path, and exits 2', async () => {
     const path = writeConfig(
       'listen: 127.0.0.1:0\nupstreams:\n  execution: http://127.0.0.1:1\nplugins:\n  - size-limit:\n      max_body_bytes: nope\n',
     );
     const { code, stderr } = await outputOf(['--config', path]);
     expect(code).to.equal(2);
-    expect(stderr).to.equal('svc-ingress: invalid configuration: plugins[0].size-limit.max_body_bytes: must be a positive integer\n');
+    expect(lineOf(stderr)).to.deep.equal({
+      level: 'error',
+      msg: 'invalid configuration',
+      path,
+      reason: 'plugins[0].size-limit.max_body_bytes: must be a positive integer',
+    });
+  });
+
+  it('logs a failure to start (the port taken) in a JSON line and exits 1', async () => {
+    const taken = await startIngressProcess(testConfig(anvil.current.url).replace('log_level: debug', 'log_level: info'));
+    try {
+      const path = writeConfig(testConfig(anvil.current.url).replace('listen: 127.0.0.1:0', `listen: ${new URL(taken.url).host}`));
+      const { code, stderr } = await outputOf(['--config', path]);
+      expect(code).to.equal(1);
+      const line = JSON.parse(stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
+      expect(line).to.include({ level: 'error', msg: 'failed to start' });
+      expect(String(line.error)).to.match(/EADDRINUSE/);
+    } finally {
+      taken.child.kill('SIGTERM');
+      await taken.exited;
+    }
   });
 
   it('runs, when executed as the installed command, with the node flags of its first line, in every worker too', async function () {
