@@ -8,7 +8,7 @@ export function productionChain(elUrl: string, edits: ReadonlyArray<readonly [st
   let yaml = readFileSync('config/ingress.yaml', 'utf8');
   for (const [from, to] of [
     ['listen: 127.0.0.1:8545', 'listen: 127.0.0.1:0'],
-    ['metrics_listen: 127.0.0.1:9100', 'metrics_listen: 127.0.0.1:0'],
+    ['metrics_listen: 127.0.0.1:9645', 'metrics_listen: 127.0.0.1:0'],
     ['execution: http://127.0.0.1:18545', `execution: ${elUrl}`],
     // No consensus node on the bench: the EL takes the submissions.
     ['submit: http://127.0.0.1:9651', `submit: ${elUrl}`],

@@ -1,6 +1,6 @@
 /**
  * `npm start`: the embedded devnet (devnet.ts) with the ingress on 127.0.0.1:$PORT (default
- * 8545) and its operator listener on $METRICS_PORT (default 9100). Ctrl-C stops everything.
+ * 8545) and its operator listener on $METRICS_PORT (default 9645). Ctrl-C stops everything.
  */
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '../src/log.js';
@@ -20,7 +20,7 @@ function blocksFrom(name: string, fallback: number): number {
 
 async function main(): Promise<void> {
   const port = portFrom('PORT', 8545);
-  const metricsPort = portFrom('METRICS_PORT', 9100);
+  const metricsPort = portFrom('METRICS_PORT', 9645);
   const generatedToken = process.env.SVC_OPERATOR_TOKEN === undefined;
   if (generatedToken) process.env.SVC_OPERATOR_TOKEN = randomBytes(24).toString('hex');
   const log = createLogger('info');

@@ -25,7 +25,7 @@ function productionYaml(elUrl: string, topLevel: string): string {
   process.env.SVC_CONNECTIONS_TOKEN = 'connections-test-operator-token-01';
   return readFileSync('config/ingress.yaml', 'utf8')
     .replace('listen: 127.0.0.1:8545', 'listen: 127.0.0.1:0')
-    .replace('metrics_listen: 127.0.0.1:9100', '')
+    .replace('metrics_listen: 127.0.0.1:9645', '')
     .replace('execution: http://127.0.0.1:18545', `execution: ${elUrl}`)
     .replace('submit: http://127.0.0.1:9651', `submit: ${elUrl}`)
     .replace('node: http://127.0.0.1:9651', `node: ${elUrl}`)

@@ -149,7 +149,7 @@ describe('metered work: another source is served while sources flood costly VERI
     process.env.SVC_METERED_TOKEN = 'metered-test-operator-token-0123';
     const yaml = readFileSync('config/ingress.yaml', 'utf8')
       .replace('listen: 127.0.0.1:8545', 'listen: 127.0.0.1:0')
-      .replace('metrics_listen: 127.0.0.1:9100', '')
+      .replace('metrics_listen: 127.0.0.1:9645', '')
       .replace('execution: http://127.0.0.1:18545', `execution: ${anvil.current.url}`)
       .replace('submit: http://127.0.0.1:9651', `submit: ${target.url}`)
       .replace('node: http://127.0.0.1:9651', `node: ${anvil.current.url}`)

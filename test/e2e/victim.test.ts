@@ -26,7 +26,7 @@ describe('victim: another source is served while one attacks within its quota', 
     process.env.SVC_VICTIM_TOKEN = 'victim-test-operator-token-0123';
     const yaml = readFileSync('config/ingress.yaml', 'utf8')
       .replace('listen: 127.0.0.1:8545', 'listen: 127.0.0.1:0')
-      .replace('metrics_listen: 127.0.0.1:9100', '')
+      .replace('metrics_listen: 127.0.0.1:9645', '')
       .replace('execution: http://127.0.0.1:18545', `execution: ${anvil.current.url}`)
       .replace('submit: http://127.0.0.1:9651', `submit: ${anvil.current.url}`)
       .replace('node: http://127.0.0.1:9651', `node: ${anvil.current.url}`)

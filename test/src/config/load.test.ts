@@ -44,7 +44,7 @@ describe('config', () => {
     expect(config.upstreams.submit.url).to.equal('http://127.0.0.1:9651');
     expect(config.upstreams.node?.url).to.equal('http://127.0.0.1:9651');
     expect(config.upstreams.heavy).to.deep.equal({ ...config.upstreams.execution, connections: defaultHeavyConnections() });
-    expect(config.metricsListen).to.deep.equal({ host: '127.0.0.1', port: 9100 });
+    expect(config.metricsListen).to.deep.equal({ host: '127.0.0.1', port: 9645 });
     expect(config.maxConnectionsPerSource).to.equal(156);
     // Up to a quarter of the 128 connections' worth of short calls at once.
     expect(config.upstreams.quick).to.deep.equal({ ...config.upstreams.execution, connections: 32 });
