@@ -62,6 +62,7 @@ import { elTimeCharge, heavyCost } from './heavy.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
 import { PROOF_METHOD, proofCost } from './proof-cost.js';
 import { Slots } from './slots.js';
+import { forwardedWarning } from './forwarded-warning.js';
 import { createSourceResolver } from './source.js';
 
 const BODY_BYTES_PER_TOKEN = 4 * 1024;
@@ -87,13 +88,15 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
   name: 'rate-limit',
   parseOptions: parseRateLimitOptions,
   shared: { 'rate-limit': hostedBucket },
-  create(options, { shared, metrics, carried }) {
+  create(options, { shared, metrics, carried, log }) {
     const limited = metrics.counter(
       'svc_ingress_rate_limited_total',
       'Requests refused by rate limits, by traffic class and the bucket that ran dry.',
       ['class', 'scope'],
     );
     const sourceOf = createSourceResolver(options.trustedProxies, options.ipv6SourcePrefix);
+    const untrustedForwarding = forwardedWarning(log);
+    const isTrustedProxy = (address: string) => sourceOf.ofPeer(address) === null;
     // A reload keeps bucket levels (resized to new numbers, here and in the primary), what the
     // fleet's syncs took and saw, and in-flight counts.
     const bucket = (name: string, spec: BucketSpec) => {
@@ -190,6 +193,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
           return undefined;
         }
         const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
+        untrustedForwarding(peer.address, peer.headers, isTrustedProxy);
         const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
         const releaseSlot = inFlight.take(source);
         if (releaseSlot === undefined) return refused(limits, source, 'in-flight', IN_FLIGHT_RETRY_MS);

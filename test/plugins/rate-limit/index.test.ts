@@ -626,3 +626,33 @@ describe('rate-limit: refusals past a source’s allowance hold it', () => {
     expect(admitted).to.be.within(30, 41);
   });
 });
+
+describe('rate-limit: forwarding headers from a peer it does not trust (issue 37)', () => {
+  const upstream = new Upstream({ url: 'http://127.0.0.1:1', connections: 1, headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+  after(() => upstream.close());
+
+  it('warns once per peer that its X-Forwarded-For or Forwarded is ignored; a trusted proxy and a direct client, never', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger('warn', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+    const options = { trusted_proxies: ['192.0.2.1'], reads: { per_source: { rate_per_second: 1000, burst: 1000 } } };
+    const plugin = await rateLimit.create(rateLimit.parseOptions(OptionsReader.of('rate-limit', options)), pluginEnv(upstream, log));
+    const ask = (address: string, headers: Record<string, string>) =>
+      plugin.handle!({
+        request: { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] },
+        peer: { address, headers },
+        facts: new Facts(),
+      });
+    ask('192.0.2.1', { 'x-forwarded-for': '198.51.100.7' });
+    ask('192.0.2.20', {});
+    expect(lines, 'trusted, or nothing forwarded').to.deep.equal([]);
+    ask('192.0.2.30', { 'x-forwarded-for': '198.51.100.7' });
+    ask('192.0.2.30', { forwarded: 'for=198.51.100.8' });
+    expect(lines.map(({ level, msg, peer }) => ({ level, msg, peer }))).to.deep.equal([
+      {
+        level: 'warn',
+        msg: 'rate-limit: forwarding headers from a peer not in trusted_proxies are ignored: every client behind it counts as that peer (add the proxy to rate-limit.trusted_proxies)',
+        peer: '192.0.2.30',
+      },
+    ]);
+  });
+});
