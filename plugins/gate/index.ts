@@ -83,8 +83,10 @@ export const gate: PluginModule<GateOptions> = {
       'gate: a simulation failed unexpectedly, refused as "simulation error" (throttled: count since the last line)',
     );
     const limits = { threads: options.threads, queueMax: options.queueMax, queuePerSource: options.queuePerSource };
+    // The threads read the EL themselves: its address and timeouts, not this process's objects.
+    const { reachability: _inThisProcess, ...execution } = stateReads.options;
     const settings = {
-      execution: stateReads.options,
+      execution,
       simulationBudgetMs: options.simulationBudgetMs,
       estimateBudgetMs: options.estimateBudgetMs,
     };
