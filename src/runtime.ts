@@ -5,6 +5,7 @@
  * turns are handed on (resized), and their lanes' connections too while their settings are
  * unchanged: the calls still running on the old runtime count against the new one's lanes.
  */
+import { type AccessLog, createAccessLog } from './access-log.js';
 import { CarryOver } from './carry-over.js';
 import { Chain } from './chain.js';
 import { MAX_BODY_CAP_BYTES, type IngressConfig } from './config/load.js';
@@ -53,6 +54,8 @@ export class Runtime {
     private readonly relays: readonly Upstream[],
     readonly cors: Cors,
     private readonly carried: CarryOver,
+    /** The access log, when the config has one. */
+    readonly accessLog: AccessLog | undefined,
   ) {
     this.maxBodyBytes = chain.maxBodyBytes(MAX_BODY_CAP_BYTES);
     this.peerSourceOf = (address) => chain.connectionSource(address);
@@ -114,7 +117,23 @@ export class Runtime {
       };
       const elTurns = previous?.elTurns ?? new ElTurns(lanes);
       elTurns.resize(lanes);
-      return new Runtime(config, chain, execution, stateReads, heavy, quick, elTurns, submit, node, fleet, relays, cors, carried);
+      const accessLog = config.accessLog === undefined ? undefined : createAccessLog(config.accessLog.oneIn, log);
+      return new Runtime(
+        config,
+        chain,
+        execution,
+        stateReads,
+        heavy,
+        quick,
+        elTurns,
+        submit,
+        node,
+        fleet,
+        relays,
+        cors,
+        carried,
+        accessLog,
+      );
     } catch (err) {
       await closeUpstreams(execution, submit);
       await Promise.all([stateReads.close(), node?.close(), ...relays.map((relay) => relay.close())]);

@@ -12,6 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { type AccessEntry, errorCodeOf, requestIdOf } from './access-log.js';
 import { callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, requestGas, runsOf } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
@@ -44,6 +45,8 @@ interface Trace {
   elPending: boolean;
   /** What the response's close would have released, deferred until the EL answers. */
   afterEl: (() => void) | undefined;
+  /** Bytes of the EL's answer streamed (as it declared them), for the access log. */
+  streamedBytes: number;
 }
 
 /**
@@ -77,7 +80,13 @@ export function createRequestListener(
       releaseBody: undefined,
       elPending: false,
       afterEl: undefined,
+      streamedBytes: 0,
     };
+    const { accessLog } = runtime;
+    // Echoed when the client sent one (a proxy's), made when there is an access log to find it in.
+    const requestId = requestIdOf(req.headers['x-request-id'], accessLog !== undefined);
+    if (requestId !== undefined) res.setHeader('x-request-id', requestId);
+    const receivedAt = accessLog === undefined ? 0 : performance.now();
     runtime.enter();
     let settled = false;
     // One listener per request does all the bookkeeping (listeners are measurable at this rate).
@@ -96,6 +105,7 @@ export function createRequestListener(
       }
       runtime.leave();
       if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
+      accessLog?.(() => accessEntry(runtime, req, res, trace, requestId, receivedAt));
       onSettled(req.socket);
     };
     res.on('close', settle);
@@ -387,6 +397,7 @@ function handleBody(
   };
   const streamed = (err: unknown, declaredBytes: number) => {
     if (err !== undefined) return fail(err);
+    trace.streamedBytes = declaredBytes;
     metrics.streamedBytes(declaredBytes);
   };
   const fail = (err: unknown) => {
@@ -446,8 +457,33 @@ function answer(res: ServerResponse, id: RpcId, answer: Answer, holds?: SourceHo
 
 function send(res: ServerResponse, body: string, status = 200): void {
   if (res.headersSent || res.destroyed) return;
+  sentBodies.set(res, body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** What the ingress answered itself, per response: the access log reads its code and size. */
+const sentBodies = new WeakMap<ServerResponse, string>();
+
+/** One request's access log line, built only when it is written. */
+function accessEntry(
+  runtime: Runtime,
+  req: IncomingMessage,
+  res: ServerResponse,
+  trace: Trace,
+  requestId: string | undefined,
+  receivedAt: number,
+): AccessEntry {
+  const body = sentBodies.get(res);
+  return {
+    request_id: requestId,
+    source: trace.facts?.get(SOURCE) ?? runtime.chain.requestSource(peerOf(req)) ?? req.socket.remoteAddress ?? '',
+    method: trace.method ?? null,
+    status: res.statusCode,
+    code: errorCodeOf(body),
+    bytes: body === undefined ? trace.streamedBytes : Buffer.byteLength(body),
+    ms: Math.round((performance.now() - receivedAt) * 1000) / 1000,
+  };
 }
 
 /** The JSON-RPC error body every transport refusal carries, for humans with curl. */

@@ -71,6 +71,8 @@ export interface IngressConfig {
     readonly bodyIdleMs: number;
   };
   readonly logLevel: LogLevel;
+  /** The access log (src/access-log.ts): every `oneIn`-th request; absent: none. */
+  readonly accessLog: { readonly oneIn: number } | undefined;
   /** Where shared state lives: this process, or one Redis for a fleet. */
   readonly fleet: FleetOptions;
   /** Enabled plugins, in execution order. */
@@ -141,6 +143,12 @@ function readConfig(root: OptionsReader): IngressConfig {
   timeouts.done();
   const logLevel = root.string('log_level', 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) root.fail('log_level', `must be one of ${LOG_LEVELS.join(', ')}`);
+  let accessLog: IngressConfig['accessLog'];
+  if (root.has('access_log')) {
+    const section = root.child('access_log');
+    accessLog = { oneIn: section.integer('one_in', 1, { min: 1 }) };
+    section.done();
+  }
   const fleet = readFleet(root);
   const plugins = readPlugins(root, 'plugins');
   root.done();
@@ -157,6 +165,7 @@ function readConfig(root: OptionsReader): IngressConfig {
     workers,
     clientTimeouts,
     logLevel,
+    accessLog,
     fleet,
     plugins,
   });
