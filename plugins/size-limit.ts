@@ -12,9 +12,12 @@
  * - a call whose gas is not a hex quantity (a JSON number, a decimal string) gets -32602: geth
  *   refuses it too, and anvil would run it at the gas it names, past every cap and price here.
  * - `max_simulate_gas` (default: 4 × `rpc_gas_cap`): the most gas the calls of one `eth_simulateV1`
- *   may ask for in all, a call naming no gas counted at `rpc_gas_cap`; -32602 above it. Without
- *   it, 16 calls at the cap are 16 eth_calls' work for one request. (geth bounds the sum by its
- *   gas cap too; anvil and reth per call.)
+ *   may ask for in all; -32602 above it. Without it, 16 calls at the cap are 16 eth_calls' work
+ *   for one request. The calls naming no gas count as one `rpc_gas_cap` between them, as geth's
+ *   simulation runs them from one pool of its cap and reth refuses a simulation past its cap
+ *   (`simulate_gasless_calls: shared_cap`, the default); an EL that gives each its own gas
+ *   (anvil: the block's 60,000,000 each) is run with `each_at_cap`, each counted at the cap,
+ *   or one request of a thousand such calls would hold it for minutes.
  *
  * Every call-type read that passes records CALL_GAS (its calls' gas, summed) for rate-limit.
  *
@@ -27,6 +30,7 @@ import {
   GAS_HEAVY_METHODS,
   gasOf,
   namesGasOtherwise,
+  requestGas,
   SUBMISSION_ONLY,
   type PluginModule,
   type RequestContext,
@@ -38,6 +42,8 @@ interface SizeLimitOptions {
   readonly maxBodyBytes: number;
   readonly rpcGasCap: bigint;
   readonly maxSimulateGas: bigint;
+  /** How the EL gives gas to an eth_simulateV1's calls naming none: from one pool of its cap, or each its own. */
+  readonly simulateGasless: 'shared_cap' | 'each_at_cap';
 }
 
 /** max_simulate_gas by default: this many calls at rpc_gas_cap. */
@@ -58,12 +64,20 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
     }
     const rpcGasCap = options.integer('rpc_gas_cap', 50_000_000, { min: 21_000 });
     // A one-call simulation at the cap must pass, as the same eth_call does; by default four
-    // calls naming no gas do (wallets' previews of a few calls leave gas out).
+    // calls at the cap do, and any number naming no gas (one cap between them).
     const maxSimulateGas = options.integer('max_simulate_gas', SIMULATE_CALLS_AT_CAP * rpcGasCap, { min: rpcGasCap });
+    const simulateGasless = options.string('simulate_gasless_calls', 'shared_cap');
+    if (simulateGasless !== 'shared_cap' && simulateGasless !== 'each_at_cap') {
+      return options.fail('simulate_gasless_calls', 'must be shared_cap (geth, reth) or each_at_cap (anvil)');
+    }
     options.done();
-    return { maxRawTransactionBytes, maxBodyBytes, rpcGasCap: BigInt(rpcGasCap), maxSimulateGas: BigInt(maxSimulateGas) };
+    return { maxRawTransactionBytes, maxBodyBytes, rpcGasCap: BigInt(rpcGasCap), maxSimulateGas: BigInt(maxSimulateGas), simulateGasless };
   },
-  create({ maxRawTransactionBytes, maxBodyBytes, rpcGasCap, maxSimulateGas }) {
+  create({ maxRawTransactionBytes, maxBodyBytes, rpcGasCap, maxSimulateGas, simulateGasless }) {
+    const gaslessShareCap = simulateGasless === 'shared_cap';
+    const gaslessNote = gaslessShareCap
+      ? `the calls naming no gas count as ${rpcGasCap} between them`
+      : `a call naming no gas counts as ${rpcGasCap}: name the gas of each call`;
     // A hex string of n bytes is "0x" plus 2n digits.
     const maxHexLength = 2 + 2 * maxRawTransactionBytes;
     const oversized = { error: errors.oversizedTransaction(maxRawTransactionBytes) };
@@ -76,19 +90,18 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
           const raw: unknown = Array.isArray(request.params) ? request.params[0] : undefined;
           return typeof raw === 'string' && raw.length > maxHexLength ? oversized : undefined;
         }
-        let total = 0n;
         for (const call of callsOf(request.method, request.params)) {
           if (namesGasOtherwise(call)) return { error: errors.invalidParams('gas must be a hex quantity, such as "0x5208"') };
           const gas = gasOf(call);
           if (gas !== undefined && gas > rpcGasCap) {
             return { error: errors.invalidParams(`gas ${gas} is above this endpoint's cap of ${rpcGasCap} for a call`) };
           }
-          total += gas ?? rpcGasCap;
         }
+        const total = requestGas(request.method, request.params, rpcGasCap, gaslessShareCap);
         if (total > maxSimulateGas) {
           return {
             error: errors.invalidParams(
-              `the calls of this eth_simulateV1 ask for ${total} gas in all, above this endpoint's cap of ${maxSimulateGas} for one simulation (a call naming no gas counts as ${rpcGasCap}: name the gas of each call)`,
+              `the calls of this eth_simulateV1 ask for ${total} gas in all, above this endpoint's cap of ${maxSimulateGas} for one simulation (${gaslessNote})`,
             ),
           };
         }

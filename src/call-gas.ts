@@ -116,9 +116,20 @@ export function runsOf(method: string): bigint {
   return method === 'eth_estimateGas' || method === 'eth_createAccessList' || method === 'svc_estimateFrameGas' ? 16n : 1n;
 }
 
-/** The gas a request's calls ask for in all, a call naming no gas counted at `cap`. */
-export function requestGas(method: string, params: unknown, cap: bigint): bigint {
-  let total = 0n;
-  for (const call of callsOf(method, params)) total += gasOf(call) ?? cap;
-  return total;
+/**
+ * The gas a request's calls ask for in all. A call naming no gas is given `cap`; in an
+ * eth_simulateV1 the calls naming none share one `cap` between them, as geth's simulation gives
+ * each what is left of one gas pool of its cap (a wallet's preview leaves gas out of every call).
+ * `gaslessShareCap` false: each at `cap`, for an EL that gives each its own gas (anvil).
+ */
+export function requestGas(method: string, params: unknown, cap: bigint, gaslessShareCap = true): bigint {
+  let named = 0n;
+  let gasless = 0;
+  for (const call of callsOf(method, params)) {
+    const gas = gasOf(call);
+    if (gas === undefined) gasless++;
+    else named += gas;
+  }
+  if (gasless === 0) return named;
+  return named + (method === SIMULATE_METHOD && gaslessShareCap ? cap : BigInt(gasless) * cap);
 }

@@ -77,7 +77,7 @@ describe('el-fairness: another source is served while one floods the EL with gas
   it('refuses an eth_simulateV1 of 16 calls at the gas cap whole, with -32602', async () => {
     const reply = await post(ingress.url, OVER_CAP_SIMULATION);
     expect(reply.text).to.equal(
-      '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: the calls of this eth_simulateV1 ask for 800000000 gas in all, above this endpoint\'s cap of 200000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)"}}',
+      '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: the calls of this eth_simulateV1 ask for 800000000 gas in all, above this endpoint\'s cap of 200000000 for one simulation (the calls naming no gas count as 50000000 between them)"}}',
     );
   });
 

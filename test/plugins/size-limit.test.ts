@@ -106,11 +106,12 @@ describe('size-limit', () => {
     const DEAD = '0x000000000000000000000000000000000000dEaD';
     const simulation = (calls: unknown[]) => [{ blockStateCalls: [{ calls }] }, 'latest'];
 
-    it('refuses an eth_simulateV1 whose calls ask for more in all, a call naming no gas counted at the cap, without reaching the EL', async () => {
+    it('refuses an eth_simulateV1 whose calls name more gas in all, those naming none counted as one cap between them, without reaching the EL', async () => {
+      const capped = { to: DEAD, gas: '0x2faf080' };
       const reply = await rpc(
         suite.ingress.url,
         'eth_simulateV1',
-        simulation([{ to: DEAD }, { to: DEAD }, { to: DEAD }, { to: DEAD }, { to: DEAD, gas: '0x1' }]),
+        simulation([capped, capped, capped, { to: DEAD }, { to: DEAD }, { to: DEAD, gas: '0x1' }]),
         6,
       );
       expect(reply.text).to.equal(
@@ -120,7 +121,7 @@ describe('size-limit', () => {
           error: {
             code: -32602,
             message:
-              "invalid params: the calls of this eth_simulateV1 ask for 200000001 gas in all, above this endpoint's cap of 200000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)",
+              "invalid params: the calls of this eth_simulateV1 ask for 200000001 gas in all, above this endpoint's cap of 200000000 for one simulation (the calls naming no gas count as 50000000 between them)",
           },
         }),
       );
@@ -131,13 +132,13 @@ describe('size-limit', () => {
       const calls = Array.from({ length: 16 }, () => ({ to: DEAD, gas: '0x2faf080' }));
       const reply = await rpc(suite.ingress.url, 'eth_simulateV1', [{ BlockStateCalls: [{ Calls: calls }] }, 'latest'], 7);
       expect(JSON.parse(reply.text).error.message).to.equal(
-        "invalid params: the calls of this eth_simulateV1 ask for 800000000 gas in all, above this endpoint's cap of 200000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)",
+        "invalid params: the calls of this eth_simulateV1 ask for 800000000 gas in all, above this endpoint's cap of 200000000 for one simulation (the calls naming no gas count as 50000000 between them)",
       );
       expect(suite.tap.bodies).to.deep.equal([]);
     });
 
-    it('passes an eth_simulateV1 of four calls naming no gas to the EL', async () => {
-      await rpc(suite.ingress.url, 'eth_simulateV1', simulation([{ to: DEAD }, { to: DEAD }, { to: DEAD }, { to: DEAD }]));
+    it("passes an eth_simulateV1 of 34 calls naming no gas to the EL, as geth runs them (one cap between them: viem's simulateCalls)", async () => {
+      await rpc(suite.ingress.url, 'eth_simulateV1', simulation(Array.from({ length: 34 }, () => ({ to: DEAD }))));
       expect(suite.tap.methods()).to.deep.equal(['eth_simulateV1']);
     });
 
@@ -146,10 +147,27 @@ describe('size-limit', () => {
       expect(suite.tap.methods()).to.deep.equal(['eth_simulateV1']);
     });
 
+    it('with simulate_gasless_calls: each_at_cap (an EL giving each its own gas, anvil), counts each call naming no gas at the cap', async () => {
+      const anvilLike = await startTestIngress(testConfig(suite.tap.url, '\n  - size-limit:\n      simulate_gasless_calls: each_at_cap'));
+      try {
+        const five = simulation(Array.from({ length: 5 }, () => ({ to: DEAD })));
+        expect(JSON.parse((await rpc(anvilLike.url, 'eth_simulateV1', five)).text).error.message).to.equal(
+          "invalid params: the calls of this eth_simulateV1 ask for 250000000 gas in all, above this endpoint's cap of 200000000 for one simulation (a call naming no gas counts as 50000000: name the gas of each call)",
+        );
+        await rpc(anvilLike.url, 'eth_simulateV1', simulation(Array.from({ length: 4 }, () => ({ to: DEAD }))));
+        expect(suite.tap.methods(), 'four pass').to.deep.equal(['eth_simulateV1']);
+      } finally {
+        await anvilLike.shutdown();
+      }
+      expect(() => parseConfig(testConfig(suite.tap.url, '\n  - size-limit:\n      simulate_gasless_calls: pooled'))).to.throw(
+        'plugins[0].size-limit.simulate_gasless_calls: must be shared_cap (geth, reth) or each_at_cap (anvil)',
+      );
+    });
+
     it('takes a larger sum when configured, and refuses at start one below rpc_gas_cap', async () => {
       const wide = await startTestIngress(testConfig(suite.tap.url, '\n  - size-limit:\n      max_simulate_gas: 300000000'));
       try {
-        await rpc(wide.url, 'eth_simulateV1', simulation(Array.from({ length: 6 }, () => ({ to: DEAD }))));
+        await rpc(wide.url, 'eth_simulateV1', simulation(Array.from({ length: 6 }, () => ({ to: DEAD, gas: '0x2faf080' }))));
         expect(suite.tap.methods()).to.deep.equal(['eth_simulateV1']);
       } finally {
         await wide.shutdown();

@@ -86,9 +86,10 @@ describe('call-gas', () => {
       expect(requestGas('eth_estimateGas', [], 7n)).to.equal(7n);
     });
 
-    it('sums the calls of a simulation', () => {
-      const params = simulation({ calls: [{ gas: '0x64' }, {}] }, { calls: [{ gas: '0x3e8' }] });
+    it('sums the calls of a simulation, those naming no gas as one cap between them (geth runs them from one pool of its cap)', () => {
+      const params = simulation({ calls: [{ gas: '0x64' }, {}] }, { calls: [{ gas: '0x3e8' }, {}, {}] });
       expect(requestGas('eth_simulateV1', params, 10_000n)).to.equal(11_100n);
+      expect(requestGas('eth_simulateV1', simulation({ calls: [{ gas: '0x64' }] }), 10_000n), 'none gasless').to.equal(100n);
     });
 
     it('counts a simulation of no calls as no gas', () => {

@@ -216,7 +216,7 @@ describe('rate-limit', () => {
       );
     });
 
-    it("prices a call naming no gas at size-limit's rpc_gas_cap when it runs first, and an eth_simulateV1 by the sum of its calls", async () => {
+    it("prices a call naming no gas at size-limit's rpc_gas_cap when it runs first, and an eth_simulateV1 by the sum of its calls (one cap for those naming none)", async () => {
       const ingress = await startTestIngress(
         testConfig(
           anvil.current.url,
@@ -235,8 +235,8 @@ describe('rate-limit', () => {
         for (let i = 0; i < 5; i++) expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).status).to.equal(200);
         expect((await a.send(ingress.url, 'eth_call', {}, [{ to: DEAD }, 'latest'])).body.error).to.include(limited('source'));
         const simulation = [{ blockStateCalls: [{ calls: [{ to: DEAD }, { to: DEAD }, { to: DEAD, gas: '0x989680' }] }] }, 'latest'];
-        // 20,000,000 + 20,000,000 + 10,000,000: 5 tokens of b's 10.
-        for (let i = 0; i < 2; i++) expect((await b.send(ingress.url, 'eth_simulateV1', {}, simulation)).status).to.equal(200);
+        // 20,000,000 shared by the two naming no gas (as geth's pool) + 10,000,000: 3 tokens of b's 10.
+        for (let i = 0; i < 3; i++) expect((await b.send(ingress.url, 'eth_simulateV1', {}, simulation)).status).to.equal(200);
         expect((await b.send(ingress.url, 'eth_simulateV1', {}, simulation)).body.error).to.include(limited('source'));
       } finally {
         await ingress.shutdown();
