@@ -139,6 +139,8 @@ export const errors = {
   frameReverted: (message: string, data: string) => rpcError(EXECUTION_REVERTED, `execution reverted: ${message}`, data),
   /** A block asked for that the EL does not have: geth's words. */
   headerNotFound: () => rpcError(SERVER_ERROR, 'header not found'),
+  /** geth's wording (public endpoints' `--rpc.rangelimit`), which range-splitting clients read. */
+  blockRangeTooWide: (maxBlocks: number) => rpcError(SERVER_ERROR, `exceed maximum block range: ${maxBlocks}`),
   /** No estimate: a frame fails whatever its limits, or the transaction cannot be included. */
   frameEstimateFailed: (message: string) => rpcError(SERVER_ERROR, `gas estimation failed: ${message}`),
   /** A bug: the stack goes to the log, never to the client. */

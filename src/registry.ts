@@ -9,7 +9,7 @@ import { feeRewrite } from '../plugins/fee-rewrite.js';
 import { gate } from '../plugins/gate/index.js';
 import { localMethods } from '../plugins/local-methods.js';
 import { rateLimit } from '../plugins/rate-limit/index.js';
-import { sizeLimit } from '../plugins/size-limit.js';
+import { sizeLimit } from '../plugins/size-limit/index.js';
 import type { PluginModule } from './plugin.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: one map of modules whose options types differ; each reads its own.

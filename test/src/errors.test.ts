@@ -51,6 +51,7 @@ describe('errors: the wire error catalogue', () => {
       'validationUnavailable',
       'frameReverted',
       'headerNotFound',
+      'blockRangeTooWide',
       'frameEstimateFailed',
       'internal',
     ]);
@@ -182,6 +183,7 @@ describe('errors: the wire error catalogue', () => {
       { code: 3, message: 'execution reverted: frame 1 (SENDER) reverted', data: '0x08c379a0' },
     ],
     ['headerNotFound', () => errors.headerNotFound(), { code: -32000, message: 'header not found' }],
+    ['blockRangeTooWide', () => errors.blockRangeTooWide(10_000), { code: -32000, message: 'exceed maximum block range: 10000' }],
     [
       'frameEstimateFailed',
       () => errors.frameEstimateFailed("the transaction cannot be included: nonce 3, the sender's is 2"),

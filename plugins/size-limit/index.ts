@@ -19,6 +19,10 @@
  *   (anvil: the block's 60,000,000 each) is run with `each_at_cap`, each counted at the cap,
  *   or one request of a thousand such calls would hold it for minutes.
  *
+ * - `max_logs_block_range` (10,000; 0: none): an `eth_getLogs` or `eth_newFilter` spanning more
+ *   blocks gets -32000 "exceed maximum block range: N", the text geth-run public endpoints answer
+ *   and range-splitting clients read (log-range.ts).
+ *
  * Every call-type read that passes records CALL_GAS (its calls' gas, summed) for rate-limit.
  *
  * Order: first (with batch-refuse), so nothing upstream of it handles a big payload.
@@ -31,11 +35,14 @@ import {
   gasOf,
   namesGasOtherwise,
   requestGas,
+  RpcFailure,
+  sharedFor,
   SUBMISSION_ONLY,
   type PluginModule,
   type RequestContext,
   type Verdict,
-} from '../src/plugin.js';
+} from '../../src/plugin.js';
+import { blockSpanOf, LOG_RANGE_METHODS } from './log-range.js';
 
 interface SizeLimitOptions {
   readonly maxRawTransactionBytes: number;
@@ -44,7 +51,12 @@ interface SizeLimitOptions {
   readonly maxSimulateGas: bigint;
   /** How the EL gives gas to an eth_simulateV1's calls naming none: from one pool of its cap, or each its own. */
   readonly simulateGasless: 'shared_cap' | 'each_at_cap';
+  /** The most blocks one eth_getLogs or eth_newFilter may span; 0: any. */
+  readonly maxLogsBlockRange: number;
 }
+
+/** How long one read of the head serves every range that needs it. */
+const HEAD_CACHE_MS = 1_000;
 
 /** max_simulate_gas by default: this many calls at rpc_gas_cap. */
 const SIMULATE_CALLS_AT_CAP = 4;
@@ -70,10 +82,29 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
     if (simulateGasless !== 'shared_cap' && simulateGasless !== 'each_at_cap') {
       return options.fail('simulate_gasless_calls', 'must be shared_cap (geth, reth) or each_at_cap (anvil)');
     }
+    const maxLogsBlockRange = options.integer('max_logs_block_range', 10_000, { min: 0 });
     options.done();
-    return { maxRawTransactionBytes, maxBodyBytes, rpcGasCap: BigInt(rpcGasCap), maxSimulateGas: BigInt(maxSimulateGas), simulateGasless };
+    return {
+      maxRawTransactionBytes,
+      maxBodyBytes,
+      rpcGasCap: BigInt(rpcGasCap),
+      maxSimulateGas: BigInt(maxSimulateGas),
+      simulateGasless,
+      maxLogsBlockRange,
+    };
   },
-  create({ maxRawTransactionBytes, maxBodyBytes, rpcGasCap, maxSimulateGas, simulateGasless }) {
+  create({ maxRawTransactionBytes, maxBodyBytes, rpcGasCap, maxSimulateGas, simulateGasless, maxLogsBlockRange }, { stateReads }) {
+    const head = sharedFor(HEAD_CACHE_MS, async () => {
+      const answer = await stateReads.call('eth_blockNumber', []);
+      if (!('result' in answer) || typeof answer.result !== 'string') throw new RpcFailure(errors.upstreamInvalid());
+      return BigInt(answer.result);
+    });
+    const tooWide = { error: errors.blockRangeTooWide(maxLogsBlockRange) };
+    const logRange = (params: unknown): Verdict | Promise<Verdict> => {
+      const span = blockSpanOf(params, head);
+      if (!(span instanceof Promise)) return span !== undefined && span > BigInt(maxLogsBlockRange) ? tooWide : undefined;
+      return span.then((blocks) => (blocks !== undefined && blocks > BigInt(maxLogsBlockRange) ? tooWide : undefined));
+    };
     const gaslessShareCap = simulateGasless === 'shared_cap';
     const gaslessNote = gaslessShareCap
       ? `the calls naming no gas count as ${rpcGasCap} between them`
@@ -84,8 +115,9 @@ export const sizeLimit: PluginModule<SizeLimitOptions> = {
     return {
       name: 'size-limit',
       maxBodyBytes,
-      methods: new Set([...SUBMISSION_ONLY, ...GAS_HEAVY_METHODS]),
-      handle({ request, facts }: RequestContext): Verdict {
+      methods: new Set([...SUBMISSION_ONLY, ...GAS_HEAVY_METHODS, ...(maxLogsBlockRange > 0 ? LOG_RANGE_METHODS : [])]),
+      handle({ request, facts }: RequestContext): Verdict | Promise<Verdict> {
+        if (LOG_RANGE_METHODS.has(request.method)) return logRange(request.params);
         if (SUBMISSION_ONLY.has(request.method)) {
           const raw: unknown = Array.isArray(request.params) ? request.params[0] : undefined;
           return typeof raw === 'string' && raw.length > maxHexLength ? oversized : undefined;

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { parseConfig } from '../../src/config/load.js';
-import { rpc } from '../../support/http.js';
-import { startTestIngress, testConfig } from '../helpers/ingress.js';
-import { useTappedIngress } from '../helpers/tap.js';
+import { parseConfig } from '../../../src/config/load.js';
+import { rpc } from '../../../support/http.js';
+import { startTestIngress, testConfig } from '../../helpers/ingress.js';
+import { useTappedIngress } from '../../helpers/tap.js';
 
 describe('size-limit', () => {
   const suite = useTappedIngress();
@@ -175,6 +175,40 @@ describe('size-limit', () => {
       expect(() => parseConfig(testConfig(suite.tap.url, '\n  - size-limit:\n      max_simulate_gas: 49999999'))).to.throw(
         'plugins[0].size-limit.max_simulate_gas: must be an integer >= 50000000',
       );
+    });
+  });
+
+  describe('max_logs_block_range (10,000 by default)', () => {
+    const TOO_WIDE = '{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"exceed maximum block range: 10000"}}';
+
+    it("refuses an eth_getLogs or eth_newFilter spanning more blocks, in geth's words, without reaching the EL", async () => {
+      for (const method of ['eth_getLogs', 'eth_newFilter']) {
+        const reply = await rpc(suite.ingress.url, method, [{ fromBlock: '0x0', toBlock: '0x2710' }], 3);
+        expect(reply.text, method).to.equal(TOO_WIDE);
+      }
+      expect(suite.tap.bodies).to.deep.equal([]);
+    });
+
+    it('passes exactly 10,000 blocks, and a range whose tag the head resolves', async () => {
+      await rpc(suite.ingress.url, 'eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2710' }]);
+      await rpc(suite.ingress.url, 'eth_getLogs', [{ fromBlock: 'earliest', toBlock: 'latest' }]);
+      expect(suite.tap.methods().filter((m) => m === 'eth_getLogs')).to.have.length(2);
+    });
+
+    it('takes another cap when configured, and none with 0', async () => {
+      const narrow = await startTestIngress(testConfig(suite.tap.url, '\n  - size-limit:\n      max_logs_block_range: 2'));
+      const open = await startTestIngress(testConfig(suite.tap.url, '\n  - size-limit:\n      max_logs_block_range: 0'));
+      try {
+        const wide = [{ fromBlock: '0x0', toBlock: '0x2' }];
+        expect(JSON.parse((await rpc(narrow.url, 'eth_getLogs', wide)).text).error).to.deep.equal({
+          code: -32000,
+          message: 'exceed maximum block range: 2',
+        });
+        await rpc(open.url, 'eth_getLogs', [{ fromBlock: '0x0', toBlock: '0xffffff' }]);
+        expect(suite.tap.methods()).to.deep.equal(['eth_getLogs']);
+      } finally {
+        await Promise.all([narrow.shutdown(), open.shutdown()]);
+      }
     });
   });
 });
