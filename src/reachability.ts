@@ -2,7 +2,8 @@
  * Whether an upstream answers, as its requests find out: one warning when a request first finds
  * it unreachable (no connection, no answer within its timeout), one when a request is answered
  * again, with how long it was out. Nothing is asked for it: with no traffic, nothing changes.
- * The upstream is named by its host, never its whole URL (which may carry credentials).
+ * The upstream is named by what it is, never by its address (log-audit.test.ts: no log line
+ * names an upstream's address, which may carry credentials).
  */
 import type { Logger } from './log.js';
 
@@ -14,13 +15,7 @@ export class Reachability {
     private readonly log: Logger,
     /** What it is, for the log: "execution layer". */
     private readonly what: string,
-    private host: string,
   ) {}
-
-  /** A reload may point it elsewhere. */
-  retarget(host: string): void {
-    this.host = host;
-  }
 
   get reachable(): boolean {
     return this.downSince === undefined;
@@ -30,7 +25,7 @@ export class Reachability {
   failed(cause: string): void {
     if (this.downSince !== undefined) return;
     this.downSince = Date.now();
-    this.log.warn(`${this.what} unreachable`, { upstream: this.host, cause });
+    this.log.warn(`${this.what} unreachable`, { cause });
   }
 
   /** A request was answered. Called for every answer: one comparison while all is well. */
@@ -38,6 +33,6 @@ export class Reachability {
     if (this.downSince === undefined) return;
     const downMs = Date.now() - this.downSince;
     this.downSince = undefined;
-    this.log.warn(`${this.what} reachable again`, { upstream: this.host, down_ms: downMs });
+    this.log.warn(`${this.what} reachable again`, { down_ms: downMs });
   }
 }

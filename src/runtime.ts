@@ -72,9 +72,7 @@ export class Runtime {
     const carried = new CarryOver(previous?.carried.kept);
     const onError = (kind: 'unavailable' | 'invalid') => metrics.upstreamError(kind);
     // One for every pool to the EL, kept across reloads: its state changes are logged once.
-    const elHost = new URL(config.upstreams.execution.url).host;
-    const reachability = previous?.elReachability ?? new Reachability(log, 'execution layer', elHost);
-    reachability.retarget(elHost);
+    const reachability = previous?.elReachability ?? new Reachability(log, 'execution layer');
     const execution = new Upstream({ ...config.upstreams.execution, reachability }, onError);
     const stateReads = new Upstream(
       { ...config.upstreams.execution, connections: STATE_READ_CONNECTIONS, retryClosedConnection: true, reachability },
