@@ -7,7 +7,8 @@
  *
  * `fromBlock` and `toBlock` are read as geth reads the filter's keys (case-insensitively);
  * absent, each is "latest". A tag other than "earliest" is the head (one `eth_blockNumber`,
- * shared for `HEAD_CACHE_MS` by every request that needs it); a filter naming a `blockHash` is
+ * shared for `HEAD_CACHE_MS` by every request that needs it: one bound a number or "earliest",
+ * the other a tag); a filter naming a `blockHash` is
  * one block. A range the EL itself would refuse (from after to, a number it cannot read) is left
  * to it.
  */
@@ -44,5 +45,6 @@ export function blockSpanOf(params: unknown, head: () => Promise<bigint>): bigin
   if (from === undefined || to === undefined) return undefined;
   const span = (start: bigint, end: bigint) => (end >= start ? end - start + 1n : undefined);
   if (from !== 'head' && to !== 'head') return span(from, to);
+  if (from === 'head' && to === 'head') return 1n;
   return head().then((number) => span(from === 'head' ? number : from, to === 'head' ? number : to));
 }

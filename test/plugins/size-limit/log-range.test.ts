@@ -19,9 +19,11 @@ describe("size-limit: an eth_getLogs filter's block span (log-range.ts)", () => 
   it('reads "earliest" as 0, the other tags and a missing bound as the head', async () => {
     expect(await span({ fromBlock: 'earliest' })).to.equal(1001n);
     expect(await span({ fromBlock: '0x3e0', toBlock: 'finalized' })).to.equal(9n);
-    expect(await span({})).to.equal(1n);
     expect(await span({ fromBlock: 'earliest', toBlock: 'pending' })).to.equal(1001n);
-    expect(asked).to.equal(4);
+    expect(asked).to.equal(3);
+    expect(blockSpanOf([{}], head), 'the head alone: one block, unasked').to.equal(1n);
+    expect(blockSpanOf([{ fromBlock: 'safe', toBlock: 'latest' }], head)).to.equal(1n);
+    expect(asked).to.equal(3);
   });
 
   it('reads the keys as geth does, whatever their case', async () => {
