@@ -122,6 +122,17 @@ export const errors = {
       retryAfterMs,
       ...(holdMs > 0 ? { holdMs } : {}),
     }),
+  /**
+   * An API key the endpoint does not know (rate-limit's api_keys): HTTP 401. A client refused
+   * past its allowance of refusals is held as for a rate limit (`holdMs`).
+   */
+  unknownApiKey: (holdMs = 0): RpcError =>
+    Object.freeze({
+      code: SERVER_ERROR,
+      message: 'unauthorized: unknown API key',
+      httpStatus: 401,
+      ...(holdMs > 0 ? { holdMs } : {}),
+    }),
   /** EIP-7966: forwarded, but no receipt within the timeout; `data` is the transaction hash. */
   syncTimeout: (hash: string) => rpcError(4, 'the transaction was ordered but not included within the timeout; wait for its receipt', hash),
   /** EIP-7966: a nonce ahead of the sender's next one is not accepted; `data` is the expected nonce. */

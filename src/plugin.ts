@@ -79,8 +79,8 @@ export type Verdict = Answer | undefined;
 
 export interface RequestContext {
   readonly request: RpcRequest;
-  /** The TCP peer and the request's headers, as received. */
-  readonly peer: { readonly address: string; readonly headers: IncomingHttpHeaders };
+  /** The TCP peer, the request's headers as received, and its URL's path (and query), if known. */
+  readonly peer: { readonly address: string; readonly headers: IncomingHttpHeaders; readonly path?: string };
   readonly facts: Facts;
 }
 

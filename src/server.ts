@@ -437,7 +437,11 @@ function refuseBatch(runtime: Runtime, res: ServerResponse, elements: readonly u
   send(res, `[${answers.map(({ id, answer }) => formatResponse(id, answer)).join(',')}]`);
 }
 
-const peerOf = (req: IncomingMessage): RequestContext['peer'] => ({ address: req.socket.remoteAddress ?? '', headers: req.headers });
+const peerOf = (req: IncomingMessage): RequestContext['peer'] => ({
+  address: req.socket.remoteAddress ?? '',
+  headers: req.headers,
+  path: req.url,
+});
 
 function toRpcError(err: unknown, log: Logger, method: string): RpcError {
   if (err instanceof RpcFailure) return err.rpc;

@@ -48,6 +48,7 @@ import {
   GAS_HEAVY_METHODS,
   MemoryBuckets,
   ON_CLOSE,
+  OPERATOR,
   PRICED_BY_SIZE,
   SOURCE,
   SUBMISSION_ONLY,
@@ -62,6 +63,7 @@ import { elTimeCharge, heavyCost } from './heavy.js';
 import { parseRateLimitOptions, type RateLimitOptions, type TrafficLimits } from './options.js';
 import { PROOF_METHOD, proofCost } from './proof-cost.js';
 import { Slots } from './slots.js';
+import { type ApiKey, presentedKey } from './api-keys.js';
 import { forwardedWarning } from './forwarded-warning.js';
 import { createSourceResolver } from './source.js';
 
@@ -166,11 +168,35 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         });
       });
 
+    const keyRequests = metrics.counter(
+      'svc_ingress_api_key_requests_total',
+      'Requests presenting an API key, by key name ("unknown": a key not configured, answered 401).',
+      ['key'],
+    );
+    /** Each key's buckets per class, made on its first request: its own per-source bucket, the class's host-wide one. */
+    const keyed = new Map<string, Buckets>();
+    const keyedLimits = (key: ApiKey, submission: boolean, limits: Buckets): Buckets => {
+      const name = `${limits.name}:key:${key.name}`;
+      let made = keyed.get(name);
+      if (made === undefined) {
+        const traffic = (submission ? options.submissions : options.reads)!;
+        const spec = (submission ? key.submissions : key.reads) ?? traffic.perSource;
+        made = { ...limits, perSource: bucket(name, spec), burst: Math.min(spec.burst, traffic.host?.burst ?? Infinity) };
+        keyed.set(name, made);
+      }
+      return made;
+    };
+    /** A key not configured: 401, counted against the sender's address and its allowance of refusals. */
+    const unknownKey = (limits: Buckets, source: string): Verdict => {
+      keyRequests.inc('unknown');
+      return { error: errors.unknownApiKey(limits.refusals.chargeAndWait(source, 1)) };
+    };
+
     const every = [submissions, reads].flatMap((limits) => (limits === undefined ? [] : [limits.perSource, limits.host]));
     return {
       name: 'rate-limit',
       close: async () => {
-        for (const bucket of every) bucket?.close();
+        for (const bucket of [...every, ...[...keyed.values()].map((limits) => limits.perSource)]) bucket?.close();
       },
       connectionSource: sourceOf.ofPeer,
       requestSource: (peer) => sourceOf(peer.address, peer.headers['x-forwarded-for']),
@@ -185,60 +211,88 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
       },
       handle({ request, peer, facts }: RequestContext): Verdict | Promise<Verdict> {
         const submission = SUBMISSION_ONLY.has(request.method);
-        const limits = submission ? submissions : reads;
+        const classLimits = submission ? submissions : reads;
         // The gate serves its pool per source, behind a trusted proxy too: named even when
         // submissions are not limited.
-        if (limits === undefined) {
+        if (classLimits === undefined) {
           if (submission) facts.set(SOURCE, sourceOf(peer.address, peer.headers['x-forwarded-for']));
           return undefined;
         }
-        const source = sourceOf(peer.address, peer.headers['x-forwarded-for']);
-        untrustedForwarding(peer.address, peer.headers, isTrustedProxy);
-        const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
-        const releaseSlot = inFlight.take(source);
-        if (releaseSlot === undefined) return refused(limits, source, 'in-flight', IN_FLIGHT_RETRY_MS);
-        const releaseHeavy = heavy ? heavyInFlight.take(source) : undefined;
-        if (heavy && releaseHeavy === undefined) {
-          releaseSlot();
-          return refused(limits, source, 'heavy-in-flight', IN_FLIGHT_RETRY_MS);
-        }
-        const release = () => {
-          releaseSlot();
-          releaseHeavy?.();
-        };
-        if (submission || PRICED_BY_SIZE.has(request.method)) {
-          facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
-        }
-        // Not for ordinary reads: a fact costs a read its first Map. The gate's pool and the heavy
-        // reads' turns are served per source.
-        if (submission || heavy) facts.set(SOURCE, source);
-        // A plugin that answers the request itself (the gate: a submission's judgement, a frame
-        // transaction's gas estimate) charges the time it measured.
-        if (submission || heavy) facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
-        const least = limits.costs.get(request.method) ?? 1;
-        const cost =
-          heavy && limits.gasPerToken !== undefined
-            ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst)
-            : request.method === PROOF_METHOD
-              ? proofCost(request, least, limits.burst)
-              : least;
-        if (heavy && limits.elMsPerToken !== undefined) {
-          facts.set(
-            EL_TIME,
-            elTimeCharge(limits.elMsPerToken, cost, (tokens) => void limits.perSource.charge(source, tokens)),
-          );
-        }
-        const verdict = limit(limits, source, cost);
-        if (!(verdict instanceof Promise)) return settle(verdict, release, facts);
-        return verdict.then(
-          (answered) => settle(answered, release, facts),
-          (err: unknown) => {
-            release();
-            throw err;
-          },
-        );
+        const presented =
+          options.apiKeys.size === 0 ? undefined : presentedKey(options.apiKeys, peer.headers, peer.path, facts.get(OPERATOR) === true);
+        if (presented === 'unknown') return unknownKey(classLimits, sourceOf(peer.address, peer.headers['x-forwarded-for']));
+        return presented === undefined
+          ? limitRequest(request, facts, classLimits, sourceOf(peer.address, peer.headers['x-forwarded-for']), submission, peer)
+          : limitRequest(
+              request,
+              facts,
+              keyedLimits(presented, submission, classLimits),
+              `key:${presented.name}`,
+              submission,
+              peer,
+              presented,
+            );
       },
     };
+
+    /** A request counted against `source` in `limits`: slots, then tokens. */
+    function limitRequest(
+      request: RequestContext['request'],
+      facts: Facts,
+      limits: Buckets,
+      source: string,
+      submission: boolean,
+      peer: RequestContext['peer'],
+      key?: ApiKey,
+    ): Verdict | Promise<Verdict> {
+      if (key === undefined) untrustedForwarding(peer.address, peer.headers, isTrustedProxy);
+      else keyRequests.inc(key.name);
+      const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
+      const releaseSlot = inFlight.take(source);
+      if (releaseSlot === undefined) return refused(limits, source, 'in-flight', IN_FLIGHT_RETRY_MS);
+      const releaseHeavy = heavy ? heavyInFlight.take(source) : undefined;
+      if (heavy && releaseHeavy === undefined) {
+        releaseSlot();
+        return refused(limits, source, 'heavy-in-flight', IN_FLIGHT_RETRY_MS);
+      }
+      const release = () => {
+        releaseSlot();
+        releaseHeavy?.();
+      };
+      if (submission || PRICED_BY_SIZE.has(request.method)) {
+        facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
+      }
+      // Not for ordinary reads: a fact costs a read its first Map. The gate's pool and the heavy
+      // reads' turns are served per source.
+      if (submission || heavy) facts.set(SOURCE, source);
+      // A plugin that answers the request itself (the gate: a submission's judgement, a frame
+      // transaction's gas estimate) charges the time it measured.
+      if (submission || heavy) facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
+      const least = limits.costs.get(request.method) ?? 1;
+      const cost =
+        heavy && limits.gasPerToken !== undefined
+          ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst)
+          : request.method === PROOF_METHOD
+            ? proofCost(request, least, limits.burst)
+            : least;
+      if (heavy && limits.elMsPerToken !== undefined) {
+        facts.set(
+          EL_TIME,
+          elTimeCharge(limits.elMsPerToken, cost, (tokens) => void limits.perSource.charge(source, tokens)),
+        );
+      }
+      // A keyed request names its tenant everywhere a source is read (the access log too).
+      if (key !== undefined && !(submission || heavy)) facts.set(SOURCE, source);
+      const verdict = limit(limits, source, cost);
+      if (!(verdict instanceof Promise)) return settle(verdict, release, facts);
+      return verdict.then(
+        (answered) => settle(answered, release, facts),
+        (err: unknown) => {
+          release();
+          throw err;
+        },
+      );
+    }
   },
 };
 

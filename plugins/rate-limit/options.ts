@@ -1,5 +1,6 @@
 /** rate-limit's YAML options. */
 import type { OptionsReader } from '../../src/plugin.js';
+import { type ApiKey, readApiKeys } from './api-keys.js';
 import type { BucketSpec } from './bucket.js';
 import { parseCidrs, type Cidr } from './source.js';
 
@@ -23,9 +24,11 @@ export interface RateLimitOptions {
   readonly maxHeavyInFlightPerSource: number;
   /** IPv6 sources are grouped by this prefix length. */
   readonly ipv6SourcePrefix: number;
+  /** Keyed tenants by their key's SHA-256 (api-keys.ts); empty: every request counts by its address. */
+  readonly apiKeys: ReadonlyMap<string, ApiKey>;
 }
 
-function readBucket(options: OptionsReader): BucketSpec {
+export function readBucket(options: OptionsReader): BucketSpec {
   const ratePerSecond = options.integer('rate_per_second', 0);
   const burst = options.integer('burst', ratePerSecond);
   if (burst < ratePerSecond) options.fail('burst', 'must be at least rate_per_second');
@@ -87,6 +90,7 @@ export function parseRateLimitOptions(options: OptionsReader): RateLimitOptions 
     max: maxInFlightPerSource,
   });
   const ipv6SourcePrefix = options.integer('ipv6_source_prefix', 48, { min: 32, max: 64 });
+  const apiKeys = readApiKeys(options, readBucket);
   options.done();
-  return { trustedProxies, submissions, reads, maxInFlightPerSource, maxHeavyInFlightPerSource, ipv6SourcePrefix };
+  return { trustedProxies, submissions, reads, maxInFlightPerSource, maxHeavyInFlightPerSource, ipv6SourcePrefix, apiKeys };
 }

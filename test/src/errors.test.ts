@@ -45,6 +45,7 @@ describe('errors: the wire error catalogue', () => {
       'rejected',
       'rejectedByExecutionLayer',
       'rateLimited',
+      'unknownApiKey',
       'syncTimeout',
       'syncNonceGap',
       'followerRefusesSubmissions',
@@ -157,6 +158,12 @@ describe('errors: the wire error catalogue', () => {
         retryAfterMs: 1_000,
       },
     ],
+    ['unknownApiKey', () => errors.unknownApiKey(), { code: -32000, message: 'unauthorized: unknown API key', httpStatus: 401 }],
+    [
+      'unknownApiKey',
+      () => errors.unknownApiKey(250),
+      { code: -32000, message: 'unauthorized: unknown API key', httpStatus: 401, holdMs: 250 },
+    ],
     [
       'syncTimeout',
       () => errors.syncTimeout(HASH),
@@ -255,8 +262,12 @@ describe('errors: the wire error catalogue', () => {
       });
     });
 
+    it('travels an unknown API key with HTTP 401, as keyed endpoints answer, and no Retry-After', () => {
+      expect(errors.unknownApiKey()).to.include({ httpStatus: 401 }).and.not.to.have.any.keys('retryAfterMs');
+    });
+
     it('travels every other condition with HTTP 200 (no httpStatus, no Retry-After)', () => {
-      const limited = new Set(['rateLimited']);
+      const limited = new Set(['rateLimited', 'unknownApiKey']);
       for (const [name, make] of CATALOGUE) {
         if (limited.has(name)) continue;
         expect(make(), name).not.to.have.any.keys('httpStatus', 'retryAfterMs');

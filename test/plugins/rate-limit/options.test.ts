@@ -22,7 +22,7 @@ function complaint(raw: Record<string, unknown>): string {
 /** The trusted proxies as text, `address/bits`. */
 const cidrs = (options: RateLimitOptions) => options.trustedProxies.map(([address, bits]) => `${address.toString()}/${bits}`);
 /** Everything but the parsed CIDR objects, which `cidrs` shows. */
-const limits = ({ trustedProxies: _, ...rest }: RateLimitOptions) => rest;
+const limits = ({ trustedProxies: _, apiKeys: __, ...rest }: RateLimitOptions) => rest;
 
 /** The rate-limit entry of config/ingress.yaml, as YAML reads it. */
 function shippedRateLimitOptions(): Record<string, unknown> {
