@@ -36,7 +36,8 @@
  * asks again at once instead of waiting costs about its quota in refusals. The allowance never changes what a request is told to wait, nor what it
  * costs: clients that wait as told are admitted at the quota however many requests they have open.
  *
- * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts).
+ * Reads: the TCP peer and `X-Forwarded-For` (from `trusted_proxies` only; see source.ts), an API
+ * key (bearer or path, api-keys.ts; a key presented here counts as its tenant), fact `operator`.
  * Order: after allowlist (quota is spent only on allowed calls), before gate.
  */
 import {
@@ -262,8 +263,8 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
       if (submission || PRICED_BY_SIZE.has(request.method)) {
         facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
       }
-      // Not for ordinary reads: a fact costs a read its first Map. The gate's pool and the heavy
-      // reads' turns are served per source.
+      // Not for ordinary reads: every fact is work on the read path. The gate's pool and the
+      // heavy reads' turns are served per source.
       if (submission || heavy) facts.set(SOURCE, source);
       // A plugin that answers the request itself (the gate: a submission's judgement, a frame
       // transaction's gas estimate) charges the time it measured.
