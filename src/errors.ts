@@ -72,7 +72,7 @@ export const errors = {
       'the method is not supported: this endpoint holds no keys; sign in the client and use eth_sendRawTransaction',
     ),
   /** eth_subscribe, eth_unsubscribe: there is no connection to push on. */
-  subscriptionsRefused: () => rpcError(METHOD_NOT_FOUND, `subscriptions are not supported: this endpoint is HTTP-only; ${POLL_INSTEAD}`),
+  subscriptionsRefused: () => rpcError(METHOD_NOT_FOUND, `subscriptions are not supported yet: ${POLL_INSTEAD}`),
   /** svc_validateTransaction: spec 4.5 and 7. */
   notSupportedByIngress: (method: string) => rpcError(METHOD_NOT_FOUND, `the method ${method} is not supported by the ingress`),
   invalidParams: (why: string) => rpcError(INVALID_PARAMS, `invalid params: ${why}`),
@@ -133,6 +133,12 @@ export const errors = {
       httpStatus: 401,
       ...(holdMs > 0 ? { holdMs } : {}),
     }),
+  /** A WebSocket message's answer past what one message may carry (websocket.ts). */
+  answerTooLarge: (maxBytes: number) =>
+    rpcError(
+      INTERNAL_ERROR,
+      `the answer is larger than ${maxBytes} bytes, the most a WebSocket message carries here: ask over HTTP, where answers stream`,
+    ),
   /** EIP-7966: forwarded, but no receipt within the timeout; `data` is the transaction hash. */
   syncTimeout: (hash: string) => rpcError(4, 'the transaction was ordered but not included within the timeout; wait for its receipt', hash),
   /** EIP-7966: a nonce ahead of the sender's next one is not accepted; `data` is the expected nonce. */
@@ -182,11 +188,14 @@ export interface TransportRefusal {
 /** Transport refusals: answered with an HTTP status because no JSON-RPC answer can be formed. */
 export const transport = {
   methodNotAllowed: { status: 405, reason: 'method_not_allowed', message: 'only POST is accepted' },
-  /** A WebSocket handshake: before the 405 a GET would get, so a client learns why and what to do. */
+  /**
+   * `Upgrade: websocket` without `Connection: Upgrade` (a handshake Node does not hand to the
+   * WebSocket listener): before the 405 a GET would get, so a client learns what is missing.
+   */
   webSocketRefused: {
     status: 400,
     reason: 'websocket',
-    message: `WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; ${POLL_INSTEAD}`,
+    message: 'incomplete WebSocket handshake: send Connection: Upgrade with Upgrade: websocket',
   },
   unsupportedMediaType: {
     status: 415,

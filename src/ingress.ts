@@ -16,6 +16,7 @@ import { headOf, startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
 import { SourceHolds } from './refusal-hold.js';
 import { SourceConnections } from './source-connections.js';
+import { acceptWebSockets } from './websocket.js';
 import { transport } from './errors.js';
 import { createContinueListener, createExpectationListener, createRequestListener, MAX_HEADERS, transportBody } from './server.js';
 
@@ -81,6 +82,13 @@ export async function startIngress(
     createContinueListener((req, res) => server.emit('request', req, res)),
   );
   server.on('checkExpectation', createExpectationListener(metrics));
+  const webSockets = acceptWebSockets(
+    server,
+    () => runtime,
+    log,
+    metrics,
+    (socket) => connections.busy(socket),
+  );
   // Past the cap, new connections are closed on accept (a flood cannot exhaust descriptors), or
   // let in in place of the busiest source's idlest (source-connections.ts). Node's own cap, one
   // above, only backs it up.
@@ -158,6 +166,7 @@ export async function startIngress(
       stopping ??= (async () => {
         // Requests waiting unread in held connections are read and answered, not cut as idle.
         await holds.releaseAll();
+        await webSockets.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         if (active > 0) {

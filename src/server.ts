@@ -21,6 +21,7 @@ import { peerSource } from './source-connections.js';
 import { CALL_GAS, CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
+import type { MessageSink } from './message-sink.js';
 import type { Metrics, Outcome } from './metrics.js';
 import type { RequestContext, Verdict } from './plugin.js';
 import type { Runtime } from './runtime.js';
@@ -93,18 +94,7 @@ export function createRequestListener(
     const settle = () => {
       if (settled) return;
       settled = true;
-      // An answer still streaming from the EL is abandoned.
-      if (!res.writableFinished) trace.cancelUpstream?.();
-      trace.releaseBody?.();
-      if (trace.facts !== undefined) {
-        // A gas-heavy call the client left is still computing on the EL: its source's slots are
-        // given back when the EL has answered, not now.
-        if (trace.elPending) trace.afterEl = trace.facts.get(ON_CLOSE);
-        else trace.facts.get(ON_CLOSE)?.();
-        if (!trace.facts.get(CLOSED)) trace.facts.set(CLOSED, true);
-      }
-      runtime.leave();
-      if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
+      settleTrace(runtime, res, trace, metrics);
       accessLog?.(() => accessEntry(runtime, req, res, trace, requestId, receivedAt));
       onSettled(req.socket);
     };
@@ -120,6 +110,52 @@ export function createRequestListener(
     if (heldFor > 0) return holds.defer(req.socket, heldFor, () => serveRequest(runtime, budget, req, res, trace, log, metrics, holds));
     serveRequest(runtime, budget, req, res, trace, log, metrics, holds);
   };
+}
+
+/** What a request holds, given back once its answer is written or cut (the request path's one 'close' listener). */
+function settleTrace(runtime: Runtime, res: ServerResponse, trace: Trace, metrics: Metrics): void {
+  // An answer still streaming from the EL is abandoned.
+  if (!res.writableFinished) trace.cancelUpstream?.();
+  trace.releaseBody?.();
+  if (trace.facts !== undefined) {
+    // A gas-heavy call the client left is still computing on the EL: its source's slots are
+    // given back when the EL has answered, not now.
+    if (trace.elPending) trace.afterEl = trace.facts.get(ON_CLOSE);
+    else trace.facts.get(ON_CLOSE)?.();
+    if (!trace.facts.get(CLOSED)) trace.facts.set(CLOSED, true);
+  }
+  runtime.leave();
+  if (trace.method !== undefined) metrics.request(trace.method, trace.outcome, (performance.now() - trace.started) / 1000);
+}
+
+/**
+ * One WebSocket message (websocket.ts): a request as a POST's body is one, through the same
+ * chain and the same EL path, its answer written into `sink` (no holds: a WebSocket connection
+ * is not read request by request).
+ */
+export function serveMessage(
+  runtime: Runtime,
+  peer: RequestContext['peer'],
+  body: Buffer,
+  sink: MessageSink,
+  log: Logger,
+  metrics: Metrics,
+): void {
+  const res = sink as unknown as ServerResponse;
+  const trace: Trace = {
+    method: undefined,
+    outcome: 'abandoned',
+    started: 0,
+    cancelUpstream: undefined,
+    facts: undefined,
+    releaseBody: undefined,
+    elPending: false,
+    afterEl: undefined,
+    streamedBytes: 0,
+  };
+  runtime.enter();
+  sink.once('close', () => settleTrace(runtime, res, trace, metrics));
+  handleBody(runtime, peer, res, body, log, metrics, trace, undefined);
 }
 
 /** Per connection, the responses pipelined behind an answer not written yet. */
@@ -305,7 +341,7 @@ function handleBody(
   log: Logger,
   metrics: Metrics,
   trace: Trace,
-  holds: SourceHolds,
+  holds: SourceHolds | undefined,
 ): void {
   let message: unknown;
   try {

@@ -58,7 +58,7 @@ describe('allowlist', () => {
       expect(reply.text).to.equal(
         refusal(
           5,
-          'subscriptions are not supported: this endpoint is HTTP-only; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs',
+          'subscriptions are not supported yet: poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs',
         ),
       );
       expect(suite.tap.bodies).to.deep.equal([]);

@@ -46,6 +46,7 @@ describe('errors: the wire error catalogue', () => {
       'rejectedByExecutionLayer',
       'rateLimited',
       'unknownApiKey',
+      'answerTooLarge',
       'syncTimeout',
       'syncNonceGap',
       'followerRefusesSubmissions',
@@ -92,7 +93,7 @@ describe('errors: the wire error catalogue', () => {
     [
       'subscriptionsRefused',
       () => errors.subscriptionsRefused(),
-      { code: -32601, message: `subscriptions are not supported: this endpoint is HTTP-only; ${POLL}` },
+      { code: -32601, message: `subscriptions are not supported yet: ${POLL}` },
     ],
     [
       'notSupportedByIngress',
@@ -163,6 +164,14 @@ describe('errors: the wire error catalogue', () => {
       'unknownApiKey',
       () => errors.unknownApiKey(250),
       { code: -32000, message: 'unauthorized: unknown API key', httpStatus: 401, holdMs: 250 },
+    ],
+    [
+      'answerTooLarge',
+      () => errors.answerTooLarge(16),
+      {
+        code: -32603,
+        message: 'the answer is larger than 16 bytes, the most a WebSocket message carries here: ask over HTTP, where answers stream',
+      },
     ],
     [
       'syncTimeout',
@@ -298,7 +307,7 @@ describe('errors: the wire error catalogue', () => {
         webSocketRefused: {
           status: 400,
           reason: 'websocket',
-          message: `WebSocket is not supported: this endpoint is HTTP-only, one JSON-RPC request per POST; ${POLL}`,
+          message: 'incomplete WebSocket handshake: send Connection: Upgrade with Upgrade: websocket',
         },
         unsupportedMediaType: {
           status: 415,

@@ -1,0 +1,141 @@
+/**
+ * JSON-RPC over WebSocket on the public listener (issue 38): an upgrade on any path becomes a
+ * connection whose every text message is one request, served as a POST's body is (server.ts's
+ * `serveMessage`: the same chain, allowlist, limits and prices, the gate for submissions), its
+ * answer sent back as one message. Answers may come in any order; ids match them.
+ *
+ * Bounds: a message over the body cap closes the connection (1009); at most
+ * `IN_FLIGHT_PER_CONNECTION` requests unanswered per connection, past it -32005 at once; an
+ * answer over `ANSWER_CAP_BYTES` is refused (-32603, use HTTP); a connection whose unsent answers
+ * pass `SEND_BUFFER_CAP_BYTES` (a client that stopped reading) is closed with 1008 and says why;
+ * one that answers no ping within `PING_EVERY_MS` is cut. Connections count against
+ * max_connections and max_connections_per_source as any other (the listener's own accounting).
+ * On shutdown, each is closed with 1001 once its answers are sent.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import { errors } from './errors.js';
+import { formatResponse, idOf } from './jsonrpc.js';
+import type { Logger } from './log.js';
+import { MessageSink } from './message-sink.js';
+import type { Metrics } from './metrics.js';
+import type { Runtime } from './runtime.js';
+import { serveMessage } from './server.js';
+
+const IN_FLIGHT_PER_CONNECTION = 32;
+const ANSWER_CAP_BYTES = 16 * 1024 * 1024;
+const SEND_BUFFER_CAP_BYTES = 32 * 1024 * 1024;
+const PING_EVERY_MS = 30_000;
+const CLOSE_WAIT_MS = 1_000;
+
+export interface WebSockets {
+  /** Connections open now. */
+  readonly open: number;
+  /** Closes every connection (1001) and stops taking new ones. */
+  close(): Promise<void>;
+}
+
+export function acceptWebSockets(
+  server: Server,
+  current: () => Runtime,
+  log: Logger,
+  metrics: Metrics,
+  /** A connection upgraded: it is in use for as long as it lives (never closed as idle for a newcomer). */
+  upgraded: (socket: IncomingMessage['socket']) => void = () => {},
+): WebSockets {
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: current().maxBodyBytes });
+  let closing = false;
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (closing || req.headers.upgrade?.toLowerCase() !== 'websocket' || !originAllowed(current(), req.headers.origin)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      upgraded(req.socket);
+      serveConnection(ws, req, current, log, metrics);
+    });
+  });
+  const pings = setInterval(() => {
+    for (const ws of wss.clients) {
+      const alive = ws as WebSocket & { alive?: boolean };
+      if (alive.alive === false) {
+        ws.terminate();
+        continue;
+      }
+      alive.alive = false;
+      ws.ping();
+    }
+  }, PING_EVERY_MS).unref();
+  return {
+    get open() {
+      return wss.clients.size;
+    },
+    async close() {
+      closing = true;
+      clearInterval(pings);
+      const closed = [...wss.clients].map((ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())));
+      for (const ws of wss.clients) ws.close(1001, 'the endpoint is shutting down');
+      // A client that does not answer the close frame within a second is cut.
+      const timer = setTimeout(() => {
+        for (const ws of wss.clients) ws.terminate();
+      }, CLOSE_WAIT_MS);
+      await Promise.all(closed);
+      clearTimeout(timer);
+      wss.close();
+    },
+  };
+}
+
+/** A browser's page may connect only from an origin CORS allows (what it could POST from). */
+function originAllowed(runtime: Runtime, origin: string | undefined): boolean {
+  const allowed = runtime.config.corsOrigins;
+  return origin === undefined || allowed.includes('*') || allowed.includes(origin);
+}
+
+function serveConnection(ws: WebSocket, req: IncomingMessage, current: () => Runtime, log: Logger, metrics: Metrics): void {
+  const peer = { address: req.socket.remoteAddress ?? '', headers: req.headers, path: req.url };
+  const alive = ws as WebSocket & { alive?: boolean };
+  alive.alive = true;
+  ws.on('pong', () => (alive.alive = true));
+  let inFlight = 0;
+  const sink = new Set<MessageSink>();
+  const reply = (answer: Buffer | string) => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    ws.send(answer);
+    if (ws.bufferedAmount > SEND_BUFFER_CAP_BYTES) {
+      ws.close(1008, `slow consumer: more than ${SEND_BUFFER_CAP_BYTES} bytes of answers unsent`);
+    }
+  };
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    const body = isBinary ? data : Buffer.from(data);
+    if (inFlight >= IN_FLIGHT_PER_CONNECTION) {
+      return reply(formatResponse(idOf(safeParse(body)), { error: errors.rateLimited('in-flight', 100) }));
+    }
+    inFlight++;
+    let message: MessageSink | undefined;
+    message = new MessageSink((answer) => {
+      inFlight--;
+      sink.delete(message!);
+      reply(answer ?? formatResponse(idOf(safeParse(body)), { error: errors.answerTooLarge(ANSWER_CAP_BYTES) }));
+    }, ANSWER_CAP_BYTES);
+    sink.add(message);
+    message.once('close', () => {
+      if (sink.delete(message!)) inFlight--;
+    });
+    serveMessage(current(), peer, body, message, log, metrics);
+  });
+  ws.on('close', () => {
+    // Answers still being computed have nobody to go to: their upstream requests are released.
+    for (const pending of [...sink]) pending.destroy();
+  });
+  ws.on('error', () => ws.terminate());
+}
+
+function safeParse(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString());
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * JSON-RPC over WebSocket (issue 38, first part): each message a request served as a POST's
+ * body is, through the same chain; the bounds of a connection; what ethers and viem see.
+ */
+import { once } from 'node:events';
+import { expect } from 'chai';
+import { WebSocketProvider } from 'ethers';
+import { createPublicClient, webSocket } from 'viem';
+import WebSocket from 'ws';
+import { HANG, startStubEl } from '../../support/stub-el.js';
+import { useAnvil } from '../helpers/el.js';
+import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+
+const PLUGINS = `
+  - batch-refuse
+  - size-limit
+  - allowlist
+  - rate-limit:
+      reads: {per_source: {rate_per_second: 1, burst: 20}}`;
+
+/** A connected client that reads answers by id. */
+async function connect(url: string, headers: Record<string, string> = {}) {
+  const ws = new WebSocket(url.replace('http:', 'ws:'), { headers });
+  const answers: string[] = [];
+  const waiting: Array<() => void> = [];
+  ws.on('message', (data) => {
+    answers.push(data.toString());
+    for (const wake of waiting.splice(0)) wake();
+  });
+  await once(ws, 'open');
+  const next = async (count = 1): Promise<string[]> => {
+    while (answers.length < count) await new Promise<void>((resolve) => waiting.push(resolve));
+    return answers.splice(0, count);
+  };
+  return { ws, next, send: (text: string) => ws.send(text) };
+}
+
+describe('WebSocket: JSON-RPC on the public listener (websocket.ts)', () => {
+  const anvil = useAnvil();
+  let ingress: TestIngress;
+  before(async () => {
+    ingress = await startTestIngress(testConfig(anvil.current.url, PLUGINS).replace('log_level: debug', 'log_level: error'));
+  });
+  after(() => ingress.shutdown());
+
+  it('answers each message as the same POST is answered, byte for byte, by id', async () => {
+    const client = await connect(ingress.url);
+    client.send('{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}');
+    expect(await client.next()).to.deep.equal(['{"jsonrpc":"2.0","id":7,"result":"0x1fcd"}']);
+    client.send('{"jsonrpc":"2.0","id":"b","method":"eth_getBalance","params":["0x000000000000000000000000000000000000dEaD","latest"]}');
+    client.send(
+      '{"jsonrpc":"2.0","id":"c","method":"eth_call","params":[{"to":"0x000000000000000000000000000000000000dEaD","data":"0x"},"latest"]}',
+    );
+    const both = (await client.next(2)).map((text) => JSON.parse(text) as { id: string; result: string });
+    expect(both.map((a) => a.id).sort()).to.deep.equal(['b', 'c']);
+    expect(both.find((a) => a.id === 'c')!.result).to.equal('0x');
+    client.ws.close();
+  });
+
+  it('refuses what a POST is refused: a batch, an unknown method, a body that is not JSON', async () => {
+    const client = await connect(ingress.url);
+    const answer = async (text: string) => {
+      client.send(text);
+      return JSON.parse((await client.next())[0]!) as unknown;
+    };
+    expect(await answer('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}]'), 'a batch').to.have.nested.property(
+      '[0].error.code',
+      -32600,
+    );
+    expect(await answer('{"jsonrpc":"2.0","id":2,"method":"admin_peers","params":[]}'), 'unknown').to.have.nested.property(
+      'error.code',
+      -32601,
+    );
+    expect(await answer('{"jsonrpc"'), 'not JSON').to.have.nested.property('error.code', -32700);
+    client.ws.close();
+  });
+
+  it("prices every message as a request: past the source's burst, -32005", async () => {
+    const limited = await startTestIngress(
+      testConfig(anvil.current.url, PLUGINS.replace('burst: 20', 'burst: 2')).replace('log_level: debug', 'log_level: error'),
+    );
+    try {
+      const client = await connect(limited.url);
+      for (let id = 1; id <= 3; id++) client.send(`{"jsonrpc":"2.0","id":${id},"method":"eth_chainId","params":[]}`);
+      const byId = new Map(
+        (await client.next(3))
+          .map((text) => JSON.parse(text) as { id: number; error?: { code: number } })
+          .map((a) => [a.id, a.error?.code ?? 'ok']),
+      );
+      expect([1, 2, 3].map((id) => byId.get(id))).to.deep.equal(['ok', 'ok', -32005]);
+      client.ws.close();
+    } finally {
+      await limited.shutdown();
+    }
+  });
+
+  it('serves ethers WebSocketProvider and viem webSocket() reads', async () => {
+    const url = ingress.url.replace('http:', 'ws:');
+    const provider = new WebSocketProvider(url);
+    try {
+      expect(Number((await provider.getNetwork()).chainId)).to.equal(8141);
+      expect(await provider.getBlockNumber()).to.be.a('number');
+    } finally {
+      await provider.destroy();
+    }
+    const client = createPublicClient({ transport: webSocket(url) });
+    expect(await client.getChainId()).to.equal(8141);
+    await (await client.transport.getRpcClient()).close();
+  });
+
+  it('closes a connection that sends a message over the body cap with 1009', async () => {
+    const client = await connect(ingress.url);
+    client.send(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":["${'a'.repeat(600 * 1024)}"]}`);
+    const [code] = (await once(client.ws, 'close')) as [number];
+    expect(code).to.equal(1009);
+  });
+
+  it('refuses a handshake from an origin CORS does not allow, 403', async () => {
+    const strict = await startTestIngress(
+      testConfig(anvil.current.url, PLUGINS, 'cors:\n  allowed_origins: ["https://app.example.org"]').replace(
+        'log_level: debug',
+        'log_level: error',
+      ),
+    );
+    try {
+      const refused = new WebSocket(strict.url.replace('http:', 'ws:'), { headers: { origin: 'https://evil.example' } });
+      const [, response] = (await once(refused, 'unexpected-response')) as [unknown, { statusCode: number }];
+      expect(response.statusCode).to.equal(403);
+      const allowed = await connect(strict.url, { origin: 'https://app.example.org' });
+      allowed.ws.close();
+    } finally {
+      await strict.shutdown();
+    }
+  });
+
+  it('answers past 32 unanswered requests on one connection with -32005 at once; closing releases their EL requests', async () => {
+    const el = await startStubEl({ eth_blockNumber: () => HANG }, { fallthrough: anvil.current.url });
+    const hung = await startTestIngress(
+      testConfig(el.url, PLUGINS.replace('burst: 20', 'burst: 100'))
+        .replace('max_in', 'max_in')
+        .replace('log_level: debug', 'log_level: error'),
+    );
+    try {
+      const client = await connect(hung.url);
+      for (let id = 1; id <= 33; id++) client.send(`{"jsonrpc":"2.0","id":${id},"method":"eth_blockNumber","params":[]}`);
+      const [over] = await client.next();
+      expect(JSON.parse(over!)).to.deep.include({ id: 33 });
+      expect(JSON.parse(over!).error.code).to.equal(-32005);
+      client.ws.close();
+      await once(client.ws, 'close');
+      // The 32 requests held at the EL were aborted: the ingress drains at once.
+      await hung.shutdown();
+    } finally {
+      await el.close();
+    }
+  });
+
+  it('closes its connections with 1001 when it shuts down', async () => {
+    const closing = await startTestIngress(testConfig(anvil.current.url, PLUGINS).replace('log_level: debug', 'log_level: error'));
+    const client = await connect(closing.url);
+    const closed = once(client.ws, 'close');
+    await closing.shutdown();
+    const [code, reason] = (await closed) as [number, Buffer];
+    expect([code, reason.toString()]).to.deep.equal([1001, 'the endpoint is shutting down']);
+  });
+});
