@@ -4,7 +4,8 @@
  * Passes the `eth_`/`net_`/`web3_` read surface, `eth_sendRawTransaction` (answered later by the
  * gate), the three proxied `svc_` methods, `svc_estimateFrameGas` (answered by the gate), `extra_methods` from YAML, and any request for which
  * auth recorded the `operator` fact (an operator method called with a valid token). Refuses with -32601: the signing methods ("holds no
- * keys"), `eth_subscribe`/`eth_unsubscribe` ("HTTP-only", with how to poll),
+ * keys"), `eth_subscribe`/`eth_unsubscribe` over HTTP (with how to poll; over WebSocket they pass, fact
+ * `subscriber`, and the core answers them),
  * `svc_validateTransaction` ("not supported by the ingress"), everything else ("does not
  * exist", the same bytes as an unauthorised operator call). `eth_accounts` is answered `[]` here:
  * the endpoint holds no keys, and passed on it would list the EL's own (anvil's ten on the
@@ -12,7 +13,7 @@
  * with `client_version` ("svc-ingress" by default): the EL's name, version and platform would tell
  * an attacker which of its bugs to try; `pass_client_version: true` lets the EL answer instead.
  *
- * Reads: fact `operator`. Order: after auth, which records that fact.
+ * Reads: facts `operator` and `subscriber`. Order: after auth, which records the first.
  */
 import {
   errors,
@@ -22,6 +23,7 @@ import {
   PROXIED_SVC_METHODS,
   READ_METHODS,
   SUBMISSION_ONLY,
+  SUBSCRIBER,
   type PluginModule,
   type RequestContext,
   type Verdict,
@@ -111,7 +113,8 @@ export const allowlist: PluginModule<AllowlistOptions> = {
         if (method === 'web3_clientVersion' && ownVersion !== undefined) return ownVersion;
         if (pass.has(method) || facts.get(OPERATOR) === true) return undefined;
         if (signing.has(method)) return { error: errors.signingRefused() };
-        if (SUBSCRIPTIONS.has(method)) return { error: errors.subscriptionsRefused() };
+        // Over WebSocket the core answers them (websocket.ts); over HTTP there is nobody to notify.
+        if (SUBSCRIPTIONS.has(method)) return facts.get(SUBSCRIBER) === true ? undefined : { error: errors.subscriptionsRefused() };
         if (refused.has(method)) return { error: errors.notSupportedByIngress(method) };
         return { error: errors.methodNotFound() };
       },

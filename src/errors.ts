@@ -133,6 +133,15 @@ export const errors = {
       httpStatus: 401,
       ...(holdMs > 0 ? { holdMs } : {}),
     }),
+  /** eth_subscribe of a kind the ingress does not serve (websocket.ts). */
+  subscriptionKindUnsupported: (kind: string) =>
+    rpcError(
+      INVALID_PARAMS,
+      `invalid params: subscriptions of ${JSON.stringify(kind).slice(0, 64)} are not served: newHeads only; ${POLL_INSTEAD}`,
+    ),
+  /** More subscriptions on one WebSocket connection than it may hold. */
+  tooManySubscriptions: (max: number) =>
+    rpcError(LIMIT_EXCEEDED, `too many subscriptions on this connection (at most ${max}): unsubscribe one, or open another connection`),
   /** A WebSocket message's answer past what one message may carry (websocket.ts). */
   answerTooLarge: (maxBytes: number) =>
     rpcError(
@@ -189,13 +198,14 @@ export interface TransportRefusal {
 export const transport = {
   methodNotAllowed: { status: 405, reason: 'method_not_allowed', message: 'only POST is accepted' },
   /**
-   * `Upgrade: websocket` without `Connection: Upgrade` (a handshake Node does not hand to the
-   * WebSocket listener): before the 405 a GET would get, so a client learns what is missing.
+   * A WebSocket handshake that is not one (no key, another version, `Upgrade` without `Connection:
+   * Upgrade`): before the 405 a GET would get, so a client learns what is missing.
    */
   webSocketRefused: {
     status: 400,
     reason: 'websocket',
-    message: 'incomplete WebSocket handshake: send Connection: Upgrade with Upgrade: websocket',
+    message:
+      'incomplete WebSocket handshake: a client sends Connection: Upgrade, Upgrade: websocket, Sec-WebSocket-Key and Sec-WebSocket-Version: 13',
   },
   unsupportedMediaType: {
     status: 415,

@@ -54,6 +54,9 @@ export const EL_TIME: Fact<(ms: number) => void> = { name: 'el-time' };
  */
 export const ON_CLOSE: Fact<() => void> = { name: 'on-close' };
 
+/** Set by the core on a WebSocket message: its connection can take subscriptions' notifications. */
+export const SUBSCRIBER: Fact<true> = { name: 'subscriber' };
+
 /** Set by the core when the response closed while plugins were still deciding: hold nothing for it. */
 export const CLOSED: Fact<true> = { name: 'closed' };
 

@@ -54,7 +54,20 @@ import type { Upstream } from './upstream.js';
 
 export { callsOf, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, namesGasOtherwise, requestGas } from './call-gas.js';
 export { errors, LIMIT_EXCEEDED, METHOD_NOT_FOUND, RpcFailure, type RpcError } from './errors.js';
-export { CALL_GAS, CHARGE, CLOSED, EL_TIME, EXTRA_COST, Facts, ON_CLOSE, OPERATOR, SOURCE, type ExtraCost, type Fact } from './facts.js';
+export {
+  CALL_GAS,
+  CHARGE,
+  CLOSED,
+  EL_TIME,
+  EXTRA_COST,
+  Facts,
+  ON_CLOSE,
+  OPERATOR,
+  SOURCE,
+  SUBSCRIBER,
+  type ExtraCost,
+  type Fact,
+} from './facts.js';
 export { idOf, type Answer, type RpcId, type RpcRequest } from './jsonrpc.js';
 export type { Fields, Logger } from './log.js';
 export { throttledWarning, type ThrottledWarning } from './log-throttle.js';

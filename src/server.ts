@@ -18,8 +18,8 @@ import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcE
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
 import type { SourceHolds } from './refusal-hold.js';
 import { peerSource } from './source-connections.js';
-import { CALL_GAS, CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE } from './facts.js';
-import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId } from './jsonrpc.js';
+import { CALL_GAS, CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE, SUBSCRIBER } from './facts.js';
+import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId, type RpcRequest } from './jsonrpc.js';
 import { describeError, type Logger } from './log.js';
 import type { MessageSink } from './message-sink.js';
 import type { Metrics, Outcome } from './metrics.js';
@@ -48,6 +48,8 @@ interface Trace {
   afterEl: (() => void) | undefined;
   /** Bytes of the EL's answer streamed (as it declared them), for the access log. */
   streamedBytes: number;
+  /** A WebSocket connection's own methods (eth_subscribe): asked once the chain passed, before the EL. */
+  local?: (request: RpcRequest) => Answer | undefined;
 }
 
 /**
@@ -140,6 +142,7 @@ export function serveMessage(
   sink: MessageSink,
   log: Logger,
   metrics: Metrics,
+  local: (request: RpcRequest) => Answer | undefined,
 ): void {
   const res = sink as unknown as ServerResponse;
   const trace: Trace = {
@@ -152,6 +155,7 @@ export function serveMessage(
     elPending: false,
     afterEl: undefined,
     streamedBytes: 0,
+    local,
   };
   runtime.enter();
   sink.once('close', () => settleTrace(runtime, res, trace, metrics));
@@ -365,6 +369,7 @@ function handleBody(
   trace.started = performance.now();
   const ctx: RequestContext = { request, peer, facts: new Facts() };
   trace.facts = ctx.facts;
+  if (trace.local !== undefined) ctx.facts.set(SUBSCRIBER, true);
   // Closed while the body was being admitted: its close has been handled without these facts.
   if (res.destroyed) ctx.facts.set(CLOSED, true);
   const finish = (verdict: Verdict) => {
@@ -374,6 +379,11 @@ function handleBody(
     if (verdict !== undefined) {
       trace.outcome = 'error' in verdict ? 'refused' : 'answered';
       return answer(res, request.id, verdict, holds);
+    }
+    const local = trace.local?.(request);
+    if (local !== undefined) {
+      trace.outcome = 'error' in local ? 'refused' : 'answered';
+      return answer(res, request.id, local, holds);
     }
     trace.outcome = 'proxied';
     if (!GAS_HEAVY_METHODS.has(request.method)) {

@@ -12,22 +12,27 @@
  * max_connections and max_connections_per_source as any other (the listener's own accounting).
  * On shutdown, each is closed with 1001 once its answers are sent.
  */
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { errors } from './errors.js';
-import { formatResponse, idOf } from './jsonrpc.js';
+import { errors, transport } from './errors.js';
+import { HeadFeed } from './head-feed.js';
+import { formatResponse, idOf, type Answer, type RpcRequest } from './jsonrpc.js';
 import type { Logger } from './log.js';
 import { MessageSink } from './message-sink.js';
 import type { Metrics } from './metrics.js';
 import type { Runtime } from './runtime.js';
-import { serveMessage } from './server.js';
+import { serveMessage, transportBody } from './server.js';
 
 const IN_FLIGHT_PER_CONNECTION = 32;
 const ANSWER_CAP_BYTES = 16 * 1024 * 1024;
 const SEND_BUFFER_CAP_BYTES = 32 * 1024 * 1024;
 const PING_EVERY_MS = 30_000;
 const CLOSE_WAIT_MS = 1_000;
+const SUBSCRIPTIONS_PER_CONNECTION = 16;
+/** How often the head feed asks the EL for its latest block while anyone subscribes. */
+const HEAD_POLL_MS = 250;
 
 export interface WebSockets {
   /** Connections open now. */
@@ -45,15 +50,29 @@ export function acceptWebSockets(
   upgraded: (socket: IncomingMessage['socket']) => void = () => {},
 ): WebSockets {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: current().maxBodyBytes });
+  const heads = new HeadFeed(() => current().stateReads, HEAD_POLL_MS);
   let closing = false;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (closing || req.headers.upgrade?.toLowerCase() !== 'websocket' || !originAllowed(current(), req.headers.origin)) {
+    if (closing || !originAllowed(current(), req.headers.origin)) {
       socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    // Anything but a complete WebSocket handshake gets the transport refusal a POST would, in JSON.
+    if (
+      req.headers.upgrade?.toLowerCase() !== 'websocket' ||
+      req.headers['sec-websocket-key'] === undefined ||
+      req.headers['sec-websocket-version'] !== '13'
+    ) {
+      metrics.transportRefused(transport.webSocketRefused.reason);
+      const body = transportBody(transport.webSocketRefused);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       upgraded(req.socket);
-      serveConnection(ws, req, current, log, metrics);
+      serveConnection(ws, req, current, log, metrics, heads);
     });
   });
   const pings = setInterval(() => {
@@ -74,6 +93,7 @@ export function acceptWebSockets(
     async close() {
       closing = true;
       clearInterval(pings);
+      heads.close();
       const closed = [...wss.clients].map((ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())));
       for (const ws of wss.clients) ws.close(1001, 'the endpoint is shutting down');
       // A client that does not answer the close frame within a second is cut.
@@ -93,7 +113,14 @@ function originAllowed(runtime: Runtime, origin: string | undefined): boolean {
   return origin === undefined || allowed.includes('*') || allowed.includes(origin);
 }
 
-function serveConnection(ws: WebSocket, req: IncomingMessage, current: () => Runtime, log: Logger, metrics: Metrics): void {
+function serveConnection(
+  ws: WebSocket,
+  req: IncomingMessage,
+  current: () => Runtime,
+  log: Logger,
+  metrics: Metrics,
+  heads: HeadFeed,
+): void {
   const peer = { address: req.socket.remoteAddress ?? '', headers: req.headers, path: req.url };
   const alive = ws as WebSocket & { alive?: boolean };
   alive.alive = true;
@@ -123,11 +150,33 @@ function serveConnection(ws: WebSocket, req: IncomingMessage, current: () => Run
     message.once('close', () => {
       if (sink.delete(message!)) inFlight--;
     });
-    serveMessage(current(), peer, body, message, log, metrics);
+    serveMessage(current(), peer, body, message, log, metrics, subscriptionMethods);
   });
+  // eth_subscribe / eth_unsubscribe, once the chain has passed them (priced as any request).
+  const subscriptions = new Map<string, () => void>();
+  const subscriptionMethods = (request: RpcRequest): Answer | undefined => {
+    const params = Array.isArray(request.params) ? request.params : [];
+    if (request.method === 'eth_unsubscribe') {
+      const stop = typeof params[0] === 'string' ? subscriptions.get(params[0]) : undefined;
+      stop?.();
+      return { result: stop !== undefined && subscriptions.delete(params[0] as string) };
+    }
+    if (request.method !== 'eth_subscribe') return undefined;
+    if (params[0] !== 'newHeads') return { error: errors.subscriptionKindUnsupported(String(params[0])) };
+    if (subscriptions.size >= SUBSCRIPTIONS_PER_CONNECTION) return { error: errors.tooManySubscriptions(SUBSCRIPTIONS_PER_CONNECTION) };
+    const id = `0x${randomBytes(16).toString('hex')}`;
+    const head = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":`;
+    subscriptions.set(
+      id,
+      heads.subscribe((header) => reply(`${head}${header}}}`)),
+    );
+    return { result: id };
+  };
   ws.on('close', () => {
     // Answers still being computed have nobody to go to: their upstream requests are released.
     for (const pending of [...sink]) pending.destroy();
+    for (const stop of subscriptions.values()) stop();
+    subscriptions.clear();
   });
   ws.on('error', () => ws.terminate());
 }

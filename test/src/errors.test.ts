@@ -46,6 +46,8 @@ describe('errors: the wire error catalogue', () => {
       'rejectedByExecutionLayer',
       'rateLimited',
       'unknownApiKey',
+      'subscriptionKindUnsupported',
+      'tooManySubscriptions',
       'answerTooLarge',
       'syncTimeout',
       'syncNonceGap',
@@ -164,6 +166,16 @@ describe('errors: the wire error catalogue', () => {
       'unknownApiKey',
       () => errors.unknownApiKey(250),
       { code: -32000, message: 'unauthorized: unknown API key', httpStatus: 401, holdMs: 250 },
+    ],
+    [
+      'subscriptionKindUnsupported',
+      () => errors.subscriptionKindUnsupported('logs'),
+      { code: -32602, message: `invalid params: subscriptions of "logs" are not served: newHeads only; ${POLL}` },
+    ],
+    [
+      'tooManySubscriptions',
+      () => errors.tooManySubscriptions(16),
+      { code: -32005, message: 'too many subscriptions on this connection (at most 16): unsubscribe one, or open another connection' },
     ],
     [
       'answerTooLarge',
@@ -307,7 +319,8 @@ describe('errors: the wire error catalogue', () => {
         webSocketRefused: {
           status: 400,
           reason: 'websocket',
-          message: 'incomplete WebSocket handshake: send Connection: Upgrade with Upgrade: websocket',
+          message:
+            'incomplete WebSocket handshake: a client sends Connection: Upgrade, Upgrade: websocket, Sec-WebSocket-Key and Sec-WebSocket-Version: 13',
         },
         unsupportedMediaType: {
           status: 415,

@@ -18,6 +18,9 @@ const PLUGINS = `
   - rate-limit:
       reads: {per_source: {rate_per_second: 1, burst: 20}}`;
 
+/** Quotas no test here reaches: these tests are about subscriptions, not prices. */
+const ROOMY = PLUGINS.replace('rate_per_second: 1, burst: 20', 'rate_per_second: 10000, burst: 10000');
+
 /** A connected client that reads answers by id. */
 async function connect(url: string, headers: Record<string, string> = {}) {
   const ws = new WebSocket(url.replace('http:', 'ws:'), { headers });
@@ -162,5 +165,111 @@ describe('WebSocket: JSON-RPC on the public listener (websocket.ts)', () => {
     await closing.shutdown();
     const [code, reason] = (await closed) as [number, Buffer];
     expect([code, reason.toString()]).to.deep.equal([1001, 'the endpoint is shutting down']);
+  });
+});
+
+describe('WebSocket: newHeads subscriptions fed by one follower (websocket.ts, head-feed.ts)', () => {
+  const anvil = useAnvil({ blockTimeSeconds: 1 });
+  let ingress: TestIngress;
+  before(async () => {
+    ingress = await startTestIngress(testConfig(anvil.current.url, ROOMY).replace('log_level: debug', 'log_level: error'));
+  });
+  after(() => ingress.shutdown());
+
+  const subscribe = async (client: Awaited<ReturnType<typeof connect>>, params: unknown[] = ['newHeads'], id = 1) => {
+    client.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_subscribe', params }));
+    return JSON.parse((await client.next())[0]!) as { result?: string; error?: { code: number; message: string } };
+  };
+
+  it('announces each new block once, in order, as its header (no transactions), to the subscription named', async () => {
+    const client = await connect(ingress.url);
+    const { result: id } = await subscribe(client);
+    expect(id).to.match(/^0x[0-9a-f]{32}$/);
+    const heads = (await client.next(2)).map(
+      (text) => JSON.parse(text) as { method: string; params: { subscription: string; result: Record<string, string> } },
+    );
+    expect(heads.map((h) => [h.method, h.params.subscription])).to.deep.equal([
+      ['eth_subscription', id],
+      ['eth_subscription', id],
+    ]);
+    const [first, second] = heads.map((h) => h.params.result);
+    expect(BigInt(second!.number!) - BigInt(first!.number!)).to.equal(1n);
+    expect(second!.parentHash).to.equal(first!.hash);
+    expect(first).to.include.keys('hash', 'parentHash', 'stateRoot', 'timestamp', 'baseFeePerGas');
+    expect(first).to.not.have.any.keys('transactions', 'uncles', 'size');
+    client.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_unsubscribe', params: [id] }));
+    client.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'eth_unsubscribe', params: [id] }));
+    const answers = (await client.next(2)).map((text) => JSON.parse(text) as { id?: number; result?: boolean });
+    // A head may still have been on its way: the two answers are read among what came.
+    expect(answers.filter((a) => a.id !== undefined).map((a) => [a.id, a.result])).to.deep.include.members([[2, true]]);
+    client.ws.close();
+  });
+
+  it('refuses another kind, a 17th subscription on one connection, and eth_subscribe over HTTP', async () => {
+    const client = await connect(ingress.url);
+    expect((await subscribe(client, ['logs', {}])).error).to.deep.equal({
+      code: -32602,
+      message:
+        'invalid params: subscriptions of "logs" are not served: newHeads only; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs',
+    });
+    for (let i = 0; i < 16; i++) expect((await subscribe(client, ['newHeads'], 10 + i)).result).to.be.a('string');
+    expect((await subscribe(client, ['newHeads'], 99)).error).to.deep.equal({
+      code: -32005,
+      message: 'too many subscriptions on this connection (at most 16): unsubscribe one, or open another connection',
+    });
+    client.ws.close();
+    const overHttp = await fetch(ingress.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}',
+    });
+    expect(((await overHttp.json()) as { error: { code: number } }).error.code).to.equal(-32601);
+  });
+
+  it('serves ethers provider.on("block") and viem watchBlocks over webSocket()', async () => {
+    const url = ingress.url.replace('http:', 'ws:');
+    const provider = new WebSocketProvider(url);
+    try {
+      const block = await new Promise<number>((resolve) => void provider.on('block', resolve));
+      expect(block).to.be.a('number');
+    } finally {
+      await provider.destroy();
+    }
+    const client = createPublicClient({ transport: webSocket(url) });
+    const seen = await new Promise<bigint>((resolve, reject) => {
+      const stop = client.watchBlocks({
+        onBlock: (block) => {
+          stop();
+          resolve(block.number);
+        },
+        onError: reject,
+      });
+    });
+    expect(seen > 0n).to.equal(true);
+    await (await client.transport.getRpcClient()).close();
+  });
+
+  it('asks the EL the same whether one client subscribes or a hundred', async function () {
+    this.timeout(20_000);
+    const el = await startStubEl({}, { fallthrough: anvil.current.url });
+    const counted = await startTestIngress(testConfig(el.url, ROOMY).replace('log_level: debug', 'log_level: error'));
+    /** Requests the EL got while `subscribers` listened for three heads. */
+    const asked = async (subscribers: number) => {
+      const clients = await Promise.all(Array.from({ length: subscribers }, () => connect(counted.url)));
+      for (const client of clients) await subscribe(client);
+      const before = el.received.length;
+      await Promise.all(clients.map((client) => client.next(3)));
+      const during = el.received.length - before;
+      for (const client of clients) client.ws.close();
+      return during;
+    };
+    try {
+      const one = await asked(1);
+      const many = await asked(100);
+      expect(many, `one subscriber: ${one} EL requests; 100: ${many}`).to.be.at.most(one + 4);
+    } finally {
+      await counted.shutdown();
+      await el.close();
+    }
   });
 });
