@@ -50,6 +50,17 @@ export class Metrics implements PluginMetrics {
     ['reason'],
     this.registry,
   );
+  private readonly webSocketCloses = new BatchedCounter(
+    'svc_ingress_websocket_closed_total',
+    'WebSocket connections the ingress closed, by reason: slow_consumer (answers unsent past the bound), ping_timeout, too_large (a message over the body cap), shutdown.',
+    ['reason'],
+    this.registry,
+  );
+  private readonly notifications = new Counter({
+    name: 'svc_ingress_websocket_notifications_total',
+    help: 'Subscription notifications sent over WebSocket (eth_subscription messages).',
+    registers: [this.registry],
+  });
   private readonly upstreamErrors = new Counter({
     name: 'svc_ingress_upstream_errors_total',
     help: 'Upstream calls that failed: unavailable (unreachable, timed out) or invalid (not a JSON-RPC answer).',
@@ -76,6 +87,8 @@ export class Metrics implements PluginMetrics {
   inFlight: () => number = () => 0;
   /** Reads the declared body bytes being received at scrape time (set by the request listener). */
   bodyBytesInFlight: () => number = () => 0;
+  /** Reads the WebSocket connections and subscriptions open at scrape time (set by the ingress). */
+  webSockets: () => { readonly connections: number; readonly subscriptions: number } = () => ({ connections: 0, subscriptions: 0 });
   /** Reads the gas-heavy reads waiting for an EL turn, and running per lane, at scrape time (set by the request listener). */
   elCalls: () => { readonly waiting: number; readonly quick: number; readonly heavy: number } = () => ({ waiting: 0, quick: 0, heavy: 0 });
 
@@ -91,6 +104,12 @@ export class Metrics implements PluginMetrics {
       'svc_ingress_el_calls_waiting',
       'eth_call, eth_estimateGas, eth_createAccessList and eth_simulateV1 waiting for a turn on the EL.',
       () => this.elCalls().waiting,
+    );
+    this.gauge('svc_ingress_websocket_connections', 'WebSocket connections open.', () => this.webSockets().connections);
+    this.gauge(
+      'svc_ingress_websocket_subscriptions',
+      'eth_subscribe subscriptions open over WebSocket.',
+      () => this.webSockets().subscriptions,
     );
     const elCalls = () => this.elCalls();
     new Gauge({
@@ -131,6 +150,14 @@ export class Metrics implements PluginMetrics {
 
   refused(plugin: string, code: number): void {
     this.refusals.inc(plugin, String(code));
+  }
+
+  webSocketClosed(reason: 'slow_consumer' | 'ping_timeout' | 'too_large' | 'shutdown'): void {
+    this.webSocketCloses.inc(reason);
+  }
+
+  notificationSent(): void {
+    this.notifications.inc();
   }
 
   transportRefused(reason: string): void {

@@ -30,6 +30,7 @@ const ANSWER_CAP_BYTES = 16 * 1024 * 1024;
 const SEND_BUFFER_CAP_BYTES = 32 * 1024 * 1024;
 const PING_EVERY_MS = 30_000;
 const CLOSE_WAIT_MS = 1_000;
+const SLOW_CONSUMER_GRACE_MS = 5_000;
 const SUBSCRIPTIONS_PER_CONNECTION = 16;
 /** How often the head feed asks the EL for its latest block while anyone subscribes. */
 const HEAD_POLL_MS = 250;
@@ -51,6 +52,7 @@ export function acceptWebSockets(
 ): WebSockets {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: current().maxBodyBytes });
   const heads = new HeadFeed(() => current().stateReads, HEAD_POLL_MS);
+  metrics.webSockets = () => ({ connections: wss.clients.size, subscriptions: heads.size });
   let closing = false;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (closing || !originAllowed(current(), req.headers.origin)) {
@@ -79,6 +81,7 @@ export function acceptWebSockets(
     for (const ws of wss.clients) {
       const alive = ws as WebSocket & { alive?: boolean };
       if (alive.alive === false) {
+        metrics.webSocketClosed('ping_timeout');
         ws.terminate();
         continue;
       }
@@ -95,7 +98,10 @@ export function acceptWebSockets(
       clearInterval(pings);
       heads.close();
       const closed = [...wss.clients].map((ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())));
-      for (const ws of wss.clients) ws.close(1001, 'the endpoint is shutting down');
+      for (const ws of wss.clients) {
+        metrics.webSocketClosed('shutdown');
+        ws.close(1001, 'the endpoint is shutting down');
+      }
       // A client that does not answer the close frame within a second is cut.
       const timer = setTimeout(() => {
         for (const ws of wss.clients) ws.terminate();
@@ -131,7 +137,10 @@ function serveConnection(
     if (ws.readyState !== WebSocket.OPEN) return;
     ws.send(answer);
     if (ws.bufferedAmount > SEND_BUFFER_CAP_BYTES) {
+      metrics.webSocketClosed('slow_consumer');
       ws.close(1008, `slow consumer: more than ${SEND_BUFFER_CAP_BYTES} bytes of answers unsent`);
+      // A client that reads nothing does not read the close frame either: cut after a grace.
+      setTimeout(() => ws.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
     }
   };
   ws.on('message', (data: Buffer, isBinary: boolean) => {
@@ -168,7 +177,10 @@ function serveConnection(
     const head = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":`;
     subscriptions.set(
       id,
-      heads.subscribe((header) => reply(`${head}${header}}}`)),
+      heads.subscribe((header) => {
+        metrics.notificationSent();
+        reply(`${head}${header}}}`);
+      }),
     );
     return { result: id };
   };
@@ -178,7 +190,10 @@ function serveConnection(
     for (const stop of subscriptions.values()) stop();
     subscriptions.clear();
   });
-  ws.on('error', () => ws.terminate());
+  ws.on('error', (err: Error & { code?: string }) => {
+    if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') metrics.webSocketClosed('too_large');
+    ws.terminate();
+  });
 }
 
 function safeParse(body: Buffer): unknown {

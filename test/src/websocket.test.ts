@@ -273,3 +273,42 @@ describe('WebSocket: newHeads subscriptions fed by one follower (websocket.ts, h
     }
   });
 });
+
+describe('WebSocket: a client that stops reading (websocket.ts)', () => {
+  const anvil = useAnvil();
+
+  it('is closed with 1008 and the reason once 32 MiB of answers wait for it, never buffered without bound', async function () {
+    this.timeout(30_000);
+    const big = `"0x${'ab'.repeat(1024 * 1024)}"`;
+    const el = await startStubEl(
+      { eth_getCode: (id) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${big}}` },
+      { fallthrough: anvil.current.url },
+    );
+    const ingress = await startTestIngress(
+      testConfig(el.url, ROOMY, 'metrics_listen: 127.0.0.1:0').replace('log_level: debug', 'log_level: error'),
+    );
+    try {
+      const ws = new WebSocket(ingress.url.replace('http:', 'ws:'));
+      await once(ws, 'open');
+      // The client stops reading: what the ingress sends piles up at its end.
+      (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+      for (let id = 1; id <= 32; id++) {
+        ws.send(`{"jsonrpc":"2.0","id":${id},"method":"eth_getCode","params":["0x000000000000000000000000000000000000dEaD","latest"]}`);
+      }
+      // Each answer is 2 MiB: 32 of them pass the bound. Bounded wait for the ingress to say so.
+      for (let i = 0; ; i++) {
+        const text = await (await fetch(`${ingress.metricsUrl}/metrics`)).text();
+        if (text.includes('svc_ingress_websocket_closed_total{reason="slow_consumer"} 1')) break;
+        if (i > 200) throw new Error('not closed as a slow consumer within 10 s');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const closed = once(ws, 'close');
+      (ws as unknown as { _socket: { resume(): void } })._socket.resume();
+      const [code, reason] = (await closed) as [number, Buffer];
+      expect([code, reason.toString()]).to.deep.equal([1008, 'slow consumer: more than 33554432 bytes of answers unsent']);
+    } finally {
+      await ingress.shutdown();
+      await el.close();
+    }
+  });
+});
