@@ -159,7 +159,16 @@ function serveConnection(
     message.once('close', () => {
       if (sink.delete(message!)) inFlight--;
     });
-    serveMessage(current(), peer, body, message, log, metrics, subscriptionMethods);
+    // A large message costs what the same POST body costs, before it is parsed (rate-limit's
+    // tokens per 4 KiB): a flood of 512 KiB batches must not be free because it came this way.
+    const runtime = current();
+    const admitted = runtime.chain.admitBody(peer, body.length);
+    const serve = (verdict: Answer | undefined) =>
+      verdict === undefined
+        ? serveMessage(runtime, peer, body, message!, log, metrics, subscriptionMethods)
+        : message!.end(formatResponse(null, verdict));
+    if (admitted instanceof Promise) admitted.then(serve, () => message!.end(formatResponse(null, { error: errors.internal() })));
+    else serve(admitted);
   });
   // eth_subscribe / eth_unsubscribe, once the chain has passed them (priced as any request).
   const subscriptions = new Map<string, () => void>();

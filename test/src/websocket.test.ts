@@ -97,6 +97,23 @@ describe('WebSocket: JSON-RPC on the public listener (websocket.ts)', () => {
     }
   });
 
+  it('charges a large message what the same POST body costs before reading it: 1 token per 4 KiB past the first', async () => {
+    const limited = await startTestIngress(testConfig(anvil.current.url, PLUGINS).replace('log_level: debug', 'log_level: error'));
+    try {
+      const client = await connect(limited.url);
+      // 100 KiB: its body takes the whole burst of 20 (the most one charge takes), so neither it
+      // nor a small request after it finds a token; as 1-token messages, both would pass.
+      client.send(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":["${'a'.repeat(100 * 1024)}"]}`);
+      const large = JSON.parse((await client.next())[0]!) as { error?: { code: number } };
+      client.send('{"jsonrpc":"2.0","id":2,"method":"eth_chainId","params":[]}');
+      const small = JSON.parse((await client.next())[0]!) as { error?: { code: number } };
+      expect([large.error?.code, small.error?.code]).to.deep.equal([-32005, -32005]);
+      client.ws.close();
+    } finally {
+      await limited.shutdown();
+    }
+  });
+
   it('serves ethers WebSocketProvider and viem webSocket() reads', async () => {
     const url = ingress.url.replace('http:', 'ws:');
     const provider = new WebSocketProvider(url);
