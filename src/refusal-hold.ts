@@ -39,7 +39,12 @@ interface HeldSocket {
 }
 
 /** Sources and connections held, for the whole process (across reloads). */
-export class SourceHolds {
+/** What the request path asks of holds: answer a refusal past a source's allowance, holding what sent it. */
+export interface RefusalHolds {
+  refuse(res: ServerResponse, ms: number, write: () => void): void;
+}
+
+export class SourceHolds implements RefusalHolds {
   /** Set by a drain: nothing is held any more. */
   private closing = false;
   /** Refusals to a trusted proxy's clients, each written when its hold has passed. */

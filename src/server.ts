@@ -16,7 +16,7 @@ import { type AccessEntry, errorCodeOf, requestIdOf } from './access-log.js';
 import { callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, requestGas, runsOf } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
-import type { SourceHolds } from './refusal-hold.js';
+import type { RefusalHolds, SourceHolds } from './refusal-hold.js';
 import { peerSource } from './source-connections.js';
 import { CALL_GAS, CLOSED, EL_TIME, Facts, ON_CLOSE, SOURCE, SUBSCRIBER } from './facts.js';
 import { canonicalBody, formatResponse, isJsonContentType, readRequest, type Answer, type RpcId, type RpcRequest } from './jsonrpc.js';
@@ -132,8 +132,8 @@ function settleTrace(runtime: Runtime, res: ServerResponse, trace: Trace, metric
 
 /**
  * One WebSocket message (websocket.ts): a request as a POST's body is one, through the same
- * chain and the same EL path, its answer written into `sink` (no holds: a WebSocket connection
- * is not read request by request).
+ * chain and the same EL path, its answer written into `sink`; a refusal past the source's
+ * allowance holds what `holds` says (the connection's socket, paused).
  */
 export function serveMessage(
   runtime: Runtime,
@@ -143,6 +143,7 @@ export function serveMessage(
   log: Logger,
   metrics: Metrics,
   local: (request: RpcRequest) => Answer | undefined,
+  holds: RefusalHolds,
 ): void {
   const res = sink as unknown as ServerResponse;
   const trace: Trace = {
@@ -159,7 +160,7 @@ export function serveMessage(
   };
   runtime.enter();
   sink.once('close', () => settleTrace(runtime, res, trace, metrics));
-  handleBody(runtime, peer, res, body, log, metrics, trace, undefined);
+  handleBody(runtime, peer, res, body, log, metrics, trace, holds);
 }
 
 /** Per connection, the responses pipelined behind an answer not written yet. */
@@ -345,7 +346,7 @@ function handleBody(
   log: Logger,
   metrics: Metrics,
   trace: Trace,
-  holds: SourceHolds | undefined,
+  holds: RefusalHolds | undefined,
 ): void {
   let message: unknown;
   try {
@@ -496,7 +497,7 @@ function toRpcError(err: unknown, log: Logger, method: string): RpcError {
 }
 
 /** With `holds`, a refusal's `holdMs` holds its source (refusal-hold.ts). */
-function answer(res: ServerResponse, id: RpcId, answer: Answer, holds?: SourceHolds): void {
+function answer(res: ServerResponse, id: RpcId, answer: Answer, holds?: RefusalHolds): void {
   if (!('error' in answer)) return send(res, formatResponse(id, answer));
   const { httpStatus, retryAfterMs, holdMs } = answer.error;
   if (retryAfterMs !== undefined && !res.headersSent) res.setHeader('retry-after', String(Math.ceil(retryAfterMs / 1000)));

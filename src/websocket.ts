@@ -23,6 +23,7 @@ import type { Logger } from './log.js';
 import { MessageSink } from './message-sink.js';
 import type { Metrics } from './metrics.js';
 import type { Runtime } from './runtime.js';
+import type { RefusalHolds } from './refusal-hold.js';
 import { serveMessage, transportBody } from './server.js';
 
 const IN_FLIGHT_PER_CONNECTION = 32;
@@ -31,6 +32,8 @@ const SEND_BUFFER_CAP_BYTES = 32 * 1024 * 1024;
 const PING_EVERY_MS = 30_000;
 const CLOSE_WAIT_MS = 1_000;
 const SLOW_CONSUMER_GRACE_MS = 5_000;
+/** The longest a refused connection is held (refusal-hold.ts holds an HTTP one at most its timeout). */
+const MAX_HOLD_MS = 10_000;
 const SUBSCRIPTIONS_PER_CONNECTION = 16;
 /** How often the head feed asks the EL for its latest block while anyone subscribes. */
 const HEAD_POLL_MS = 250;
@@ -143,8 +146,14 @@ function serveConnection(
       setTimeout(() => ws.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
     }
   };
+  /** Messages read while the connection is held: served in order once the hold ends. */
+  const waiting: Buffer[] = [];
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     const body = isBinary ? data : Buffer.from(data);
+    if (heldUntil > 0) return void waiting.push(body);
+    serveOne(body);
+  });
+  const serveOne = (body: Buffer) => {
     if (inFlight >= IN_FLIGHT_PER_CONNECTION) {
       return reply(formatResponse(idOf(safeParse(body)), { error: errors.rateLimited('in-flight', 100) }));
     }
@@ -165,11 +174,32 @@ function serveConnection(
     const admitted = runtime.chain.admitBody(peer, body.length);
     const serve = (verdict: Answer | undefined) =>
       verdict === undefined
-        ? serveMessage(runtime, peer, body, message!, log, metrics, subscriptionMethods)
+        ? serveMessage(runtime, peer, body, message!, log, metrics, subscriptionMethods, holds)
         : message!.end(formatResponse(null, verdict));
     if (admitted instanceof Promise) admitted.then(serve, () => message!.end(formatResponse(null, { error: errors.internal() })));
     else serve(admitted);
-  });
+  };
+  // A refusal past the source's allowance stops reading the connection for its hold, as over
+  // HTTP: a client that sends again at once instead of waiting waits anyway.
+  const socket = req.socket;
+  let heldUntil = 0;
+  const holds: RefusalHolds = {
+    refuse: (_res, ms, write) => {
+      write();
+      const until = Date.now() + Math.min(ms, MAX_HOLD_MS);
+      if (until <= heldUntil) return;
+      if (heldUntil === 0) socket.pause();
+      heldUntil = until;
+      const release = () => {
+        if (Date.now() < heldUntil) return void setTimeout(release, heldUntil - Date.now()).unref();
+        heldUntil = 0;
+        // What came meanwhile is served in order, until one of it is held again.
+        while (waiting.length > 0 && heldUntil === 0) serveOne(waiting.shift()!);
+        if (heldUntil === 0) socket.resume();
+      };
+      setTimeout(release, until - Date.now()).unref();
+    },
+  };
   // eth_subscribe / eth_unsubscribe, once the chain has passed them (priced as any request).
   const subscriptions = new Map<string, () => void>();
   const subscriptionMethods = (request: RpcRequest): Answer | undefined => {

@@ -114,6 +114,32 @@ describe('WebSocket: JSON-RPC on the public listener (websocket.ts)', () => {
     }
   });
 
+  it('holds a connection that keeps sending while refused, as over HTTP: every message answered, past the allowance later', async function () {
+    this.timeout(20_000);
+    const limited = await startTestIngress(
+      testConfig(anvil.current.url, PLUGINS.replace('rate_per_second: 1, burst: 20', 'rate_per_second: 1, burst: 1')).replace(
+        'log_level: debug',
+        'log_level: error',
+      ),
+    );
+    try {
+      const client = await connect(limited.url);
+      const started = performance.now();
+      // 1 served, then refusals: the first 64 at once (the allowance), the rest 32 a second.
+      for (let id = 1; id <= 130; id++) client.send(`{"jsonrpc":"2.0","id":${id},"method":"eth_chainId","params":[]}`);
+      const answers = (await client.next(130)).map((text) => JSON.parse(text) as { id: number; error?: { code: number } });
+      const elapsed = performance.now() - started;
+      expect(new Set(answers.map((a) => a.id)).size, 'every message answered once').to.equal(130);
+      // The bucket refills one a second meanwhile: a few more are served.
+      expect(answers.filter((a) => a.error?.code === -32005)).to.have.length.at.least(124);
+      // ~65 refusals past the allowance at 32 a second: about two seconds of holds.
+      expect(elapsed).to.be.above(1_000);
+      client.ws.close();
+    } finally {
+      await limited.shutdown();
+    }
+  });
+
   it('serves ethers WebSocketProvider and viem webSocket() reads', async () => {
     const url = ingress.url.replace('http:', 'ws:');
     const provider = new WebSocketProvider(url);
