@@ -49,7 +49,7 @@ interface Trace {
   /** Bytes of the EL's answer streamed (as it declared them), for the access log. */
   streamedBytes: number;
   /** A WebSocket connection's own methods (eth_subscribe): asked once the chain passed, before the EL. */
-  local?: (request: RpcRequest) => Answer | undefined;
+  local: ((request: RpcRequest) => Answer | undefined) | undefined;
 }
 
 /**
@@ -73,18 +73,7 @@ export function createRequestListener(
   };
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();
-    // Until an answer is decided, a request whose client leaves counts as abandoned.
-    const trace: Trace = {
-      method: undefined,
-      outcome: 'abandoned',
-      started: 0,
-      cancelUpstream: undefined,
-      facts: undefined,
-      releaseBody: undefined,
-      elPending: false,
-      afterEl: undefined,
-      streamedBytes: 0,
-    };
+    const trace = newTrace();
     const { accessLog } = runtime;
     // Echoed when the client sent one (a proxy's), made when there is an access log to find it in.
     const requestId = requestIdOf(req.headers['x-request-id'], accessLog !== undefined);
@@ -111,6 +100,22 @@ export function createRequestListener(
     const heldFor = holds.heldFor(req.socket);
     if (heldFor > 0) return holds.defer(req.socket, heldFor, () => serveRequest(runtime, budget, req, res, trace, log, metrics, holds));
     serveRequest(runtime, budget, req, res, trace, log, metrics, holds);
+  };
+}
+
+/** A request's trace before it is read: until an answer is decided, a client that leaves counts as abandoned. */
+function newTrace(local: Trace['local'] = undefined): Trace {
+  return {
+    method: undefined,
+    outcome: 'abandoned',
+    started: 0,
+    cancelUpstream: undefined,
+    facts: undefined,
+    releaseBody: undefined,
+    elPending: false,
+    afterEl: undefined,
+    streamedBytes: 0,
+    local,
   };
 }
 
@@ -146,18 +151,7 @@ export function serveMessage(
   holds: RefusalHolds,
 ): void {
   const res = sink as unknown as ServerResponse;
-  const trace: Trace = {
-    method: undefined,
-    outcome: 'abandoned',
-    started: 0,
-    cancelUpstream: undefined,
-    facts: undefined,
-    releaseBody: undefined,
-    elPending: false,
-    afterEl: undefined,
-    streamedBytes: 0,
-    local,
-  };
+  const trace = newTrace(local);
   runtime.enter();
   sink.once('close', () => settleTrace(runtime, res, trace, metrics));
   handleBody(runtime, peer, res, body, log, metrics, trace, holds);
