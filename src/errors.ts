@@ -139,9 +139,14 @@ export const errors = {
       INVALID_PARAMS,
       `invalid params: subscriptions of ${JSON.stringify(kind).slice(0, 64)} are not served: newHeads only; ${POLL_INSTEAD}`,
     ),
-  /** More subscriptions on one WebSocket connection than it may hold. */
-  tooManySubscriptions: (max: number) =>
-    rpcError(LIMIT_EXCEEDED, `too many subscriptions on this connection (at most ${max}): unsubscribe one, or open another connection`),
+  /** More subscriptions on one WebSocket connection, or from one source, than it may hold. */
+  tooManySubscriptions: (max: number, scope: 'connection' | 'source' = 'connection') =>
+    rpcError(
+      LIMIT_EXCEEDED,
+      scope === 'connection'
+        ? `too many subscriptions on this connection (at most ${max}): unsubscribe one, or open another connection`
+        : `too many subscriptions from this source (at most ${max}): unsubscribe one`,
+    ),
   /** A WebSocket message's answer past what one message may carry (websocket.ts). */
   answerTooLarge: (maxBytes: number) =>
     rpcError(

@@ -35,6 +35,11 @@ const SLOW_CONSUMER_GRACE_MS = 5_000;
 /** The longest a refused connection is held (refusal-hold.ts holds an HTTP one at most its timeout). */
 const MAX_HOLD_MS = 10_000;
 const SUBSCRIPTIONS_PER_CONNECTION = 16;
+/**
+ * Every notification is a send on the event loop that nobody's tokens pay for: one source may
+ * hold this many subscriptions across its connections, whatever number of connections it opens.
+ */
+const SUBSCRIPTIONS_PER_SOURCE = 64;
 /** How often the head feed asks the EL for its latest block while anyone subscribes. */
 const HEAD_POLL_MS = 250;
 
@@ -55,6 +60,8 @@ export function acceptWebSockets(
 ): WebSockets {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: current().maxBodyBytes });
   const heads = new HeadFeed(() => current().stateReads, HEAD_POLL_MS);
+  /** Subscriptions open per source (rate-limit's source, else the address). */
+  const bySource = new Map<string, number>();
   metrics.webSockets = () => ({ connections: wss.clients.size, subscriptions: heads.size });
   let closing = false;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -77,7 +84,7 @@ export function acceptWebSockets(
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       upgraded(req.socket);
-      serveConnection(ws, req, current, log, metrics, heads);
+      serveConnection(ws, req, current, log, metrics, heads, bySource);
     });
   });
   const pings = setInterval(() => {
@@ -129,6 +136,7 @@ function serveConnection(
   log: Logger,
   metrics: Metrics,
   heads: HeadFeed,
+  bySource: Map<string, number>,
 ): void {
   const peer = { address: req.socket.remoteAddress ?? '', headers: req.headers, path: req.url };
   const alive = ws as WebSocket & { alive?: boolean };
@@ -212,15 +220,22 @@ function serveConnection(
     if (request.method !== 'eth_subscribe') return undefined;
     if (params[0] !== 'newHeads') return { error: errors.subscriptionKindUnsupported(String(params[0])) };
     if (subscriptions.size >= SUBSCRIPTIONS_PER_CONNECTION) return { error: errors.tooManySubscriptions(SUBSCRIPTIONS_PER_CONNECTION) };
+    const source = current().chain.requestSource(peer) ?? peer.address;
+    const held = bySource.get(source) ?? 0;
+    if (held >= SUBSCRIPTIONS_PER_SOURCE) return { error: errors.tooManySubscriptions(SUBSCRIPTIONS_PER_SOURCE, 'source') };
+    bySource.set(source, held + 1);
     const id = `0x${randomBytes(16).toString('hex')}`;
     const head = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":`;
-    subscriptions.set(
-      id,
-      heads.subscribe((header) => {
-        metrics.notificationSent();
-        reply(`${head}${header}}}`);
-      }),
-    );
+    const stop = heads.subscribe((header) => {
+      metrics.notificationSent();
+      reply(`${head}${header}}}`);
+    });
+    subscriptions.set(id, () => {
+      stop();
+      const left = (bySource.get(source) ?? 1) - 1;
+      if (left === 0) bySource.delete(source);
+      else bySource.set(source, left);
+    });
     return { result: id };
   };
   ws.on('close', () => {

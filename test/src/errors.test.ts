@@ -178,6 +178,11 @@ describe('errors: the wire error catalogue', () => {
       { code: -32005, message: 'too many subscriptions on this connection (at most 16): unsubscribe one, or open another connection' },
     ],
     [
+      'tooManySubscriptions',
+      () => errors.tooManySubscriptions(64, 'source'),
+      { code: -32005, message: 'too many subscriptions from this source (at most 64): unsubscribe one' },
+    ],
+    [
       'answerTooLarge',
       () => errors.answerTooLarge(16),
       {
