@@ -137,8 +137,13 @@ export const errors = {
   subscriptionKindUnsupported: (kind: string) =>
     rpcError(
       INVALID_PARAMS,
-      `invalid params: subscriptions of ${JSON.stringify(kind).slice(0, 64)} are not served: newHeads only; ${POLL_INSTEAD}`,
+      `invalid params: subscriptions of ${JSON.stringify(kind).slice(0, 64)} are not served: newHeads and logs only; ${POLL_INSTEAD}`,
     ),
+  /**
+   * A `logs` subscription's criteria refused as geth refuses them: one that does not parse names
+   * its argument (geth counts the kind as argument 0); one geth's SubscribeLogs refuses is bare.
+   */
+  logCriteriaRefused: (message: string, parses: boolean) => rpcError(INVALID_PARAMS, parses ? message : `invalid argument 1: ${message}`),
   /** More subscriptions on one WebSocket connection, or from one source, than it may hold. */
   tooManySubscriptions: (max: number, scope: 'connection' | 'source' = 'connection') =>
     rpcError(

@@ -4,7 +4,8 @@
  * each new header, serialised once, to every listener. The EL sees the same requests whether one
  * client subscribes or a thousand. Heads skipped between two polls are fetched by number, in
  * order (at most `CATCH_UP_MAX` of them: past that, only the latest), so that a subscriber sees
- * every block as geth's newHeads does; a head that goes back (a reorg) is announced as it is.
+ * every block as geth's newHeads does; a head that goes back or changes at the same height (a
+ * reorg) is announced as it is.
  */
 import type { Upstream } from './upstream.js';
 
@@ -12,11 +13,19 @@ import type { Upstream } from './upstream.js';
 const NOT_HEADER = new Set(['transactions', 'uncles', 'size', 'withdrawals', 'totalDifficulty']);
 const CATCH_UP_MAX = 32;
 
-export type HeadListener = (header: string) => void;
+/** What a follower of blocks needs of one (log-feed.ts): its place in the chain. */
+export interface HeadBlock {
+  readonly number: bigint;
+  readonly hash: string;
+  readonly parentHash: string;
+}
+
+export type HeadListener = (header: string, block: HeadBlock) => void;
 
 export class HeadFeed {
   private readonly listeners = new Set<HeadListener>();
   private last: bigint | undefined;
+  private lastHash: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
 
@@ -40,6 +49,7 @@ export class HeadFeed {
       clearInterval(this.timer);
       this.timer = undefined;
       this.last = undefined;
+      this.lastHash = undefined;
     };
   }
 
@@ -59,9 +69,10 @@ export class HeadFeed {
       if (this.last === undefined) {
         // Subscribers hear of the blocks after the one current when they came.
         this.last = number;
+        this.lastHash = latest.hash as string;
         return;
       }
-      if (number === this.last) return;
+      if (number === this.last && latest.hash === this.lastHash) return;
       if (number > this.last + 1n && number - this.last <= BigInt(CATCH_UP_MAX)) {
         for (let missed = this.last + 1n; missed < number; missed++) {
           const block = await this.block(`0x${missed.toString(16)}`);
@@ -69,6 +80,7 @@ export class HeadFeed {
         }
       }
       this.last = number;
+      this.lastHash = latest.hash as string;
       this.announce(latest);
     } catch {
       // The EL did not answer: the next poll asks again.
@@ -86,6 +98,11 @@ export class HeadFeed {
 
   private announce(block: Record<string, unknown>): void {
     const header = JSON.stringify(Object.fromEntries(Object.entries(block).filter(([key]) => !NOT_HEADER.has(key))));
-    for (const listener of [...this.listeners]) listener(header);
+    const at: HeadBlock = {
+      number: BigInt(block.number as string),
+      hash: block.hash as string,
+      parentHash: block.parentHash as string,
+    };
+    for (const listener of [...this.listeners]) listener(header, at);
   }
 }

@@ -118,11 +118,19 @@ export class Upstream {
     return () => answer.cancel();
   }
 
-  /** Calls `method` and returns the upstream's answer, result or JSON-RPC error, parsed. */
-  call(method: string, params: readonly unknown[], headers?: Readonly<Record<string, string>>): Promise<Answer> {
+  /**
+   * Calls `method` and returns the upstream's answer, result or JSON-RPC error, parsed; an answer
+   * past `maxAnswerBytes` is a failure.
+   */
+  call(
+    method: string,
+    params: readonly unknown[],
+    headers?: Readonly<Record<string, string>>,
+    maxAnswerBytes = MAX_CALL_ANSWER_BYTES,
+  ): Promise<Answer> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
     return new Promise((resolve, reject) => {
-      const answer = new AnswerText(MAX_CALL_ANSWER_BYTES, this.options.isIngress === true ? 429 : 200, (err, text) => {
+      const answer = new AnswerText(maxAnswerBytes, this.options.isIngress === true ? 429 : 200, (err, text) => {
         if (err !== undefined) return reject(this.failure(err));
         this.options.reachability?.answered();
         try {

@@ -10,21 +10,22 @@
  * pass `SEND_BUFFER_CAP_BYTES` (a client that stopped reading) is closed with 1008 and says why;
  * one that answers no ping within `PING_EVERY_MS` is cut. Connections count against
  * max_connections and max_connections_per_source as any other (the listener's own accounting).
- * On shutdown, each is closed with 1001 once its answers are sent.
+ * On shutdown, each is closed with 1001 once its answers are sent. Subscriptions: subscriptions.ts.
  */
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { errors, transport } from './errors.js';
 import { HeadFeed } from './head-feed.js';
-import { formatResponse, idOf, type Answer, type RpcRequest } from './jsonrpc.js';
+import { formatResponse, idOf, type Answer } from './jsonrpc.js';
+import { LogFeed } from './log-feed.js';
 import type { Logger } from './log.js';
 import { MessageSink } from './message-sink.js';
 import type { Metrics } from './metrics.js';
 import type { Runtime } from './runtime.js';
 import type { RefusalHolds } from './refusal-hold.js';
 import { serveMessage, transportBody } from './server.js';
+import { ConnectionSubscriptions, Feeds } from './subscriptions.js';
 
 const IN_FLIGHT_PER_CONNECTION = 32;
 const ANSWER_CAP_BYTES = 16 * 1024 * 1024;
@@ -34,12 +35,6 @@ const CLOSE_WAIT_MS = 1_000;
 const SLOW_CONSUMER_GRACE_MS = 5_000;
 /** The longest a refused connection is held (refusal-hold.ts holds an HTTP one at most its timeout). */
 const MAX_HOLD_MS = 10_000;
-const SUBSCRIPTIONS_PER_CONNECTION = 16;
-/**
- * Every notification is a send on the event loop that nobody's tokens pay for: one source may
- * hold this many subscriptions across its connections, whatever number of connections it opens.
- */
-const SUBSCRIPTIONS_PER_SOURCE = 64;
 /** How often the head feed asks the EL for its latest block while anyone subscribes. */
 const HEAD_POLL_MS = 250;
 
@@ -60,9 +55,8 @@ export function acceptWebSockets(
 ): WebSockets {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: current().maxBodyBytes });
   const heads = new HeadFeed(() => current().stateReads, HEAD_POLL_MS);
-  /** Subscriptions open per source (rate-limit's source, else the address). */
-  const bySource = new Map<string, number>();
-  metrics.webSockets = () => ({ connections: wss.clients.size, subscriptions: heads.size });
+  const feeds = new Feeds(heads, new LogFeed(heads, () => current().stateReads));
+  metrics.webSockets = () => ({ connections: wss.clients.size, subscriptions: feeds.size });
   let closing = false;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (closing || !originAllowed(current(), req.headers.origin)) {
@@ -84,7 +78,7 @@ export function acceptWebSockets(
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       upgraded(req.socket);
-      serveConnection(ws, req, current, log, metrics, heads, bySource);
+      serveConnection(ws, req, current, log, metrics, feeds);
     });
   });
   const pings = setInterval(() => {
@@ -106,7 +100,7 @@ export function acceptWebSockets(
     async close() {
       closing = true;
       clearInterval(pings);
-      heads.close();
+      feeds.close();
       const closed = [...wss.clients].map((ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())));
       for (const ws of wss.clients) {
         metrics.webSocketClosed('shutdown');
@@ -129,15 +123,7 @@ function originAllowed(runtime: Runtime, origin: string | undefined): boolean {
   return origin === undefined || allowed.includes('*') || allowed.includes(origin);
 }
 
-function serveConnection(
-  ws: WebSocket,
-  req: IncomingMessage,
-  current: () => Runtime,
-  log: Logger,
-  metrics: Metrics,
-  heads: HeadFeed,
-  bySource: Map<string, number>,
-): void {
+function serveConnection(ws: WebSocket, req: IncomingMessage, current: () => Runtime, log: Logger, metrics: Metrics, feeds: Feeds): void {
   const peer = { address: req.socket.remoteAddress ?? '', headers: req.headers, path: req.url };
   const alive = ws as WebSocket & { alive?: boolean };
   alive.alive = true;
@@ -182,7 +168,7 @@ function serveConnection(
     const admitted = runtime.chain.admitBody(peer, body.length);
     const serve = (verdict: Answer | undefined) =>
       verdict === undefined
-        ? serveMessage(runtime, peer, body, message!, log, metrics, subscriptionMethods, holds)
+        ? serveMessage(runtime, peer, body, message!, log, metrics, (request) => subscriptions.answer(request), holds)
         : message!.end(formatResponse(null, verdict));
     if (admitted instanceof Promise) admitted.then(serve, () => message!.end(formatResponse(null, { error: errors.internal() })));
     else serve(admitted);
@@ -208,41 +194,16 @@ function serveConnection(
       setTimeout(release, until - Date.now()).unref();
     },
   };
-  // eth_subscribe / eth_unsubscribe, once the chain has passed them (priced as any request).
-  const subscriptions = new Map<string, () => void>();
-  const subscriptionMethods = (request: RpcRequest): Answer | undefined => {
-    const params = Array.isArray(request.params) ? request.params : [];
-    if (request.method === 'eth_unsubscribe') {
-      const stop = typeof params[0] === 'string' ? subscriptions.get(params[0]) : undefined;
-      stop?.();
-      return { result: stop !== undefined && subscriptions.delete(params[0] as string) };
-    }
-    if (request.method !== 'eth_subscribe') return undefined;
-    if (params[0] !== 'newHeads') return { error: errors.subscriptionKindUnsupported(String(params[0])) };
-    if (subscriptions.size >= SUBSCRIPTIONS_PER_CONNECTION) return { error: errors.tooManySubscriptions(SUBSCRIPTIONS_PER_CONNECTION) };
-    const source = current().chain.requestSource(peer) ?? peer.address;
-    const held = bySource.get(source) ?? 0;
-    if (held >= SUBSCRIPTIONS_PER_SOURCE) return { error: errors.tooManySubscriptions(SUBSCRIPTIONS_PER_SOURCE, 'source') };
-    bySource.set(source, held + 1);
-    const id = `0x${randomBytes(16).toString('hex')}`;
-    const head = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":`;
-    const stop = heads.subscribe((header) => {
-      metrics.notificationSent();
-      reply(`${head}${header}}}`);
-    });
-    subscriptions.set(id, () => {
-      stop();
-      const left = (bySource.get(source) ?? 1) - 1;
-      if (left === 0) bySource.delete(source);
-      else bySource.set(source, left);
-    });
-    return { result: id };
-  };
+  const subscriptions = new ConnectionSubscriptions(
+    feeds,
+    () => current().chain.requestSource(peer) ?? peer.address,
+    reply,
+    () => metrics.notificationSent(),
+  );
   ws.on('close', () => {
     // Answers still being computed have nobody to go to: their upstream requests are released.
     for (const pending of [...sink]) pending.destroy();
-    for (const stop of subscriptions.values()) stop();
-    subscriptions.clear();
+    subscriptions.close();
   });
   ws.on('error', (err: Error & { code?: string }) => {
     if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') metrics.webSocketClosed('too_large');

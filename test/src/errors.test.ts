@@ -47,6 +47,7 @@ describe('errors: the wire error catalogue', () => {
       'rateLimited',
       'unknownApiKey',
       'subscriptionKindUnsupported',
+      'logCriteriaRefused',
       'tooManySubscriptions',
       'answerTooLarge',
       'syncTimeout',
@@ -169,8 +170,13 @@ describe('errors: the wire error catalogue', () => {
     ],
     [
       'subscriptionKindUnsupported',
-      () => errors.subscriptionKindUnsupported('logs'),
-      { code: -32602, message: `invalid params: subscriptions of "logs" are not served: newHeads only; ${POLL}` },
+      () => errors.subscriptionKindUnsupported('syncing'),
+      { code: -32602, message: `invalid params: subscriptions of "syncing" are not served: newHeads and logs only; ${POLL}` },
+    ],
+    [
+      'logCriteriaRefused',
+      () => errors.logCriteriaRefused('invalid topic(s)', false),
+      { code: -32602, message: 'invalid argument 1: invalid topic(s)' },
     ],
     [
       'tooManySubscriptions',

@@ -7,6 +7,8 @@ import { expect } from 'chai';
 import { WebSocketProvider } from 'ethers';
 import { createPublicClient, webSocket } from 'viem';
 import WebSocket from 'ws';
+import { call, receiptOf } from '../../support/http.js';
+import { deployEmitter, EMITTED, emit, topicOf } from '../../support/log-emitter.js';
 import { HANG, startStubEl } from '../../support/stub-el.js';
 import { useAnvil } from '../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
@@ -211,13 +213,21 @@ describe('WebSocket: JSON-RPC on the public listener (websocket.ts)', () => {
   });
 });
 
-describe('WebSocket: newHeads subscriptions fed by one follower (websocket.ts, head-feed.ts)', () => {
+describe('WebSocket: newHeads and logs subscriptions fed by one follower (websocket.ts, head-feed.ts, log-feed.ts)', () => {
   const anvil = useAnvil({ blockTimeSeconds: 1 });
   let ingress: TestIngress;
   before(async () => {
-    ingress = await startTestIngress(testConfig(anvil.current.url, ROOMY).replace('log_level: debug', 'log_level: error'));
+    ingress = await startTestIngress(
+      testConfig(anvil.current.url, ROOMY, 'metrics_listen: 127.0.0.1:0').replace('log_level: debug', 'log_level: error'),
+    );
   });
   after(() => ingress.shutdown());
+
+  /** Subscriptions the ingress holds, as /metrics says. */
+  const subscriptionsOpen = async () => {
+    const text = await (await fetch(`${ingress.metricsUrl}/metrics`)).text();
+    return Number(/^svc_ingress_websocket_subscriptions (\d+)$/m.exec(text)![1]);
+  };
 
   const subscribe = async (client: Awaited<ReturnType<typeof connect>>, params: unknown[] = ['newHeads'], id = 1) => {
     client.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_subscribe', params }));
@@ -248,12 +258,20 @@ describe('WebSocket: newHeads subscriptions fed by one follower (websocket.ts, h
     client.ws.close();
   });
 
-  it('refuses another kind, a 17th subscription on one connection, and eth_subscribe over HTTP', async () => {
+  it('refuses another kind, criteria geth refuses, a 17th subscription on one connection, and eth_subscribe over HTTP', async () => {
     const client = await connect(ingress.url);
-    expect((await subscribe(client, ['logs', {}])).error).to.deep.equal({
+    expect((await subscribe(client, ['newPendingTransactions'])).error).to.deep.equal({
       code: -32602,
       message:
-        'invalid params: subscriptions of "logs" are not served: newHeads only; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs',
+        'invalid params: subscriptions of "newPendingTransactions" are not served: newHeads and logs only; poll with eth_newFilter or eth_newBlockFilter and eth_getFilterChanges, or with eth_getLogs',
+    });
+    expect((await subscribe(client, ['logs', { topics: [7] }])).error).to.deep.equal({
+      code: -32602,
+      message: 'invalid argument 1: invalid topic(s)',
+    });
+    expect((await subscribe(client, ['logs', { fromBlock: 'pending' }])).error).to.deep.equal({
+      code: -32602,
+      message: 'pending logs are not supported',
     });
     for (let i = 0; i < 16; i++) expect((await subscribe(client, ['newHeads'], 10 + i)).result).to.be.a('string');
     expect((await subscribe(client, ['newHeads'], 99)).error).to.deep.equal({
@@ -319,6 +337,60 @@ describe('WebSocket: newHeads subscriptions fed by one follower (websocket.ts, h
     });
     expect(seen > 0n).to.equal(true);
     await (await client.transport.getRpcClient()).close();
+  });
+
+  it("sends each log a logs subscription's filter matches, as eth_getLogs writes it", async () => {
+    const emitter = await deployEmitter(anvil.current.url);
+    const client = await connect(ingress.url);
+    const { result: id } = await subscribe(client, ['logs', { address: emitter, topics: [EMITTED, [topicOf(1), topicOf(3)]] }]);
+    const hashes: string[] = [];
+    for (const n of [1, 2, 3]) hashes.push(await emit(anvil.current.url, emitter, n));
+    const notes = (await client.next(2)).map(
+      (text) => JSON.parse(text) as { params: { subscription: string; result: { topics: string[]; blockHash: string } } },
+    );
+    expect(notes.map((n) => [n.params.subscription, n.params.result.topics[1]])).to.deep.equal([
+      [id, topicOf(1)],
+      [id, topicOf(3)],
+    ]);
+    const block = await call<Array<{ topics: string[] }>>(anvil.current.url, 'eth_getLogs', [
+      { blockHash: notes[1]!.params.result.blockHash },
+    ]);
+    expect(block.find((log) => log.topics[1] === topicOf(3))).to.deep.equal(notes[1]!.params.result);
+    expect((await receiptOf(anvil.current.url, hashes[1]!)).status).to.equal('0x1');
+    client.ws.close();
+  });
+
+  it('serves viem watchEvent and ethers provider.on(filter) over webSocket()', async () => {
+    const emitter = await deployEmitter(anvil.current.url);
+    const before = await subscriptionsOpen();
+    const url = ingress.url.replace('http:', 'ws:');
+    const client = createPublicClient({ transport: webSocket(url) });
+    const provider = new WebSocketProvider(url);
+    try {
+      const viemLog = new Promise<string>((resolve, reject) => {
+        const stop = client.watchEvent({
+          address: emitter as `0x${string}`,
+          onLogs: (logs) => {
+            stop();
+            resolve(logs[0]!.topics[1]!);
+          },
+          onError: reject,
+        });
+      });
+      const ethersLog = new Promise<string>(
+        (resolve) => void provider.on({ address: emitter, topics: [EMITTED] }, (log) => resolve(log.topics[1])),
+      );
+      // Both have subscribed once the ingress holds their two subscriptions.
+      for (let i = 0; (await subscriptionsOpen()) < before + 2; i++) {
+        if (i > 100) throw new Error('the two clients did not subscribe');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await emit(anvil.current.url, emitter, 7);
+      expect(await Promise.all([viemLog, ethersLog])).to.deep.equal([topicOf(7), topicOf(7)]);
+    } finally {
+      await provider.destroy();
+      await (await client.transport.getRpcClient()).close();
+    }
   });
 
   it('asks the EL the same whether one client subscribes or sixty (the most one source may)', async function () {

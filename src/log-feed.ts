@@ -1,0 +1,182 @@
+/**
+ * One follower of the EL's logs per process, for every `logs` subscriber (issue 38): at each new
+ * head (head-feed.ts) it asks the EL once for the block's logs, by the block's hash so that the
+ * logs are that block's whatever has happened since, and hands each log, serialised once, to
+ * every subscription whose filter it matches. The EL sees one `eth_getLogs` per block whether one
+ * client subscribes or a thousand, and none while nobody does.
+ *
+ * Reorgs as geth announces them: the feed keeps the last `KEEP` blocks it announced; a head whose
+ * parent is not the last of them is walked back by parent hash to one that is, the blocks after
+ * it announced again with `removed: true` (oldest first), then the new branch's logs.
+ */
+import type { HeadBlock, HeadFeed } from './head-feed.js';
+import { matchesLog, type LogFields, type LogFilter } from './log-filter.js';
+import type { Upstream } from './upstream.js';
+
+const KEEP = 64;
+/**
+ * The logs kept to announce their removal: only those some subscriber was sent, at most this many
+ * bytes (past it the oldest blocks are forgotten; a reorg that deep is not announced).
+ */
+const KEEP_BYTES = 32 * 1024 * 1024;
+/** A block's logs may be many (a 30M-gas block of LOG0s is about 8 MB as JSON). */
+const BLOCK_LOGS_MAX_BYTES = 64 * 1024 * 1024;
+/** Heads waiting behind a slow EL past this are dropped: the walk back by parent fills the gap. */
+const QUEUE_MAX = 8;
+
+export type LogSender = (log: string) => void;
+
+interface Subscription {
+  readonly filter: LogFilter;
+  readonly send: LogSender;
+}
+
+interface ReadyLog {
+  readonly fields: LogFields;
+  readonly text: string;
+}
+
+interface Kept extends HeadBlock {
+  /** The block's logs that were sent to someone. */
+  readonly logs: readonly ReadyLog[];
+  readonly bytes: number;
+}
+
+export class LogFeed {
+  private readonly byAddress = new Map<string, Set<Subscription>>();
+  private readonly anyAddress = new Set<Subscription>();
+  private count = 0;
+  private stopHeads: (() => void) | undefined;
+  /** The chain as announced, oldest first. */
+  private kept: Kept[] = [];
+  private queue: Promise<void> = Promise.resolve();
+  private queued = 0;
+
+  constructor(
+    private readonly heads: HeadFeed,
+    /** The EL to ask, read at each block (a reload may replace it). */
+    private readonly el: () => Upstream,
+  ) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Sends the logs `filter` matches from the next head on; returns what stops it. */
+  subscribe(filter: LogFilter, send: LogSender): () => void {
+    const subscription: Subscription = { filter, send };
+    for (const set of this.setsOf(filter)) set.add(subscription);
+    this.count++;
+    this.stopHeads ??= this.heads.subscribe((_header, block) => this.onHead(block));
+    let stopped = false;
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      for (const set of this.setsOf(filter)) set.delete(subscription);
+      for (const [address, set] of this.byAddress) if (set.size === 0) this.byAddress.delete(address);
+      if (--this.count > 0) return;
+      this.stopHeads?.();
+      this.stopHeads = undefined;
+      this.kept = [];
+    };
+  }
+
+  private setsOf(filter: LogFilter): Array<Set<Subscription>> {
+    if (filter.addresses === undefined) return [this.anyAddress];
+    return [...filter.addresses].map((address) => {
+      const set = this.byAddress.get(address) ?? new Set<Subscription>();
+      this.byAddress.set(address, set);
+      return set;
+    });
+  }
+
+  private onHead(block: HeadBlock): void {
+    if (this.queued >= QUEUE_MAX) return;
+    this.queued++;
+    this.queue = this.queue
+      .then(() => this.follow(block))
+      .catch(() => {
+        // The EL did not answer: this head is skipped; the next one walks back over it.
+      })
+      .finally(() => this.queued--);
+  }
+
+  private async follow(head: HeadBlock): Promise<void> {
+    if (this.count === 0) return;
+    const known = this.kept.findIndex((kept) => kept.hash === head.hash);
+    if (known >= 0) {
+      // The head went back to a block already announced: what followed it is gone.
+      this.announceRemoved(this.kept.splice(known + 1));
+      return;
+    }
+    // The first head's parent was the head when subscribers came: theirs is what follows it.
+    if (this.kept.length === 0) this.kept.push({ number: head.number - 1n, hash: head.parentHash, parentHash: '', logs: [], bytes: 0 });
+    const tip = this.kept.at(-1);
+    // Too far ahead to walk back to (the EL was away): followed again from this head.
+    if (head.number - tip!.number > BigInt(KEEP)) this.kept = [];
+    const branch: HeadBlock[] = [head];
+    let ancestor = -1;
+    while (this.kept.length > 0) {
+      ancestor = this.kept.findIndex((kept) => kept.hash === branch[0]!.parentHash);
+      // Below the oldest block kept without meeting one: a reorg deeper than what is kept.
+      if (ancestor >= 0 || branch[0]!.number <= this.kept[0]!.number) break;
+      const parent = await this.blockByHash(branch[0]!.parentHash);
+      if (parent === undefined) return;
+      branch.unshift(parent);
+    }
+    // What the head's ancestry left out is gone whatever comes next. The branch's blocks are kept
+    // as their logs are read: when the EL fails one, the next head walks back to it again.
+    this.announceRemoved(this.kept.splice(ancestor + 1));
+    for (const block of branch) {
+      const logs = await this.logsOf(block.hash);
+      if (this.count === 0) return;
+      const sent = logs.filter((log) => this.deliver(log, log.text));
+      this.kept.push({ ...block, logs: sent, bytes: sent.reduce((sum, log) => sum + log.text.length, 0) });
+    }
+    let bytes = this.kept.reduce((sum, block) => sum + block.bytes, 0);
+    while (this.kept.length > KEEP || (bytes > KEEP_BYTES && this.kept.length > 1)) bytes -= this.kept.shift()!.bytes;
+  }
+
+  private announceRemoved(blocks: readonly Kept[]): void {
+    for (const block of blocks) {
+      for (const log of block.logs) {
+        this.deliver(log, JSON.stringify({ ...(JSON.parse(log.text) as Record<string, unknown>), removed: true }));
+      }
+    }
+  }
+
+  /** Sends `text` to every subscription `log` matches; whether there was one. */
+  private deliver(log: ReadyLog, text: string): boolean {
+    let sent = false;
+    for (const set of [this.byAddress.get(log.fields.address.toLowerCase()), this.anyAddress]) {
+      if (set === undefined) continue;
+      for (const subscription of [...set]) {
+        if (!matchesLog(subscription.filter, log.fields)) continue;
+        subscription.send(text);
+        sent = true;
+      }
+    }
+    return sent;
+  }
+
+  private async blockByHash(hash: string): Promise<HeadBlock | undefined> {
+    const answer = await this.el().call('eth_getBlockByHash', [hash, false]);
+    if ('error' in answer) throw new Error(answer.error.message);
+    const block = answer.result as Record<string, string> | null;
+    if (block === null) return undefined;
+    return { number: BigInt(block.number!), hash: block.hash!, parentHash: block.parentHash! };
+  }
+
+  private async logsOf(blockHash: string): Promise<ReadyLog[]> {
+    const answer = await this.el().call('eth_getLogs', [{ blockHash }], undefined, BLOCK_LOGS_MAX_BYTES);
+    if ('error' in answer) throw new Error(answer.error.message);
+    return (answer.result as Array<Record<string, unknown>>).map((source) => ({
+      text: JSON.stringify(source),
+      fields: {
+        address: source.address as string,
+        topics: source.topics as string[],
+        blockNumber: BigInt(source.blockNumber as string),
+      },
+    }));
+  }
+}
