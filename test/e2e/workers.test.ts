@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
+import WebSocket from 'ws';
 import { runCli, startIngressProcess, writeConfig, type IngressProcess } from '../../support/child.js';
 import { postFresh } from '../../support/http.js';
 import { DEV_KEYS } from '../../support/keys.js';
@@ -92,6 +93,47 @@ describe('workers: 2 processes on one port, sharing state through the primary', 
       for (const pid of workerPids) expect(connectionsOf(pid, port), `connections held by worker ${pid}`).to.be.at.least(1);
     } finally {
       await Promise.all(held.map((agent) => agent.close()));
+    }
+  });
+
+  it('serves WebSocket subscriptions on both workers: each announces a new head to its subscribers', async () => {
+    const port = Number(new URL(ingress.url).port);
+    const clients = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const ws = new WebSocket(ingress.url.replace('http:', 'ws:'));
+        const messages: string[] = [];
+        const arrived = new Promise<void>((resolve) => ws.on('message', (data) => messages.push(data.toString()) === 2 && resolve()));
+        await once(ws, 'open');
+        ws.send(call('eth_subscribe', ['newHeads']));
+        return { ws, messages, arrived };
+      }),
+    );
+    try {
+      for (const pid of workerPids) expect(connectionsOf(pid, port), `WebSocket connections held by worker ${pid}`).to.be.at.least(1);
+      // Once every client has its subscription, a block is mined; each worker's feed sees it.
+      for (let i = 0; clients.some((c) => c.messages.length === 0); i++) {
+        if (i > 250) throw new Error('not every client subscribed within 5 s');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const head = BigInt((await postFresh(anvil.current.url, call('eth_blockNumber', []))).json.result as string);
+      // A feed announces the blocks after its first poll: blocks are mined until every client heard of one.
+      let all = false;
+      void Promise.all(clients.map((c) => c.arrived)).then(() => (all = true));
+      for (let i = 0; !all; i++) {
+        if (i > 50) throw new Error('not every subscriber heard of a new head within 50 blocks');
+        await postFresh(anvil.current.url, call('anvil_mine', ['0x1']));
+        await Promise.race([Promise.all(clients.map((c) => c.arrived)), new Promise((resolve) => setTimeout(resolve, 100))]);
+      }
+      for (const { messages } of clients) {
+        const [answer, note] = messages.map(
+          (m) => JSON.parse(m) as { result?: string; params?: { subscription: string; result: { number: string } } },
+        );
+        expect(answer!.result).to.match(/^0x[0-9a-f]{32}$/);
+        expect(note!.params!.subscription).to.equal(answer!.result);
+        expect(BigInt(note!.params!.result.number) > head).to.equal(true);
+      }
+    } finally {
+      for (const { ws } of clients) ws.close();
     }
   });
 

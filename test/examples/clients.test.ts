@@ -1,6 +1,7 @@
 /** README's client recipes (examples/clients/), run as a newcomer runs them against a devnet. */
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
+import { Wallet } from 'ethers';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createPublicClient, http } from 'viem';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
@@ -15,6 +16,7 @@ import { useAnvil } from '../helpers/el.js';
 import { OPERATOR_TOKEN, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
 const ONE_MILLI_ETH = '0x38d7ea4c68000';
+const RECIPIENT = '0x000000000000000000000000000000000000c0DE';
 
 describe('examples/clients: each recipe reads, sends and gets its receipt on the devnet on the first try', function () {
   this.timeout(60_000);
@@ -56,6 +58,47 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
     expect(receipt.status).to.equal('0x1');
     expect(await call(url, 'eth_getTransactionByHash', [receipt.transactionHash])).to.include({ to: recipient.toLowerCase() });
     expect(await cast('call', MULTICALL3_ADDRESS, 'getEthBalance(address)(uint256)', recipient)).to.equal('1000000000000000 [1e15]');
+  });
+
+  it('subscribe.ts: viem watchBlocks and ethers on("block") over WebSocket hear of a transfer\'s block', async () => {
+    const { code, out } = await runScript('examples/clients/subscribe.js', { RPC_URL: url, DEV_KEY: DEV_KEYS[4]! });
+    expect(code, out).to.equal(0);
+    const included = [...out.matchAll(/^transfer 0x[0-9a-f]{64} in block (\d+)$/gm)].map(([, n]) => Number(n));
+    const viem = Number(/^viem: block (\d+)$/m.exec(out)?.[1]);
+    const ethers = Number(/^ethers: block (\d+)$/m.exec(out)?.[1]);
+    expect(included, out).to.include.members([viem, ethers]);
+  });
+
+  it('wscat: the README command subscribes to newHeads and prints the answer, then each head', async () => {
+    // README: npx wscat -c ws://127.0.0.1:8545 -x '<eth_subscribe>' -w 30 (stdin open, as a terminal's is).
+    const subscribe = '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}';
+    const child = spawn(
+      process.execPath,
+      ['node_modules/wscat/bin/wscat', '-c', url.replace('http:', 'ws:'), '-x', subscribe, '-w', '30'],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      let out = '';
+      child.stdout!.on('data', (chunk: Buffer) => (out += String(chunk)));
+      // Once subscribed, transfers close devnet blocks until one is announced (a feed announces the blocks after its first look).
+      const wallet = new Wallet(DEV_KEYS[4]!, ingressProvider(url));
+      for (let i = 0; out.split('\n').length < 3; i++) {
+        if (i > 100) throw new Error(`no head within 10 s: ${out}`);
+        if (out.includes('\n') && i % 5 === 0) await wallet.sendTransaction({ to: RECIPIENT, value: 0n });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const lines = out.split('\n').slice(0, 2);
+      const [answer, head] = lines.map(
+        (line) => JSON.parse(line) as { result?: string; params?: { subscription: string; result: { number: string } } },
+      );
+      expect(answer!.result).to.match(/^0x[0-9a-f]{32}$/);
+      expect(head!.params!.subscription).to.equal(answer!.result);
+      expect(head!.params!.result.number).to.match(/^0x[0-9a-f]+$/);
+    } finally {
+      child.kill();
+    }
   });
 
   it("indexer.ts: walks every block's logs by range up to the head, as eth_getLogs answers them", async () => {
