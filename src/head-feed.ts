@@ -7,6 +7,7 @@
  * every block as geth's newHeads does; a head that goes back or changes at the same height (a
  * reorg) is announced as it is.
  */
+import { FanOut } from './fan-out.js';
 import type { Upstream } from './upstream.js';
 
 /** Block fields that are not the header's (geth's newHeads sends the header alone). */
@@ -76,12 +77,12 @@ export class HeadFeed {
       if (number > this.last + 1n && number - this.last <= BigInt(CATCH_UP_MAX)) {
         for (let missed = this.last + 1n; missed < number; missed++) {
           const block = await this.block(`0x${missed.toString(16)}`);
-          if (block !== undefined) this.announce(block);
+          if (block !== undefined) await this.announce(block);
         }
       }
       this.last = number;
       this.lastHash = latest.hash as string;
-      this.announce(latest);
+      await this.announce(latest);
     } catch {
       // The EL did not answer: the next poll asks again.
     } finally {
@@ -96,13 +97,20 @@ export class HeadFeed {
       : undefined;
   }
 
-  private announce(block: Record<string, unknown>): void {
+  private async announce(block: Record<string, unknown>): Promise<void> {
     const header = JSON.stringify(Object.fromEntries(Object.entries(block).filter(([key]) => !NOT_HEADER.has(key))));
     const at: HeadBlock = {
       number: BigInt(block.number as string),
       hash: block.hash as string,
       parentHash: block.parentHash as string,
     };
-    for (const listener of [...this.listeners]) listener(header, at);
+    const fanOut = new FanOut();
+    for (const listener of [...this.listeners]) {
+      // One that stopped listening while an earlier slice went out hears nothing more.
+      if (!this.listeners.has(listener)) continue;
+      listener(header, at);
+      const pause = fanOut.sentOne();
+      if (pause !== undefined) await pause;
+    }
   }
 }

@@ -9,8 +9,10 @@
  * parent is not the last of them is walked back by parent hash to one that is, the blocks after
  * it announced again with `removed: true` (oldest first), then the new branch's logs.
  */
+import { FanOut } from './fan-out.js';
 import type { HeadBlock, HeadFeed } from './head-feed.js';
 import { matchesLog, type LogFields, type LogFilter } from './log-filter.js';
+import { resultElements } from './result-elements.js';
 import type { Upstream } from './upstream.js';
 
 const KEEP = 64;
@@ -21,6 +23,7 @@ const KEEP = 64;
 const KEEP_BYTES = 32 * 1024 * 1024;
 /** A block's logs may be many (a 30M-gas block of LOG0s is about 8 MB as JSON). */
 const BLOCK_LOGS_MAX_BYTES = 64 * 1024 * 1024;
+const PARSED_PER_SLICE = 1_000;
 /** Heads waiting behind a slow EL past this are dropped: the walk back by parent fills the gap. */
 const QUEUE_MAX = 8;
 
@@ -106,7 +109,7 @@ export class LogFeed {
     const known = this.kept.findIndex((kept) => kept.hash === head.hash);
     if (known >= 0) {
       // The head went back to a block already announced: what followed it is gone.
-      this.announceRemoved(this.kept.splice(known + 1));
+      await this.announceRemoved(this.kept.splice(known + 1));
       return;
     }
     // The first head's parent was the head when subscribers came: theirs is what follows it.
@@ -126,34 +129,40 @@ export class LogFeed {
     }
     // What the head's ancestry left out is gone whatever comes next. The branch's blocks are kept
     // as their logs are read: when the EL fails one, the next head walks back to it again.
-    this.announceRemoved(this.kept.splice(ancestor + 1));
+    await this.announceRemoved(this.kept.splice(ancestor + 1));
     for (const block of branch) {
       const logs = await this.logsOf(block.hash);
       if (this.count === 0) return;
-      const sent = logs.filter((log) => this.deliver(log, log.text));
+      const fanOut = new FanOut();
+      const sent: ReadyLog[] = [];
+      for (const log of logs) if (await this.deliver(log, log.text, fanOut)) sent.push(log);
       this.kept.push({ ...block, logs: sent, bytes: sent.reduce((sum, log) => sum + log.text.length, 0) });
     }
     let bytes = this.kept.reduce((sum, block) => sum + block.bytes, 0);
     while (this.kept.length > KEEP || (bytes > KEEP_BYTES && this.kept.length > 1)) bytes -= this.kept.shift()!.bytes;
   }
 
-  private announceRemoved(blocks: readonly Kept[]): void {
+  private async announceRemoved(blocks: readonly Kept[]): Promise<void> {
+    const fanOut = new FanOut();
     for (const block of blocks) {
       for (const log of block.logs) {
-        this.deliver(log, JSON.stringify({ ...(JSON.parse(log.text) as Record<string, unknown>), removed: true }));
+        await this.deliver(log, JSON.stringify({ ...(JSON.parse(log.text) as Record<string, unknown>), removed: true }), fanOut);
       }
     }
   }
 
   /** Sends `text` to every subscription `log` matches; whether there was one. */
-  private deliver(log: ReadyLog, text: string): boolean {
+  private async deliver(log: ReadyLog, text: string, fanOut: FanOut): Promise<boolean> {
     let sent = false;
     for (const set of [this.byAddress.get(log.fields.address.toLowerCase()), this.anyAddress]) {
       if (set === undefined) continue;
       for (const subscription of [...set]) {
-        if (!matchesLog(subscription.filter, log.fields)) continue;
+        // One unsubscribed while an earlier slice went out hears nothing more.
+        if (!set.has(subscription) || !matchesLog(subscription.filter, log.fields)) continue;
         subscription.send(text);
         sent = true;
+        const pause = fanOut.sentOne();
+        if (pause !== undefined) await pause;
       }
     }
     return sent;
@@ -168,15 +177,23 @@ export class LogFeed {
   }
 
   private async logsOf(blockHash: string): Promise<ReadyLog[]> {
-    const answer = await this.el().call('eth_getLogs', [{ blockHash }], undefined, BLOCK_LOGS_MAX_BYTES);
-    if ('error' in answer) throw new Error(answer.error.message);
-    return (answer.result as Array<Record<string, unknown>>).map((source) => ({
-      text: JSON.stringify(source),
-      fields: {
-        address: source.address as string,
-        topics: source.topics as string[],
-        blockNumber: BigInt(source.blockNumber as string),
-      },
-    }));
+    const el = this.el();
+    const text = await el.callText('eth_getLogs', [{ blockHash }], BLOCK_LOGS_MAX_BYTES);
+    const elements = await resultElements(text);
+    if (elements === undefined) {
+      const answer = el.parsed(text);
+      throw new Error('error' in answer ? answer.error.message : 'eth_getLogs answered no list');
+    }
+    const logs: ReadyLog[] = [];
+    for (const [i, element] of elements.entries()) {
+      // Each log parsed alone: tens of thousands of them yield to the event loop now and then.
+      if (i % PARSED_PER_SLICE === PARSED_PER_SLICE - 1) await new Promise((resolve) => setImmediate(resolve));
+      const log = JSON.parse(element) as Record<string, unknown>;
+      logs.push({
+        text: element,
+        fields: { address: log.address as string, topics: log.topics as string[], blockNumber: BigInt(log.blockNumber as string) },
+      });
+    }
+    return logs;
   }
 }

@@ -118,32 +118,42 @@ export class Upstream {
     return () => answer.cancel();
   }
 
+  /** Calls `method` and returns the upstream's answer, result or JSON-RPC error, parsed. */
+  async call(method: string, params: readonly unknown[], headers?: Readonly<Record<string, string>>): Promise<Answer> {
+    return this.parsed(await this.callText(method, params, MAX_CALL_ANSWER_BYTES, headers));
+  }
+
   /**
-   * Calls `method` and returns the upstream's answer, result or JSON-RPC error, parsed; an answer
-   * past `maxAnswerBytes` is a failure.
+   * Calls `method` and returns the upstream's answer as the text it wrote, up to `maxAnswerBytes`
+   * (past it, a failure): for a caller that reads a large answer in slices (log-feed.ts).
    */
-  call(
+  callText(
     method: string,
     params: readonly unknown[],
+    maxAnswerBytes: number,
     headers?: Readonly<Record<string, string>>,
-    maxAnswerBytes = MAX_CALL_ANSWER_BYTES,
-  ): Promise<Answer> {
+  ): Promise<string> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
     return new Promise((resolve, reject) => {
       const answer = new AnswerText(maxAnswerBytes, this.options.isIngress === true ? 429 : 200, (err, text) => {
         if (err !== undefined) return reject(this.failure(err));
         this.options.reachability?.answered();
-        try {
-          resolve(parseAnswer(text));
-        } catch (parseErr) {
-          reject(this.failure(parseErr));
-        }
+        resolve(text);
       });
       this.calls.dispatch(
         { path: this.path, method: 'POST', headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers }, body },
         answer,
       );
     });
+  }
+
+  /** Parses an answer `callText` returned, as `call` does. */
+  parsed(text: string): Answer {
+    try {
+      return parseAnswer(text);
+    } catch (err) {
+      throw this.failure(err);
+    }
   }
 
   /** The only RpcFailures raised in here are "invalid answer"; everything else is a transport failure. */

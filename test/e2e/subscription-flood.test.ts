@@ -1,0 +1,93 @@
+/**
+ * Subscriptions against everyone else (issue 38, attacked): one source holds the 64 `logs`
+ * subscriptions it may, every one matching every log, and a block of 28,000 logs arrives (a
+ * log bomb: about 1.8 million notifications owed). Notifications are event-loop time nobody's
+ * tokens paid for; they go out in slices, a slow reader is closed at its buffer's bound, so
+ * another source's `eth_chainId` keeps being answered meanwhile. The ingress and the attacker
+ * are processes of their own (the shipped production chain, a real anvil).
+ */
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+import { startIngressProcess, type IngressProcess } from '../../support/child.js';
+import { LOG_COUNT, mineLogBomb } from '../../support/log-bomb.js';
+import { useAnvil } from '../helpers/el.js';
+
+const CHAIN_ID = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+/** What another source may see while the fan-out runs: its p99 (the median is a few ms). */
+const P99_CEILING_MS = 250;
+
+describe('subscription flood: one source subscribed to every log of a 28,000-log block', function () {
+  this.timeout(120_000);
+  const anvil = useAnvil();
+  let ingress: IngressProcess;
+
+  before(async () => {
+    process.env.SVC_FLOOD_TOKEN = 'subscription-flood-operator-token';
+    const yaml = readFileSync('config/ingress.yaml', 'utf8')
+      .replace('listen: 127.0.0.1:8545', 'listen: 127.0.0.1:0')
+      .replace('metrics_listen: 127.0.0.1:9645', 'metrics_listen: 127.0.0.1:0')
+      .replace('execution: http://127.0.0.1:18545', `execution: ${anvil.current.url}`)
+      .replace('submit: http://127.0.0.1:9651', `submit: ${anvil.current.url}`)
+      .replace('node: http://127.0.0.1:9651', `node: ${anvil.current.url}`)
+      .replace('token_file: /etc/svc-ingress/operator-token', 'token_env: SVC_FLOOD_TOKEN');
+    ingress = await startIngressProcess(yaml);
+  });
+  after(async () => {
+    ingress?.child.kill('SIGTERM');
+    await ingress?.exited;
+  });
+
+  /** eth_chainId from 127.0.0.2, one at a time 10 ms apart, until `done` settles: the latencies, sorted. */
+  async function victimUntil(done: Promise<unknown>): Promise<number[]> {
+    const pool = new Pool(ingress.url, { connections: 1, localAddress: '127.0.0.2' });
+    let over = false;
+    void done.finally(() => (over = true));
+    const latencies: number[] = [];
+    try {
+      while (!over) {
+        const started = performance.now();
+        const reply = await pool.request({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: CHAIN_ID });
+        expect(await reply.body.text()).to.equal('{"jsonrpc":"2.0","id":1,"result":"0x1fcd"}');
+        latencies.push(performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    } finally {
+      await pool.close();
+    }
+    return latencies.sort((a, b) => a - b);
+  }
+
+  it("another source's eth_chainId p99 stays under 250 ms while ~1.8 million notifications are owed", async () => {
+    const attacker = spawn(
+      process.execPath,
+      ['dist/support/subscription-flood.js', ingress.url.replace('http:', 'ws:'), '4', '16', '127.0.0.1'],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const lines = createInterface({ input: attacker.stdout! })[Symbol.asyncIterator]();
+    /** The bomb's block, then the time the feed takes to see it, fetch its 14 MB of logs and fan them out. */
+    const bomb = () => mineLogBomb(anvil.current.url).then(() => new Promise((resolve) => setTimeout(resolve, 4_000)));
+    try {
+      // The same block with nobody subscribed: what mining it costs everyone (anvil answers eth_chainId too).
+      const alone = await victimUntil(bomb());
+      expect((await lines.next()).value).to.equal('subscribed');
+      const loud = await victimUntil(bomb());
+      attacker.kill('SIGTERM');
+      const [, messages, bytes, , closed, codes] = ((await lines.next()).value as string).split(' ');
+      const p = (sorted: number[], q: number) => sorted[Math.floor((sorted.length - 1) * q)]!;
+      console.log(
+        `      victim p50/p99/max with the block and nobody subscribed ${p(alone, 0.5).toFixed(1)}/${p(alone, 0.99).toFixed(1)}/${alone.at(-1)!.toFixed(1)} ms, ` +
+          `during the fan-out ${p(loud, 0.5).toFixed(1)}/${p(loud, 0.99).toFixed(1)}/${loud.at(-1)!.toFixed(1)} ms (${loud.length} calls); ` +
+          `the attacker read ${messages} notifications (${(Number(bytes) / 2 ** 20).toFixed(0)} MiB) of ${LOG_COUNT * 64}, ${closed} connections closed (${codes})`,
+      );
+      expect(Number(messages), 'the attacker was sent logs').to.be.greaterThan(0);
+      expect(p(loud, 0.99)).to.be.below(P99_CEILING_MS);
+    } finally {
+      attacker.kill('SIGKILL');
+      await once(attacker, 'exit').catch(() => {});
+    }
+  });
+});
