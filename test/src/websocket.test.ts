@@ -339,6 +339,23 @@ describe('WebSocket: newHeads and logs subscriptions fed by one follower (websoc
     await (await client.transport.getRpcClient()).close();
   });
 
+  it('keeps its subscriptions and connections through a reload', async () => {
+    const client = await connect(ingress.url);
+    const { result: id } = await subscribe(client);
+    await ingress.reload(ingress.config);
+    const [first, second] = (await client.next(2)).map(
+      (text) => JSON.parse(text) as { params: { subscription: string; result: { number: string } } },
+    );
+    expect([first!.params.subscription, second!.params.subscription]).to.deep.equal([id, id]);
+    expect(BigInt(second!.params.result.number) - BigInt(first!.params.result.number)).to.equal(1n);
+    client.send('{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}');
+    // A head may come first.
+    let answer: { id?: number; result?: string } = {};
+    for (let i = 0; i < 3 && answer.id === undefined; i++) answer = JSON.parse((await client.next())[0]!) as typeof answer;
+    expect(answer).to.deep.equal({ jsonrpc: '2.0', id: 7, result: '0x1fcd' });
+    client.ws.close();
+  });
+
   it("sends each log a logs subscription's filter matches, as eth_getLogs writes it", async () => {
     const emitter = await deployEmitter(anvil.current.url);
     const client = await connect(ingress.url);
