@@ -7,7 +7,7 @@
  * every block as geth's newHeads does; a head that goes back or changes at the same height (a
  * reorg) is announced as it is.
  */
-import { FanOut } from './fan-out.js';
+import { TimeSlices } from './time-slices.js';
 import type { Upstream } from './upstream.js';
 
 /** Block fields that are not the header's (geth's newHeads sends the header alone). */
@@ -104,12 +104,12 @@ export class HeadFeed {
       hash: block.hash as string,
       parentHash: block.parentHash as string,
     };
-    const fanOut = new FanOut();
+    const slices = new TimeSlices();
     for (const listener of [...this.listeners]) {
       // One that stopped listening while an earlier slice went out hears nothing more.
       if (!this.listeners.has(listener)) continue;
       listener(header, at);
-      const pause = fanOut.sentOne();
+      const pause = slices.step();
       if (pause !== undefined) await pause;
     }
   }

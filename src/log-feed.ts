@@ -9,7 +9,7 @@
  * parent is not the last of them is walked back by parent hash to one that is, the blocks after
  * it announced again with `removed: true` (oldest first), then the new branch's logs.
  */
-import { FanOut } from './fan-out.js';
+import { TimeSlices } from './time-slices.js';
 import type { HeadBlock, HeadFeed } from './head-feed.js';
 import { matchesLog, type LogFields, type LogFilter } from './log-filter.js';
 import { resultElements } from './result-elements.js';
@@ -23,11 +23,11 @@ const KEEP = 64;
 const KEEP_BYTES = 32 * 1024 * 1024;
 /** A block's logs may be many (a 30M-gas block of LOG0s is about 8 MB as JSON). */
 const BLOCK_LOGS_MAX_BYTES = 64 * 1024 * 1024;
-const PARSED_PER_SLICE = 1_000;
 /** Heads waiting behind a slow EL past this are dropped: the walk back by parent fills the gap. */
 const QUEUE_MAX = 8;
 
-export type LogSender = (log: string) => void;
+/** Takes the logs of one block a subscription matches, in the block's order, as the EL wrote them. */
+export type LogSender = (logs: readonly string[]) => void;
 
 interface Subscription {
   readonly filter: LogFilter;
@@ -46,9 +46,7 @@ interface Kept extends HeadBlock {
 }
 
 export class LogFeed {
-  private readonly byAddress = new Map<string, Set<Subscription>>();
-  private readonly anyAddress = new Set<Subscription>();
-  private count = 0;
+  private readonly subscriptions = new Set<Subscription>();
   private stopHeads: (() => void) | undefined;
   /** The chain as announced, oldest first. */
   private kept: Kept[] = [];
@@ -62,35 +60,20 @@ export class LogFeed {
   ) {}
 
   get size(): number {
-    return this.count;
+    return this.subscriptions.size;
   }
 
   /** Sends the logs `filter` matches from the next head on; returns what stops it. */
   subscribe(filter: LogFilter, send: LogSender): () => void {
     const subscription: Subscription = { filter, send };
-    for (const set of this.setsOf(filter)) set.add(subscription);
-    this.count++;
+    this.subscriptions.add(subscription);
     this.stopHeads ??= this.heads.subscribe((_header, block) => this.onHead(block));
-    let stopped = false;
     return () => {
-      if (stopped) return;
-      stopped = true;
-      for (const set of this.setsOf(filter)) set.delete(subscription);
-      for (const [address, set] of this.byAddress) if (set.size === 0) this.byAddress.delete(address);
-      if (--this.count > 0) return;
+      if (!this.subscriptions.delete(subscription) || this.subscriptions.size > 0) return;
       this.stopHeads?.();
       this.stopHeads = undefined;
       this.kept = [];
     };
-  }
-
-  private setsOf(filter: LogFilter): Array<Set<Subscription>> {
-    if (filter.addresses === undefined) return [this.anyAddress];
-    return [...filter.addresses].map((address) => {
-      const set = this.byAddress.get(address) ?? new Set<Subscription>();
-      this.byAddress.set(address, set);
-      return set;
-    });
   }
 
   private onHead(block: HeadBlock): void {
@@ -105,7 +88,7 @@ export class LogFeed {
   }
 
   private async follow(head: HeadBlock): Promise<void> {
-    if (this.count === 0) return;
+    if (this.subscriptions.size === 0) return;
     const known = this.kept.findIndex((kept) => kept.hash === head.hash);
     if (known >= 0) {
       // The head went back to a block already announced: what followed it is gone.
@@ -132,10 +115,12 @@ export class LogFeed {
     await this.announceRemoved(this.kept.splice(ancestor + 1));
     for (const block of branch) {
       const logs = await this.logsOf(block.hash);
-      if (this.count === 0) return;
-      const fanOut = new FanOut();
-      const sent: ReadyLog[] = [];
-      for (const log of logs) if (await this.deliver(log, log.text, fanOut)) sent.push(log);
+      if (this.subscriptions.size === 0) return;
+      const taken = await this.deliver(
+        logs,
+        logs.map((log) => log.text),
+      );
+      const sent = logs.filter((_, i) => taken[i]);
       this.kept.push({ ...block, logs: sent, bytes: sent.reduce((sum, log) => sum + log.text.length, 0) });
     }
     let bytes = this.kept.reduce((sum, block) => sum + block.bytes, 0);
@@ -143,29 +128,49 @@ export class LogFeed {
   }
 
   private async announceRemoved(blocks: readonly Kept[]): Promise<void> {
-    const fanOut = new FanOut();
     for (const block of blocks) {
-      for (const log of block.logs) {
-        await this.deliver(log, JSON.stringify({ ...(JSON.parse(log.text) as Record<string, unknown>), removed: true }), fanOut);
-      }
+      const texts = block.logs.map((log) => JSON.stringify({ ...(JSON.parse(log.text) as Record<string, unknown>), removed: true }));
+      await this.deliver(block.logs, texts);
     }
   }
 
-  /** Sends `text` to every subscription `log` matches; whether there was one. */
-  private async deliver(log: ReadyLog, text: string, fanOut: FanOut): Promise<boolean> {
-    let sent = false;
-    for (const set of [this.byAddress.get(log.fields.address.toLowerCase()), this.anyAddress]) {
-      if (set === undefined) continue;
-      for (const subscription of [...set]) {
-        // One unsubscribed while an earlier slice went out hears nothing more.
-        if (!set.has(subscription) || !matchesLog(subscription.filter, log.fields)) continue;
-        subscription.send(text);
-        sent = true;
-        const pause = fanOut.sentOne();
+  /**
+   * Hands each subscription, as one batch, the texts of the logs its filter matches: the block's
+   * logs indexed by address once, each subscription matched against its addresses' logs only.
+   * Whether each log went to someone.
+   */
+  private async deliver(logs: readonly ReadyLog[], texts: readonly string[]): Promise<boolean[]> {
+    const taken = logs.map(() => false);
+    const byAddress = new Map<string, number[]>();
+    for (const [i, log] of logs.entries()) {
+      const address = log.fields.address.toLowerCase();
+      const indexes = byAddress.get(address);
+      if (indexes === undefined) byAddress.set(address, [i]);
+      else indexes.push(i);
+    }
+    const every = logs.map((_, i) => i);
+    const slices = new TimeSlices();
+    for (const subscription of [...this.subscriptions]) {
+      const { addresses } = subscription.filter;
+      const candidates =
+        addresses === undefined
+          ? every
+          : addresses.size === 1
+            ? (byAddress.get([...addresses][0]!) ?? [])
+            : [...addresses].flatMap((address) => byAddress.get(address) ?? []).sort((a, b) => a - b);
+      const matched: string[] = [];
+      for (const i of candidates) {
+        if (matchesLog(subscription.filter, logs[i]!.fields)) {
+          matched.push(texts[i]!);
+          taken[i] = true;
+        }
+        const pause = slices.step();
         if (pause !== undefined) await pause;
       }
+      // One unsubscribed while an earlier slice went out hears nothing more.
+      if (matched.length > 0 && this.subscriptions.has(subscription)) subscription.send(matched);
     }
-    return sent;
+    return taken;
   }
 
   private async blockByHash(hash: string): Promise<HeadBlock | undefined> {
@@ -185,9 +190,11 @@ export class LogFeed {
       throw new Error('error' in answer ? answer.error.message : 'eth_getLogs answered no list');
     }
     const logs: ReadyLog[] = [];
-    for (const [i, element] of elements.entries()) {
-      // Each log parsed alone: tens of thousands of them yield to the event loop now and then.
-      if (i % PARSED_PER_SLICE === PARSED_PER_SLICE - 1) await new Promise((resolve) => setImmediate(resolve));
+    const slices = new TimeSlices();
+    for (const element of elements) {
+      // Each log parsed alone, in slices of event-loop time.
+      const pause = slices.step();
+      if (pause !== undefined) await pause;
       const log = JSON.parse(element) as Record<string, unknown>;
       logs.push({
         text: element,

@@ -58,7 +58,7 @@ export class Metrics implements PluginMetrics {
   );
   private readonly notifications = new Counter({
     name: 'svc_ingress_websocket_notifications_total',
-    help: 'Subscription notifications sent over WebSocket (eth_subscription messages).',
+    help: 'Subscription notifications owed over WebSocket (eth_subscription messages), counted as each is queued to its connection.',
     registers: [this.registry],
   });
   private readonly upstreamErrors = new Counter({
@@ -156,8 +156,8 @@ export class Metrics implements PluginMetrics {
     this.webSocketCloses.inc(reason);
   }
 
-  notificationSent(): void {
-    this.notifications.inc();
+  notificationSent(count = 1): void {
+    this.notifications.inc(count);
   }
 
   transportRefused(reason: string): void {

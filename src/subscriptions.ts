@@ -11,6 +11,7 @@ import type { HeadFeed } from './head-feed.js';
 import type { Answer, RpcRequest } from './jsonrpc.js';
 import type { LogFeed } from './log-feed.js';
 import { isLogFilterError, readLogFilter } from './log-filter.js';
+import { Notifier, type Outbox } from './notifier.js';
 
 const PER_CONNECTION = 16;
 const PER_SOURCE = 64;
@@ -20,6 +21,9 @@ export class Feeds {
   /** Subscriptions open per source. */
   private readonly bySource = new Map<string, number>();
   private total = 0;
+
+  /** Sends every connection's notifications, round-robin by source. */
+  readonly notifier = new Notifier();
 
   constructor(
     readonly heads: HeadFeed,
@@ -57,11 +61,9 @@ export class ConnectionSubscriptions {
 
   constructor(
     private readonly feeds: Feeds,
-    /** The connection's source, asked when it subscribes (rate-limit's source, else the address). */
-    private readonly source: () => string,
-    /** Sends a notification on the connection. */
-    private readonly send: (text: string) => void,
-    private readonly notified: () => void,
+    /** The connection's notifications, sent in its source's turns. */
+    private readonly outbox: Outbox,
+    private readonly notified: (count: number) => void,
   ) {}
 
   /** The answer to a subscription method; undefined for any other method. */
@@ -80,15 +82,16 @@ export class ConnectionSubscriptions {
       return { error: errors.logCriteriaRefused(filter.message, filter.kind === 'criteria') };
     }
     if (this.open.size >= PER_CONNECTION) return { error: errors.tooManySubscriptions(PER_CONNECTION) };
-    const source = this.source();
+    const source = this.outbox.source;
     if (!this.feeds.take(source)) return { error: errors.tooManySubscriptions(PER_SOURCE, 'source') };
     const id = `0x${randomBytes(16).toString('hex')}`;
-    const head = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":`;
-    const notify = (result: string) => {
-      this.notified();
-      this.send(`${head}${result}}}`);
+    const prefix = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":`;
+    const notify = (results: readonly string[]) => {
+      this.notified(results.length);
+      this.outbox.push(prefix, results);
     };
-    const stop = filter === undefined ? this.feeds.heads.subscribe(notify) : this.feeds.logs.subscribe(filter, notify);
+    const stop =
+      filter === undefined ? this.feeds.heads.subscribe((header) => notify([header])) : this.feeds.logs.subscribe(filter, notify);
     this.open.set(id, () => {
       stop();
       this.feeds.give(source);

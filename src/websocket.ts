@@ -130,16 +130,32 @@ function serveConnection(ws: WebSocket, req: IncomingMessage, current: () => Run
   ws.on('pong', () => (alive.alive = true));
   let inFlight = 0;
   const sink = new Set<MessageSink>();
+  const slowConsumer = () => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    metrics.webSocketClosed('slow_consumer');
+    ws.close(1008, `slow consumer: more than ${SEND_BUFFER_CAP_BYTES} bytes of answers unsent`);
+    // A client that reads nothing does not read the close frame either: cut after a grace.
+    setTimeout(() => ws.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
+  };
   const reply = (answer: Buffer | string) => {
     if (ws.readyState !== WebSocket.OPEN) return;
     ws.send(answer);
-    if (ws.bufferedAmount > SEND_BUFFER_CAP_BYTES) {
-      metrics.webSocketClosed('slow_consumer');
-      ws.close(1008, `slow consumer: more than ${SEND_BUFFER_CAP_BYTES} bytes of answers unsent`);
-      // A client that reads nothing does not read the close frame either: cut after a grace.
-      setTimeout(() => ws.terminate(), SLOW_CONSUMER_GRACE_MS).unref();
-    }
+    if (ws.bufferedAmount > SEND_BUFFER_CAP_BYTES) slowConsumer();
   };
+  const outbox = feeds.notifier.outbox(
+    current().chain.requestSource(peer) ?? peer.address,
+    {
+      send: (text) => ws.send(text),
+      get bufferedAmount() {
+        return ws.bufferedAmount;
+      },
+      get open() {
+        return ws.readyState === WebSocket.OPEN;
+      },
+    },
+    SEND_BUFFER_CAP_BYTES,
+    slowConsumer,
+  );
   /** Messages read while the connection is held: served in order once the hold ends. */
   const waiting: Buffer[] = [];
   ws.on('message', (data: Buffer, isBinary: boolean) => {
@@ -194,16 +210,12 @@ function serveConnection(ws: WebSocket, req: IncomingMessage, current: () => Run
       setTimeout(release, until - Date.now()).unref();
     },
   };
-  const subscriptions = new ConnectionSubscriptions(
-    feeds,
-    () => current().chain.requestSource(peer) ?? peer.address,
-    reply,
-    () => metrics.notificationSent(),
-  );
+  const subscriptions = new ConnectionSubscriptions(feeds, outbox, (count) => metrics.notificationSent(count));
   ws.on('close', () => {
     // Answers still being computed have nobody to go to: their upstream requests are released.
     for (const pending of [...sink]) pending.destroy();
     subscriptions.close();
+    outbox.close();
   });
   ws.on('error', (err: Error & { code?: string }) => {
     if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') metrics.webSocketClosed('too_large');

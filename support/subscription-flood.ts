@@ -34,8 +34,11 @@ const sockets = await Promise.all(
 messages = 0;
 bytes = 0;
 console.log('subscribed');
+// Alive until told, whether or not the ingress closes the connections.
+const alive = setInterval(() => {}, 1_000);
 process.once('SIGTERM', () => {
   console.log(`received ${messages} ${bytes} closed ${codes.length} ${codes.join(',')}`);
   for (const ws of sockets) ws.terminate();
+  clearInterval(alive);
   process.exit(0);
 });

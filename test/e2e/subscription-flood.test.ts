@@ -12,7 +12,9 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
+import WebSocket from 'ws';
 import { startIngressProcess, type IngressProcess } from '../../support/child.js';
+import { deployEmitter, emit, topicOf } from '../../support/log-emitter.js';
 import { LOG_COUNT, mineLogBomb } from '../../support/log-bomb.js';
 import { useAnvil } from '../helpers/el.js';
 
@@ -61,12 +63,17 @@ describe('subscription flood: one source subscribed to every log of a 28,000-log
     return latencies.sort((a, b) => a - b);
   }
 
-  it("another source's eth_chainId p99 stays under 250 ms while ~1.8 million notifications are owed", async () => {
-    const attacker = spawn(
+  /** The attacker: `connections` × `perConnection` subscriptions from 127.0.0.1, in a process of its own. */
+  const attack = (connections: number, perConnection: number) =>
+    spawn(
       process.execPath,
-      ['dist/support/subscription-flood.js', ingress.url.replace('http:', 'ws:'), '4', '16', '127.0.0.1'],
+      ['dist/support/subscription-flood.js', ingress.url.replace('http:', 'ws:'), String(connections), String(perConnection), '127.0.0.1'],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
+
+  it("another source's eth_chainId p99 stays under 250 ms while ~1.8 million notifications are owed", async () => {
+    // 64 connections of one subscription each: each is owed ~14 MB, under the 32 MiB a connection may be owed.
+    const attacker = attack(64, 1);
     const lines = createInterface({ input: attacker.stdout! })[Symbol.asyncIterator]();
     /** The bomb's block, then the time the feed takes to see it, fetch its 14 MB of logs and fan them out. */
     const bomb = () => mineLogBomb(anvil.current.url).then(() => new Promise((resolve) => setTimeout(resolve, 4_000)));
@@ -88,6 +95,43 @@ describe('subscription flood: one source subscribed to every log of a 28,000-log
     } finally {
       attacker.kill('SIGKILL');
       await once(attacker, 'exit').catch(() => {});
+    }
+  });
+
+  it("another source's log subscription hears of its next log within half a second, not after the attacker's 1.8 million", async () => {
+    const emitter = await deployEmitter(anvil.current.url);
+    const victim = new WebSocket(ingress.url.replace('http:', 'ws:'), { localAddress: '127.0.0.2' });
+    const heard: Array<{ topic: string; at: number }> = [];
+    victim.on('message', (data: Buffer) => {
+      const note = JSON.parse(data.toString()) as { params?: { result: { topics: string[] } } };
+      if (note.params !== undefined) heard.push({ topic: note.params.result.topics[1]!, at: performance.now() });
+    });
+    await once(victim, 'open');
+    victim.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['logs', { address: emitter }] }));
+    const attacker = attack(64, 1);
+    const lines = createInterface({ input: attacker.stdout! })[Symbol.asyncIterator]();
+    try {
+      expect((await lines.next()).value).to.equal('subscribed');
+      await mineLogBomb(anvil.current.url);
+      // The feed has seen the bomb's block and is sending its logs by the time the next block comes.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await emit(anvil.current.url, emitter, 1);
+      const emitted = performance.now();
+      for (let i = 0; !heard.some((h) => h.topic === topicOf(1)); i++) {
+        if (i > 500) throw new Error('the victim did not hear of its log within 10 s');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const after = heard.find((h) => h.topic === topicOf(1))!.at - emitted;
+      attacker.kill('SIGTERM');
+      const [, messages] = ((await lines.next()).value as string).split(' ');
+      console.log(
+        `      the victim heard of its log ${after.toFixed(0)} ms after it was mined; the attacker had read ${messages} of ${LOG_COUNT * 64}`,
+      );
+      expect(Number(messages), 'the attacker was still being served').to.be.below(LOG_COUNT * 64);
+      expect(after).to.be.below(500);
+    } finally {
+      attacker.kill('SIGKILL');
+      victim.close();
     }
   });
 });

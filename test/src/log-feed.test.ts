@@ -57,7 +57,7 @@ describe('log feed: one follower of the EL for every logs subscriber (log-feed.t
   /** Subscribes, then waits until the feed follows the head (logs before that are not sent). */
   const listen = async (criteria: unknown) => {
     const logs: Log[] = [];
-    const stop = feed.subscribe(filter(criteria), (text) => logs.push(JSON.parse(text) as Log));
+    const stop = feed.subscribe(filter(criteria), (texts) => logs.push(...texts.map((text) => JSON.parse(text) as Log)));
     const before = el.received.length;
     await eventually(() => el.received.slice(before).some((r) => r.method === 'eth_getBlockByNumber'), 'the first poll');
     await new Promise((resolve) => setTimeout(resolve, 60));
