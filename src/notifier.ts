@@ -17,6 +17,8 @@ const TURN = 16;
 /** Where an outbox sends: a WebSocket connection. */
 export interface NotificationTarget {
   send(text: string): void;
+  /** Runs `sends` with the socket corked: a turn's notifications leave in one write. */
+  corked?(sends: () => void): void;
   readonly bufferedAmount: number;
   readonly open: boolean;
 }
@@ -59,6 +61,13 @@ export class Outbox {
 
   /** Sends up to `max` of what is owed; how many it sent. */
   sendSome(max: number): number {
+    if (this.target.corked === undefined) return this.sendUncorked(max);
+    let sent = 0;
+    this.target.corked(() => (sent = this.sendUncorked(max)));
+    return sent;
+  }
+
+  private sendUncorked(max: number): number {
     let sent = 0;
     while (sent < max && this.head < this.pending.length && !this.closed) {
       const batch = this.pending[this.head]!;

@@ -146,6 +146,14 @@ function serveConnection(ws: WebSocket, req: IncomingMessage, current: () => Run
     current().chain.requestSource(peer) ?? peer.address,
     {
       send: (text) => ws.send(text),
+      corked: (sends) => {
+        socket.cork();
+        try {
+          sends();
+        } finally {
+          socket.uncork();
+        }
+      },
       get bufferedAmount() {
         return ws.bufferedAmount;
       },
