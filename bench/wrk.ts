@@ -34,22 +34,46 @@ export interface WrkOptions {
   readonly cpu?: number;
 }
 
-/** A one-second warm-up, then `seconds` measured. */
-export async function wrk(url: string, body: string, clients: number, seconds: number, options: WrkOptions = {}): Promise<Run> {
+/** wrk's script: one body, or several sent in turn by each connection. */
+function script(body: string | readonly string[]): string {
+  if (typeof body === 'string')
+    return `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\n`;
+  return [
+    'local bodies = {',
+    ...body.map((b) => `  ${JSON.stringify(b)},`),
+    '}',
+    'local i = 0',
+    'local headers = { ["Content-Type"] = "application/json" }',
+    'request = function()',
+    '  i = i % #bodies + 1',
+    '  return wrk.format("POST", "/", headers, bodies[i])',
+    'end',
+    '',
+  ].join('\n');
+}
+
+/** A one-second warm-up, then `seconds` measured. `body`: one, or several sent in turn. */
+export async function wrk(
+  url: string,
+  body: string | readonly string[],
+  clients: number,
+  seconds: number,
+  options: WrkOptions = {},
+): Promise<Run> {
   const { expectNon2xx = false, cpuPid, cpu } = options;
   const run = (args: string[]) => promisify(execFile)(...onCpu(cpu, 'wrk', args));
-  const script = join(mkdtempSync(join(tmpdir(), 'svc-bench-wrk-')), 'post.lua');
-  writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\n`);
+  const scriptPath = join(mkdtempSync(join(tmpdir(), 'svc-bench-wrk-')), 'post.lua');
+  writeFileSync(scriptPath, script(body));
   // Connection set-up (clients and upstream pools, which idle out between runs) and JIT
   // warm-up otherwise land in the measured tail.
-  await run(['-t1', `-c${clients}`, '-d1s', '-s', script, url]);
+  await run(['-t1', `-c${clients}`, '-d1s', '-s', scriptPath, url]);
   // wrk ends the warm-up by cutting its connections mid-request; straight after that, a Node
   // proxy answers some of the next run's first requests 0.2-1 s late (the reference and the
   // ingress alike, nginx and anvil not; the ingress's own histogram never sees the delay, so
   // it is before the request reaches the proxy). Two quiet seconds make it go away.
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const cpuBefore = cpuPid === undefined ? 0 : cpuSeconds(cpuPid);
-  const { stdout } = await run(['-t1', `-c${clients}`, `-d${seconds}s`, '--latency', '-s', script, url]);
+  const { stdout } = await run(['-t1', `-c${clients}`, `-d${seconds}s`, '--latency', '-s', scriptPath, url]);
   const cpuUsed = cpuPid === undefined ? 0 : cpuSeconds(cpuPid) - cpuBefore;
   if (!/50%/.test(stdout) || /Socket errors/.test(stdout) || (!expectNon2xx && /Non-2xx/.test(stdout))) {
     throw new Error(`wrk against ${url} failed:\n${stdout}`);

@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
+import { ENTRY_MAX_BYTES } from './cache/answer-cache.js';
 import { errors, RpcFailure } from './errors.js';
 import { isJsonContentType } from './jsonrpc.js';
 
@@ -26,6 +27,9 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   private sentAt = 0;
   /** Whether the EL's answer has begun (its headers): `onElTime` is told once. */
   private answered = false;
+  /** The answer's chunks while it may be kept (see `keep`). */
+  private kept: Buffer[] | undefined;
+  private keptBytes = 0;
 
   constructor(
     private readonly res: ServerResponse,
@@ -44,6 +48,8 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
      * holds what the call costs (its slots) until `done`, and the EL time is known.
      */
     private readonly outliveClient = false,
+    /** Told the whole answer once it has ended well, if it is at most ENTRY_MAX_BYTES (src/cache/). */
+    private readonly keep?: (answer: Buffer) => void,
   ) {}
 
   /**
@@ -75,6 +81,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     const length = headers['content-length'];
     if (length === '0') return controller.abort(new RpcFailure(errors.upstreamInvalid()));
     if (typeof length === 'string') this.declaredBytes = Number(length);
+    if (this.keep !== undefined) this.kept = [];
     // Headers as a flat list: written as given, without setHeader's bookkeeping.
     this.head = typeof length === 'string' ? [...JSON_HEADER_LIST, 'content-length', length] : JSON_HEADER_LIST;
   }
@@ -82,6 +89,11 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     // A closed response never drains: waiting for it would hold the upstream connection.
     if (this.res.destroyed) return controller.abort(new undiciErrors.RequestAbortedError());
+    if (this.kept !== undefined) {
+      this.keptBytes += chunk.length;
+      if (this.keptBytes <= ENTRY_MAX_BYTES) this.kept.push(chunk);
+      else this.kept = undefined;
+    }
     if (this.head !== undefined) {
       this.res.writeHead(200, this.head);
       this.head = undefined;
@@ -111,6 +123,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     // HTTP 200 and JSON, but not a byte of it (a chunked answer that ended at once).
     if (this.head !== undefined) return this.finish(new RpcFailure(errors.upstreamInvalid()));
     if (!this.res.writableEnded) this.res.end();
+    if (this.kept !== undefined) this.keep?.(Buffer.concat(this.kept));
     this.finish(undefined);
   }
 

@@ -61,6 +61,7 @@ export async function startIngress(
     holds,
   );
   metrics.inFlight = () => active;
+  metrics.cache = () => runtime.cache?.counts;
   const server = createServer(
     {
       // Node's defaults (300 s per request, checked every 30 s) let a slow client hold a socket

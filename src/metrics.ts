@@ -5,10 +5,13 @@
  * own series through `counter` (the PluginMetrics face of this class).
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { CacheCounts } from './cache/answer-cache.js';
 import { BatchedCounter } from './batched-counter.js';
 import { DurationHistogram } from './duration-histogram.js';
 import { KNOWN_METHODS } from './methods.js';
 import type { LabelledCounter, PluginMetrics } from './plugin.js';
+
+const NO_CACHE: CacheCounts = { hits: 0, misses: 0, evictions: 0, bytes: 0, entries: 0 };
 
 /** `abandoned`: the client left before the ingress had an answer for it. */
 export type Outcome = 'proxied' | 'answered' | 'refused' | 'error' | 'abandoned';
@@ -92,8 +95,37 @@ export class Metrics implements PluginMetrics {
   /** Reads the gas-heavy reads waiting for an EL turn, and running per lane, at scrape time (set by the request listener). */
   elCalls: () => { readonly waiting: number; readonly quick: number; readonly heavy: number } = () => ({ waiting: 0, quick: 0, heavy: 0 });
 
+  /** Reads the answer cache's counts at scrape time (set by the ingress); undefined: no cache. */
+  cache: () => CacheCounts | undefined = () => undefined;
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_ingress_' });
+    const cache = () => this.cache();
+    for (const [name, help, read] of [
+      ['svc_ingress_cache_hits_total', 'Reads answered from the answer cache.', (c: CacheCounts) => c.hits],
+      ['svc_ingress_cache_misses_total', 'Cacheable reads the cache did not hold, asked of the EL.', (c: CacheCounts) => c.misses],
+      [
+        'svc_ingress_cache_evictions_total',
+        'Answers dropped from the cache to stay within cache.max_bytes.',
+        (c: CacheCounts) => c.evictions,
+      ],
+    ] as const) {
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(read(cache() ?? NO_CACHE));
+        },
+      });
+    }
+    this.gauge(
+      'svc_ingress_cache_bytes',
+      'Bytes the answer cache holds (counted as two per character), at most cache.max_bytes.',
+      () => (cache() ?? NO_CACHE).bytes,
+    );
+    this.gauge('svc_ingress_cache_entries', 'Answers the answer cache holds.', () => (cache() ?? NO_CACHE).entries);
     this.gauge('svc_ingress_requests_in_flight', 'Requests received and not yet answered (or cut).', () => this.inFlight());
     this.gauge(
       'svc_ingress_body_bytes_in_flight',

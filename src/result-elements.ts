@@ -51,11 +51,37 @@ export async function resultElements(text: string): Promise<string[] | undefined
   return undefined;
 }
 
+/**
+ * Where the value of the answer's top-level member `name` starts and ends (a scalar: a number, a
+ * string, null, true or false), when the answer is an object with one: cache.ts splices a
+ * cached answer's `id`.
+ */
+export function scalarMember(text: string, name: string): { readonly start: number; readonly end: number } | undefined {
+  const scan = new Scanner(text);
+  const start = scan.memberValue(name);
+  if (start === undefined) return undefined;
+  if (text.charCodeAt(start) === QUOTE) return { start, end: scan.stringEnd(start) + 1 };
+  let end = start;
+  while (end < text.length && !/[,}\s]/.test(text[end]!)) end++;
+  return end > start ? { start, end } : undefined;
+}
+
+/** Where the value of the answer's top-level member `result` starts, when there is one. */
+export function resultStart(text: string): number | undefined {
+  return new Scanner(text).memberValue('result');
+}
+
 class Scanner {
   constructor(private readonly text: string) {}
 
   /** Where the `result` member's array opens, when the answer is an object with one. */
   resultArray(): number | undefined {
+    const value = this.memberValue('result');
+    return value !== undefined && this.text.charCodeAt(value) === OPEN_BRACKET ? value : undefined;
+  }
+
+  /** Where the value of the top-level member `name` starts. */
+  memberValue(name: string): number | undefined {
     const text = this.text;
     let depth = 0;
     let expectKey = false;
@@ -63,11 +89,11 @@ class Scanner {
       const c = text.charCodeAt(i);
       if (c === QUOTE) {
         const end = this.stringEnd(i);
-        if (depth === 1 && expectKey && text.slice(i + 1, end) === 'result') {
+        if (depth === 1 && expectKey && text.slice(i + 1, end) === name) {
           const colon = this.skipSpace(end + 1);
           if (text.charCodeAt(colon) !== COLON) return undefined;
           const value = this.skipSpace(colon + 1);
-          return text.charCodeAt(value) === OPEN_BRACKET ? value : undefined;
+          return value < text.length ? value : undefined;
         }
         expectKey = false;
         i = end;

@@ -6,6 +6,7 @@
  * unchanged: the calls still running on the old runtime count against the new one's lanes.
  */
 import { type AccessLog, createAccessLog } from './access-log.js';
+import { ReadCache } from './cache/index.js';
 import { CarryOver } from './carry-over.js';
 import { Chain } from './chain.js';
 import { MAX_BODY_CAP_BYTES, type IngressConfig } from './config/load.js';
@@ -34,7 +35,7 @@ export class Runtime {
   readonly readAnswered: (elMs: number) => void;
   private inflight = 0;
   /** False once a lane's pool is handed on to the runtime replacing this one, which closes it. */
-  private readonly owns = { heavy: true, quick: true };
+  private readonly owns = { heavy: true, quick: true, cache: true };
   private onIdle: (() => void) | undefined;
 
   private constructor(
@@ -56,6 +57,8 @@ export class Runtime {
     private readonly carried: CarryOver,
     /** The access log, when the config has one. */
     readonly accessLog: AccessLog | undefined,
+    /** Answers that cannot change (src/cache/); none with `cache.max_bytes: 0`. */
+    readonly cache: ReadCache | undefined,
   ) {
     this.maxBodyBytes = chain.maxBodyBytes(MAX_BODY_CAP_BYTES);
     this.peerSourceOf = (address) => chain.connectionSource(address);
@@ -116,6 +119,7 @@ export class Runtime {
       const elTurns = previous?.elTurns ?? new ElTurns(lanes);
       elTurns.resize(lanes);
       const accessLog = config.accessLog === undefined ? undefined : createAccessLog(config.accessLog.oneIn, log);
+      const cache = readCache(config, () => stateReads, previous);
       return new Runtime(
         config,
         chain,
@@ -131,6 +135,7 @@ export class Runtime {
         cors,
         carried,
         accessLog,
+        cache,
       );
     } catch (err) {
       await closeUpstreams(execution, submit);
@@ -153,6 +158,12 @@ export class Runtime {
     if (--this.inflight === 0) this.onIdle?.();
   }
 
+  /** The cache, for the runtime replacing this one: it is that one's to close now. */
+  handOnCache(): ReadCache | undefined {
+    this.owns.cache = false;
+    return this.cache;
+  }
+
   /** A lane's pool, for the runtime replacing this one: it is that one's to close now. */
   private handOn(lane: 'heavy' | 'quick'): Upstream {
     this.owns[lane] = false;
@@ -163,6 +174,7 @@ export class Runtime {
   async retire(): Promise<void> {
     if (this.inflight > 0) await new Promise<void>((resolve) => (this.onIdle = resolve));
     await this.chain.close();
+    if (this.owns.cache) this.cache?.close();
     await closeUpstreams(this.execution, this.submit);
     await Promise.all([
       this.stateReads.close(),
@@ -173,6 +185,22 @@ export class Runtime {
     ]);
     await this.fleet.close();
   }
+}
+
+/** The previous runtime's cache while the EL and the cache's settings are the same: a reload keeps what it holds. */
+function readCache(config: IngressConfig, stateReads: () => Upstream, previous: Runtime | undefined): ReadCache | undefined {
+  if (config.cache.maxBytes === 0) return undefined;
+  const kept = previous?.cache;
+  if (
+    kept !== undefined &&
+    previous!.config.upstreams.execution.url === config.upstreams.execution.url &&
+    JSON.stringify(kept.options) === JSON.stringify(config.cache)
+  ) {
+    const cache = previous!.handOnCache()!;
+    cache.el = stateReads;
+    return cache;
+  }
+  return new ReadCache(config.cache, stateReads);
 }
 
 async function closeUpstreams(execution: Upstream, submit: Upstream): Promise<void> {

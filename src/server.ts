@@ -380,6 +380,16 @@ function handleBody(
       trace.outcome = 'error' in local ? 'refused' : 'answered';
       return answer(res, request.id, local, holds);
     }
+    // An answer that cannot change, kept (src/cache/): priced above as any read, answered here.
+    const rule = runtime.cache?.ruleFor(request);
+    const kept = rule === undefined ? undefined : runtime.cache!.answer(rule, request.id);
+    if (kept !== undefined) {
+      trace.outcome = 'answered';
+      trace.streamedBytes = kept.length;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': kept.length });
+      return void res.end(kept);
+    }
+    const keep = rule === undefined ? undefined : (bytes: Buffer) => runtime.cache!.offer(rule, bytes);
     trace.outcome = 'proxied';
     if (!GAS_HEAVY_METHODS.has(request.method)) {
       trace.cancelUpstream = runtime.execution.stream(
@@ -388,6 +398,8 @@ function handleBody(
         streamed,
         runtime.config.clientTimeouts.readStallMs,
         runtime.readAnswered,
+        false,
+        keep,
       );
       return;
     }
@@ -432,6 +444,7 @@ function handleBody(
             ended(ms);
           },
           true,
+          keep,
         );
       },
     });

@@ -100,6 +100,8 @@ export class Upstream {
     stallMs?: number,
     onElTime?: (ms: number) => void,
     outliveClient = false,
+    /** Told the whole answer, when it is small enough to keep (src/cache/). */
+    keep?: (answer: Buffer) => void,
   ): () => void {
     const answer = new AnswerStream(
       res,
@@ -113,6 +115,7 @@ export class Upstream {
       stallMs,
       onElTime,
       outliveClient,
+      keep,
     );
     this.pool.dispatch({ path: this.path, method: 'POST', headers: JSON_HEADERS, body }, answer);
     return () => answer.cancel();

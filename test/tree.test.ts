@@ -39,6 +39,9 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'examples/clients/ethers.ts': 'test/examples/clients.test.ts',
   'examples/clients/indexer.ts': 'test/examples/clients.test.ts',
   'examples/clients/viem.ts': 'test/examples/clients.test.ts',
+  'examples/clients/subscribe.ts': 'test/examples/clients.test.ts',
+  'src/subscriptions.ts': 'test/src/websocket.test.ts (eth_subscribe and eth_unsubscribe, their limits per connection and source)',
+  'src/cache/finality.ts': 'test/src/cache/index.test.ts (the finalized head followed, and going back)',
   'plugins/rate-limit/fleet-sync.ts':
     'test/plugins/rate-limit/bucket.test.ts (a bucket in a fleet, two instances on a real Redis) and test/src/fleet.test.ts',
   'protocol/evm/index.ts': 'test/protocol/boundary.test.ts (the EVM door: re-exports only)',

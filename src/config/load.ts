@@ -73,6 +73,11 @@ export interface IngressConfig {
   readonly logLevel: LogLevel;
   /** The access log (src/access-log.ts): every `oneIn`-th request; absent: none. */
   readonly accessLog: { readonly oneIn: number } | undefined;
+  /**
+   * The answer cache (src/cache/): answers that cannot change, at most `maxBytes` of them (0: no
+   * cache); the EL's finalized head asked every `followMs`.
+   */
+  readonly cache: { readonly maxBytes: number; readonly followMs: number };
   /** Where shared state lives: this process, or one Redis for a fleet. */
   readonly fleet: FleetOptions;
   /** Enabled plugins, in execution order. */
@@ -149,6 +154,12 @@ function readConfig(root: OptionsReader): IngressConfig {
     accessLog = { oneIn: section.integer('one_in', 1, { min: 1 }) };
     section.done();
   }
+  const cacheSection = root.child('cache');
+  const cache = {
+    maxBytes: cacheSection.integer('max_bytes', 64 * 1024 * 1024, { min: 0 }),
+    followMs: cacheSection.integer('follow_ms', 1_000, { min: 50 }),
+  };
+  cacheSection.done();
   const fleet = readFleet(root);
   const plugins = readPlugins(root, 'plugins');
   root.done();
@@ -166,6 +177,7 @@ function readConfig(root: OptionsReader): IngressConfig {
     clientTimeouts,
     logLevel,
     accessLog,
+    cache,
     fleet,
     plugins,
   });

@@ -27,8 +27,14 @@ export interface TestIngress extends Ingress {
   readonly config: IngressConfig;
 }
 
+/**
+ * A test's configuration. The read cache is off unless `extra` sets `cache:`: most tests count
+ * what reaches the EL, and a kept answer never does (test/src/cache/ tests the cache).
+ */
 export function testConfig(executionUrl: string, plugins = PRODUCTION_PLUGINS, extra = ''): string {
+  const cache = /^cache:/m.test(extra) ? '' : 'cache: {max_bytes: 0}';
   return `listen: 127.0.0.1:0
+${cache}
 upstreams:
   execution: ${executionUrl}
   headers_timeout_ms: 2000

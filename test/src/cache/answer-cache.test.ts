@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import { AnswerCache } from '../../../src/cache/answer-cache.js';
+import type { CacheRule } from '../../../src/cache/rules.js';
+
+const at = (key: string, number: bigint): CacheRule => ({ key, final: 'at', number });
+const always = (key: string): CacheRule => ({ key, final: 'always' });
+const named = (key: string): CacheRule => ({ key, final: 'blockOfAnswer' });
+
+/** The cache, offered and answering text (the EL's bytes are ASCII here). */
+function textCache(maxBytes: number) {
+  const cache = new AnswerCache(maxBytes);
+  return {
+    offer: (rule: CacheRule, text: string, finalized: bigint | undefined) => cache.offer(rule, Buffer.from(text), finalized),
+    answer: (key: string, id: string | number | null) => cache.answer(key, id)?.toString(),
+    clear: () => cache.clear(),
+    get counts() {
+      return cache.counts;
+    },
+  };
+}
+
+describe("answer cache: final answers kept by bytes, given with the asker's id (cache/answer-cache.ts)", () => {
+  it("gives the EL's bytes with the asker's id spliced in, whatever the EL's spacing", () => {
+    const cache = textCache(1 << 20);
+    cache.offer(always('a'), '{"jsonrpc":"2.0","id":41,"result":{"x":"0x1"}}\n', undefined);
+    expect(cache.answer('a', 7)).to.equal('{"jsonrpc":"2.0","id":7,"result":{"x":"0x1"}}\n');
+    expect(cache.answer('a', 'req-"1"')).to.equal('{"jsonrpc":"2.0","id":"req-\\"1\\"","result":{"x":"0x1"}}\n');
+    expect(cache.answer('a', null)).to.equal('{"jsonrpc":"2.0","id":null,"result":{"x":"0x1"}}\n');
+    cache.offer(always('b'), '{ "jsonrpc": "2.0", "id": "abc", "result": "0x2" }', undefined);
+    expect(cache.answer('b', 1)).to.equal('{ "jsonrpc": "2.0", "id": 1, "result": "0x2" }');
+  });
+
+  it('keeps by number only at or below the finalized head, and never errors or null results', () => {
+    const cache = textCache(1 << 20);
+    const ok = '{"jsonrpc":"2.0","id":1,"result":"0x5"}';
+    cache.offer(at('above', 11n), ok, 10n);
+    cache.offer(at('unknown', 1n), ok, undefined);
+    cache.offer(at('below', 10n), ok, 10n);
+    cache.offer(always('error'), '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"header not found"}}', 10n);
+    cache.offer(always('null'), '{"jsonrpc":"2.0","id":1,"result":null}', 10n);
+    expect(['above', 'unknown', 'below', 'error', 'null'].map((key) => cache.answer(key, 1) !== undefined)).to.deep.equal([
+      false,
+      false,
+      true,
+      false,
+      false,
+    ]);
+  });
+
+  it('keeps a transaction, receipt or logs only once every block they name is finalized', () => {
+    const cache = textCache(1 << 20);
+    cache.offer(named('pending'), '{"jsonrpc":"2.0","id":1,"result":{"hash":"0x1","blockNumber":null}}', 10n);
+    cache.offer(named('late'), '{"jsonrpc":"2.0","id":1,"result":{"hash":"0x1","blockNumber":"0xb"}}', 10n);
+    cache.offer(named('final'), '{"jsonrpc":"2.0","id":1,"result":{"hash":"0x1","blockNumber":"0xa"}}', 10n);
+    cache.offer(named('no logs'), '{"jsonrpc":"2.0","id":1,"result":[]}', 10n);
+    cache.offer(named('logs'), '{"jsonrpc":"2.0","id":1,"result":[{"blockNumber":"0x9"},{"blockNumber":"0xa"}]}', 10n);
+    expect(['pending', 'late', 'final', 'no logs', 'logs'].map((key) => cache.answer(key, 1) !== undefined)).to.deep.equal([
+      false,
+      false,
+      true,
+      false,
+      true,
+    ]);
+  });
+
+  it('stays within its bytes, dropping the least recently used first', () => {
+    const text = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${'0'.repeat(n)}"}`;
+    const one = text(100).length + 2;
+    const cache = textCache(3 * one);
+    for (const key of ['a', 'b', 'c']) cache.offer(always(key), text(100), undefined);
+    expect(cache.answer('a', 1)).to.be.a('string');
+    cache.offer(always('d'), text(100), undefined);
+    expect(['a', 'b', 'c', 'd'].map((key) => cache.answer(key, 1) !== undefined)).to.deep.equal([true, false, true, true]);
+    expect(cache.counts).to.include({ evictions: 1, entries: 3, bytes: 3 * one });
+    cache.offer(always('huge'), text(10 * one), undefined);
+    expect(cache.counts.bytes).to.be.at.most(3 * one);
+    cache.clear();
+    expect(cache.counts).to.include({ bytes: 0, entries: 0 });
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * The read cache in the running ingress (issue 40), anvil behind a counting stub: anvil calls a
+ * block finalized once 64 more are mined.
+ */
+import { expect } from 'chai';
+import { post } from '../../../support/http.js';
+import { startStubEl, type StubEl } from '../../../support/stub-el.js';
+import { useAnvil } from '../../helpers/el.js';
+import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
+
+const PLUGINS = `
+  - batch-refuse
+  - size-limit
+  - allowlist
+  - rate-limit:
+      reads: {per_source: {rate_per_second: 10000, burst: 10000}}`;
+const ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+
+const body = (id: unknown, method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+
+describe('read cache: answers the chain already gave, in the running ingress (cache/)', () => {
+  const anvil = useAnvil();
+  let el: StubEl;
+  let ingress: TestIngress;
+  const ask = async (url: string, id: unknown, method: string, params: unknown[]) =>
+    (await post(url, body(id, method, params), { 'content-type': 'application/json' })).text;
+  /** Requests the EL got for `method`, the cache's own asks for the finalized head left out. */
+  const asked = (method: string) => el.received.filter((r) => r.method === method && (r.params as unknown[])[0] !== 'finalized').length;
+  const finalizedAsks = () =>
+    el.received.filter((r) => r.method === 'eth_getBlockByNumber' && (r.params as unknown[])[0] === 'finalized').length;
+  /** Until the cache's follower has asked for the finalized head twice more (it knows the newest). */
+  const followed = async () => {
+    const from = finalizedAsks();
+    for (let i = 0; finalizedAsks() < from + 2; i++) {
+      if (i > 250) throw new Error('the finalized head was not asked for within 5 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const metric = async (name: string) => {
+    const text = await (await fetch(`${ingress.metricsUrl}/metrics`)).text();
+    return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+  };
+
+  before(async () => {
+    await ask(anvil.current.url, 1, 'anvil_mine', ['0x50']);
+    el = await startStubEl({}, { fallthrough: anvil.current.url });
+    ingress = await startTestIngress(
+      testConfig(el.url, PLUGINS, 'metrics_listen: 127.0.0.1:0\ncache: {follow_ms: 50}').replace('log_level: debug', 'log_level: error'),
+    );
+    await followed();
+  });
+  after(async () => {
+    await ingress.shutdown();
+    await el.close();
+  });
+
+  it("answers final reads byte for byte as the EL does, each with the asker's id, asking the EL once", async () => {
+    const block5 = JSON.parse(await ask(anvil.current.url, 1, 'eth_getBlockByNumber', ['0x5', false])) as { result: { hash: string } };
+    const reads: Array<[string, unknown[]]> = [
+      ['eth_chainId', []],
+      ['eth_getBlockByNumber', ['0x5', false]],
+      ['eth_getBlockByHash', [block5.result.hash, true]],
+      ['eth_getBalance', [ADDRESS, '0x5']],
+      ['eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x10' }]],
+    ];
+    for (const [method, params] of reads) {
+      const before = asked(method);
+      for (const id of [1, 'two', null, 4]) {
+        const direct = await ask(anvil.current.url, id, method, params);
+        expect(await ask(ingress.url, id, method, params), `${method} id ${JSON.stringify(id)}`).to.equal(direct);
+      }
+      expect(asked(method) - before, `${method}: EL asks`).to.equal(1);
+    }
+    expect(await metric('svc_ingress_cache_hits_total')).to.be.at.least(15);
+  });
+
+  it('asks the EL every time for what is not final, and keeps it once the finalized head passes it', async () => {
+    const head = BigInt(JSON.parse(await ask(anvil.current.url, 1, 'eth_blockNumber', [])).result as string);
+    const recent = `0x${(head - 2n).toString(16)}`;
+    const before = asked('eth_getBlockByNumber');
+    await ask(ingress.url, 1, 'eth_getBlockByNumber', [recent, false]);
+    await ask(ingress.url, 2, 'eth_getBlockByNumber', [recent, false]);
+    await ask(ingress.url, 3, 'eth_getBlockByNumber', ['latest', false]);
+    await ask(ingress.url, 4, 'eth_getBlockByNumber', ['latest', false]);
+    expect(asked('eth_getBlockByNumber') - before, 'none kept').to.equal(4);
+    await ask(anvil.current.url, 1, 'anvil_mine', ['0x40']);
+    await followed();
+    await ask(ingress.url, 5, 'eth_getBlockByNumber', [recent, false]);
+    const kept = asked('eth_getBlockByNumber');
+    expect(await ask(ingress.url, 6, 'eth_getBlockByNumber', [recent, false])).to.equal(
+      await ask(anvil.current.url, 6, 'eth_getBlockByNumber', [recent, false]),
+    );
+    expect(asked('eth_getBlockByNumber'), 'kept once final').to.equal(kept);
+  });
+
+  it('empties itself when the finalized head goes back', async () => {
+    await ask(ingress.url, 1, 'eth_getBlockByNumber', ['0x6', false]);
+    expect(await metric('svc_ingress_cache_entries')).to.be.greaterThan(0);
+    await ask(anvil.current.url, 1, 'anvil_rollback', [20]);
+    await followed();
+    expect(await metric('svc_ingress_cache_entries')).to.equal(0);
+  });
+
+  it('charges a kept answer as any read: past the burst, refused', async () => {
+    const priced = await startTestIngress(
+      testConfig(el.url, PLUGINS.replace('rate_per_second: 10000, burst: 10000', 'rate_per_second: 1, burst: 5')).replace(
+        'log_level: debug',
+        'log_level: error',
+      ),
+    );
+    try {
+      const codes: Array<number | 'ok'> = [];
+      for (let id = 1; id <= 8; id++) {
+        const answer = JSON.parse(await ask(priced.url, id, 'eth_chainId', [])) as { result?: string; error?: { code: number } };
+        codes.push(answer.result !== undefined ? 'ok' : answer.error!.code);
+      }
+      expect(codes.slice(0, 5)).to.deep.equal(['ok', 'ok', 'ok', 'ok', 'ok']);
+      expect(codes.slice(5)).to.deep.equal([-32005, -32005, -32005]);
+    } finally {
+      await priced.shutdown();
+    }
+  });
+});
