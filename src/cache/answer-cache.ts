@@ -3,7 +3,7 @@
  * change (rules.ts), kept by its key and given again to anyone asking the same, with their own
  * `id` spliced into the EL's bytes: byte for byte what the EL would have answered.
  *
- * Bounded by bytes (the answers and their keys), least recently used first out. What is
+ * Bounded by bytes (the answers and their keys), shared by source (see `offer`). What is
  * kept must be final when it is offered: the finalized head (finality.ts) is read then; a head
  * that goes back empties the cache (`clear`), so nothing kept can outlive a change.
  */
@@ -19,6 +19,15 @@ interface Entry {
   readonly before: Buffer;
   readonly after: Buffer;
   readonly bytes: number;
+  /** Whose read put it here: the space is charged to them. */
+  readonly holder: Holder;
+}
+
+/** What one source's reads put in the cache, least recently used first. */
+interface Holder {
+  readonly source: string;
+  readonly entries: Map<string, Entry>;
+  bytes: number;
 }
 
 export interface CacheCounts {
@@ -29,8 +38,15 @@ export interface CacheCounts {
   readonly entries: number;
 }
 
+/** How many evictions the largest holder is taken as such before the holders are measured again. */
+const RESCAN_EVERY = 256;
+
 export class AnswerCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly holders = new Map<string, Holder>();
+  /** The holder evicted from, measured every RESCAN_EVERY evictions. */
+  private largest: Holder | undefined;
+  private sinceScan = 0;
   private bytes = 0;
   private hits = 0;
   private misses = 0;
@@ -46,14 +62,19 @@ export class AnswerCache {
       return undefined;
     }
     this.hits++;
-    // Most recently used last: the Map's order is the eviction order.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
+    // Most recently used last: the holder's Map order is its eviction order.
+    entry.holder.entries.delete(key);
+    entry.holder.entries.set(key, entry);
     return Buffer.concat([entry.before, Buffer.from(JSON.stringify(id)), entry.after]);
   }
 
-  /** Keeps the EL's answer `bytes` for `rule` when it is final with the head finalized at `finalized`. */
-  offer(rule: CacheRule, bytes: Buffer, finalized: bigint | undefined): void {
+  /**
+   * Keeps the EL's answer `bytes` for `rule`, read by `source`, when it is final with the head
+   * finalized at `finalized`. Past `maxBytes`, the space is taken back from whoever holds the
+   * most, their least recently used first: a source filling the cache with reads nobody repeats
+   * evicts its own answers, not everyone's.
+   */
+  offer(rule: CacheRule, bytes: Buffer, finalized: bigint | undefined, source: string): void {
     if (bytes.length > ENTRY_MAX_BYTES || this.entries.has(rule.key)) return;
     // One character per byte: offsets in the text are offsets in the bytes (JSON's structure is ASCII).
     const text = bytes.toString('latin1');
@@ -63,30 +84,47 @@ export class AnswerCache {
     if (!isFinal(rule, bytes, finalized)) return;
     const id = scalarMember(text, 'id');
     if (id === undefined) return;
+    const size = bytes.length + 2 * rule.key.length;
+    if (size > this.maxBytes) return;
+    const holder = this.holders.get(source) ?? { source, entries: new Map<string, Entry>(), bytes: 0 };
+    this.holders.set(source, holder);
     // Copies: slices would keep the pooled buffer they came from.
-    const entry = {
-      before: Buffer.from(bytes.subarray(0, id.start)),
-      after: Buffer.from(bytes.subarray(id.end)),
-      bytes: bytes.length + 2 * rule.key.length,
-    };
-    if (entry.bytes > this.maxBytes) return;
+    const entry = { before: Buffer.from(bytes.subarray(0, id.start)), after: Buffer.from(bytes.subarray(id.end)), bytes: size, holder };
     this.entries.set(rule.key, entry);
-    this.bytes += entry.bytes;
-    for (const [key, oldest] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.entries.delete(key);
-      this.bytes -= oldest.bytes;
-      this.evictions++;
-    }
+    holder.entries.set(rule.key, entry);
+    holder.bytes += size;
+    this.bytes += size;
+    while (this.bytes > this.maxBytes) this.evictFrom(this.largestHolder());
   }
 
   clear(): void {
     this.entries.clear();
+    this.holders.clear();
+    this.largest = undefined;
     this.bytes = 0;
   }
 
   get counts(): CacheCounts {
     return { hits: this.hits, misses: this.misses, evictions: this.evictions, bytes: this.bytes, entries: this.entries.size };
+  }
+
+  private largestHolder(): Holder {
+    if (this.largest === undefined || this.largest.entries.size === 0 || ++this.sinceScan >= RESCAN_EVERY) {
+      this.sinceScan = 0;
+      this.largest = undefined;
+      for (const holder of this.holders.values()) if (holder.bytes > (this.largest?.bytes ?? 0)) this.largest = holder;
+    }
+    return this.largest!;
+  }
+
+  private evictFrom(holder: Holder): void {
+    const [key, entry] = holder.entries.entries().next().value as [string, Entry];
+    holder.entries.delete(key);
+    this.entries.delete(key);
+    holder.bytes -= entry.bytes;
+    this.bytes -= entry.bytes;
+    this.evictions++;
+    if (holder.entries.size === 0) this.holders.delete(holder.source);
   }
 }
 

@@ -43,9 +43,9 @@ export class ReadCache {
     return this.answers.answer(rule.key, id);
   }
 
-  /** The EL's answer `bytes` for `rule`: kept when it is final. */
-  offer(rule: CacheRule, bytes: Buffer): void {
-    this.answers.offer(rule, bytes, this.finality.finalized);
+  /** The EL's answer `bytes` for `rule`, read by `source`: kept when it is final. */
+  offer(rule: CacheRule, bytes: Buffer, source: string): void {
+    this.answers.offer(rule, bytes, this.finality.finalized, source);
   }
 
   get counts(): CacheCounts {

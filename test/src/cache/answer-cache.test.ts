@@ -10,7 +10,8 @@ const named = (key: string): CacheRule => ({ key, final: 'blockOfAnswer' });
 function textCache(maxBytes: number) {
   const cache = new AnswerCache(maxBytes);
   return {
-    offer: (rule: CacheRule, text: string, finalized: bigint | undefined) => cache.offer(rule, Buffer.from(text), finalized),
+    offer: (rule: CacheRule, text: string, finalized: bigint | undefined, source = 'a') =>
+      cache.offer(rule, Buffer.from(text), finalized, source),
     answer: (key: string, id: string | number | null) => cache.answer(key, id)?.toString(),
     clear: () => cache.clear(),
     get counts() {
@@ -76,5 +77,20 @@ describe("answer cache: final answers kept by bytes, given with the asker's id (
     expect(cache.counts.bytes).to.be.at.most(3 * one);
     cache.clear();
     expect(cache.counts).to.include({ bytes: 0, entries: 0 });
+  });
+
+  it('takes space back from the source holding the most: one filling the cache evicts its own answers', () => {
+    const text = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${n.toString(16).padStart(100, '0')}"}`;
+    const one = text(0).length + 2 * 'k000'.length;
+    const cache = textCache(10 * one);
+    for (let i = 0; i < 3; i++) cache.offer(always(`v00${i}`), text(i), undefined, 'victim');
+    for (let i = 0; i < 1000; i++) cache.offer(always(`k${String(i).padStart(3, '0')}`), text(i), undefined, 'flood');
+    expect(
+      ['v000', 'v001', 'v002'].map((key) => cache.answer(key, 1) !== undefined),
+      "the victim's answers",
+    ).to.deep.equal([true, true, true]);
+    expect(cache.answer('k999', 1), "the flood's latest").to.be.a('string');
+    expect(cache.answer('k000', 1), "the flood's first").to.equal(undefined);
+    expect(cache.counts.bytes).to.be.at.most(10 * one);
   });
 });
