@@ -389,8 +389,8 @@ function handleBody(
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': kept.length });
       return void res.end(kept);
     }
-    const source = ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address;
-    const keep = rule === undefined ? undefined : (bytes: Buffer) => runtime.cache!.offer(rule, bytes, source);
+    const source = () => ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address;
+    const keep = rule === undefined ? undefined : (bytes: Buffer) => runtime.cache!.offer(rule, bytes, source());
     trace.outcome = 'proxied';
     if (!GAS_HEAVY_METHODS.has(request.method)) {
       trace.cancelUpstream = runtime.execution.stream(
@@ -417,7 +417,7 @@ function handleBody(
     };
     const charge = ctx.facts.get(EL_TIME);
     runtime.elTurns.take({
-      source,
+      source: source(),
       target: callTarget(request.method, request.params),
       // The gas of every run: an estimate at 2,000,000 gas may run the call a dozen times.
       gas: (ctx.facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP)) * runsOf(request.method),

@@ -6,8 +6,9 @@
  *
  * Bounds: a message over the body cap closes the connection (1009); at most
  * `IN_FLIGHT_PER_CONNECTION` requests unanswered per connection, past it -32005 at once; an
- * answer over `ANSWER_CAP_BYTES` is refused (-32603, use HTTP); a connection whose unsent answers
- * pass `SEND_BUFFER_CAP_BYTES` (a client that stopped reading) is closed with 1008 and says why;
+ * answer over `ANSWER_CAP_BYTES` is refused (-32603, use HTTP); a connection whose unsent answers,
+ * with the notifications it is owed (notifier.ts), pass `SEND_BUFFER_CAP_BYTES` (a client that
+ * stopped reading, or subscribed to more than it can take) is closed with 1008 and says why;
  * one that answers no ping within `PING_EVERY_MS` is cut. Connections count against
  * max_connections and max_connections_per_source as any other (the listener's own accounting).
  * On shutdown, each is closed with 1001 once its answers are sent. Subscriptions: subscriptions.ts.
