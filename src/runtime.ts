@@ -6,6 +6,7 @@
  * unchanged: the calls still running on the old runtime count against the new one's lanes.
  */
 import { type AccessLog, createAccessLog } from './access-log.js';
+import { InFlightReads } from './cache/in-flight.js';
 import { ReadCache } from './cache/index.js';
 import { CarryOver } from './carry-over.js';
 import { Chain } from './chain.js';
@@ -36,6 +37,8 @@ export class Runtime {
   private inflight = 0;
   /** False once a lane's pool is handed on to the runtime replacing this one, which closes it. */
   private readonly owns = { heavy: true, quick: true, cache: true };
+  /** Identical reads in flight sharing one EL answer; off with the cache (`cache.max_bytes: 0`). */
+  readonly inFlightReads: InFlightReads | undefined;
   private onIdle: (() => void) | undefined;
 
   private constructor(
@@ -63,6 +66,7 @@ export class Runtime {
     this.maxBodyBytes = chain.maxBodyBytes(MAX_BODY_CAP_BYTES);
     this.peerSourceOf = (address) => chain.connectionSource(address);
     this.readAnswered = (elMs) => elTurns.answered(elMs);
+    this.inFlightReads = config.cache.maxBytes > 0 ? new InFlightReads() : undefined;
   }
 
   /** Whether the EL answers, as requests find out; one for every runtime of the process. */

@@ -13,6 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type AccessEntry, errorCodeOf, requestIdOf } from './access-log.js';
+import { withId } from './cache/answer-cache.js';
 import { callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, requestGas, runsOf } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
@@ -389,14 +390,37 @@ function handleBody(
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': kept.length });
       return void res.end(kept);
     }
-    const source = () => ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address;
-    const keep = rule === undefined ? undefined : (bytes: Buffer) => runtime.cache!.offer(rule, bytes, source());
     trace.outcome = 'proxied';
-    if (!GAS_HEAVY_METHODS.has(request.method)) {
+    const forward = () => {
       trace.cancelUpstream = runtime.execution.stream(
         canonicalBody(request),
         res,
         streamed,
+        runtime.config.clientTimeouts.readStallMs,
+        runtime.readAnswered,
+      );
+    };
+    // The same read already at the EL: its answer, with this request's id (src/cache/in-flight.ts).
+    const shared = rule === undefined ? runtime.inFlightReads?.keyOf(request) : undefined;
+    if (shared !== undefined && runtime.inFlightReads!.follow(shared, (answer) => followed(answer, forward))) return;
+    const settle = shared === undefined ? undefined : runtime.inFlightReads!.lead(shared);
+    const source = () => ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address;
+    const keep =
+      rule === undefined && settle === undefined
+        ? undefined
+        : (bytes: Buffer) => {
+            if (rule !== undefined) runtime.cache!.offer(rule, bytes, source());
+            settle?.(bytes);
+          };
+    if (!GAS_HEAVY_METHODS.has(request.method)) {
+      trace.cancelUpstream = runtime.execution.stream(
+        canonicalBody(request),
+        res,
+        (err, declaredBytes) => {
+          // An answer not kept (too large, failed, cut): the followers ask for themselves.
+          settle?.(undefined);
+          streamed(err, declaredBytes);
+        },
         runtime.config.clientTimeouts.readStallMs,
         runtime.readAnswered,
         false,
@@ -449,6 +473,14 @@ function handleBody(
         );
       },
     });
+  };
+  const followed = (answer: Buffer | undefined, forward: () => void) => {
+    if (res.destroyed) return;
+    const mine = answer === undefined ? undefined : withId(answer, request.id);
+    if (mine === undefined) return forward();
+    trace.streamedBytes = mine.length;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': mine.length });
+    res.end(mine);
   };
   const streamed = (err: unknown, declaredBytes: number) => {
     if (err !== undefined) return fail(err);

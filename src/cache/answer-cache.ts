@@ -82,14 +82,14 @@ export class AnswerCache {
     // Errors (no result) and null results are never final: the thing may yet come to exist.
     if (result === undefined || text.startsWith('null', result)) return;
     if (!isFinal(rule, bytes, finalized)) return;
-    const id = scalarMember(text, 'id');
-    if (id === undefined) return;
+    const parts = splitAtId(bytes, text);
+    if (parts === undefined) return;
     const size = bytes.length + 2 * rule.key.length;
     if (size > this.maxBytes) return;
     const holder = this.holders.get(source) ?? { source, entries: new Map<string, Entry>(), bytes: 0 };
     this.holders.set(source, holder);
     // Copies: slices would keep the pooled buffer they came from.
-    const entry = { before: Buffer.from(bytes.subarray(0, id.start)), after: Buffer.from(bytes.subarray(id.end)), bytes: size, holder };
+    const entry = { before: Buffer.from(parts.before), after: Buffer.from(parts.after), bytes: size, holder };
     this.entries.set(rule.key, entry);
     holder.entries.set(rule.key, entry);
     holder.bytes += size;
@@ -126,6 +126,21 @@ export class AnswerCache {
     this.evictions++;
     if (holder.entries.size === 0) this.holders.delete(holder.source);
   }
+}
+
+/**
+ * An EL answer around its `id` (views of `bytes`); `text` is `bytes` read one character per byte
+ * when the caller has it already. Undefined when the answer has no scalar top-level `id`.
+ */
+export function splitAtId(bytes: Buffer, text = bytes.toString('latin1')): { readonly before: Buffer; readonly after: Buffer } | undefined {
+  const id = scalarMember(text, 'id');
+  return id === undefined ? undefined : { before: bytes.subarray(0, id.start), after: bytes.subarray(id.end) };
+}
+
+/** The EL's `answer` with `id` in place of its own; undefined when it has none to replace. */
+export function withId(answer: Buffer, id: RpcId): Buffer | undefined {
+  const parts = splitAtId(answer);
+  return parts === undefined ? undefined : Buffer.concat([parts.before, Buffer.from(JSON.stringify(id)), parts.after]);
 }
 
 function isFinal(rule: CacheRule, bytes: Buffer, finalized: bigint | undefined): boolean {

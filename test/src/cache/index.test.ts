@@ -3,8 +3,12 @@
  * block finalized once 64 more are mined.
  */
 import { expect } from 'chai';
+import { parseConfig } from '../../../src/config/load.js';
+import { startIngress } from '../../../src/ingress.js';
+import { createLogger } from '../../../src/log.js';
+import { Metrics } from '../../../src/metrics.js';
 import { post } from '../../../support/http.js';
-import { startStubEl, type StubEl } from '../../../support/stub-el.js';
+import { CUT, heldAnswer, startStubEl, type StubEl } from '../../../support/stub-el.js';
 import { useAnvil } from '../../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 
@@ -119,5 +123,75 @@ describe('read cache: answers the chain already gave, in the running ingress (ca
     } finally {
       await priced.shutdown();
     }
+  });
+});
+
+describe('read cache: identical reads in flight at once share one EL answer (cache/in-flight.ts)', () => {
+  /** An ingress in this process (its in-flight count read from its Metrics) in front of a stub EL. */
+  const withIngress = async (
+    answers: Parameters<typeof startStubEl>[0],
+    use: (url: string, el: StubEl, inFlight: () => number) => Promise<void>,
+    extra = 'cache: {}',
+  ) => {
+    const el = await startStubEl(answers);
+    const metrics = new Metrics();
+    const ingress = await startIngress(parseConfig(testConfig(el.url, PLUGINS, extra)), createLogger('error'), metrics);
+    try {
+      await use(ingress.url, el, () => metrics.inFlight());
+    } finally {
+      await ingress.shutdown();
+      await el.close();
+    }
+  };
+  const ask = async (url: string, id: unknown, method: string, params: unknown[] = []) =>
+    (await post(url, body(id, method, params), { 'content-type': 'application/json' })).text;
+  const blockNumbers = (el: StubEl) => el.received.filter((r) => r.method === 'eth_blockNumber').length;
+
+  it('answers ten identical reads with one EL request, each with its own id; a read after it asks again', async () => {
+    const held = heldAnswer('0x2a');
+    await withIngress({ eth_blockNumber: held.answer }, async (url, el, inFlight) => {
+      // The operator listener's readiness probe asks for the head too: counted from here.
+      const before = blockNumbers(el);
+      const first = ask(url, 0, 'eth_blockNumber');
+      await held.arrived;
+      const rest = Array.from({ length: 9 }, (_, i) => ask(url, i + 1, 'eth_blockNumber'));
+      // The nine have reached the ingress and joined the first before it is released.
+      for (let i = 0; i < 100 && inFlight() < 10; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      held.release();
+      const answers = await Promise.all([first, ...rest]);
+      expect(answers).to.deep.equal(Array.from({ length: 10 }, (_, id) => `{"jsonrpc":"2.0","id":${id},"result":"0x2a"}`));
+      expect(blockNumbers(el) - before).to.equal(1);
+      await ask(url, 11, 'eth_blockNumber');
+      expect(blockNumbers(el) - before).to.equal(2);
+    });
+  });
+
+  it('sends the followers to the EL themselves when the first read gets no answer', async () => {
+    let calls = 0;
+    await withIngress(
+      { eth_blockNumber: (id) => (++calls === 1 ? CUT : JSON.stringify({ jsonrpc: '2.0', id, result: '0x2b' })) },
+      async (url) => {
+        const answers = await Promise.all(Array.from({ length: 5 }, (_, id) => ask(url, id, 'eth_blockNumber')));
+        expect(answers.filter((a) => a.includes('"result":"0x2b"'))).to.have.length.of.at.least(4);
+      },
+    );
+  });
+
+  it('never shares with cache.max_bytes: 0', async () => {
+    const held = heldAnswer('0x2c');
+    await withIngress(
+      { eth_blockNumber: held.answer },
+      async (url, el) => {
+        const before = blockNumbers(el);
+        const first = ask(url, 0, 'eth_blockNumber');
+        await held.arrived;
+        const second = ask(url, 1, 'eth_blockNumber');
+        for (let i = 0; i < 100 && blockNumbers(el) - before < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+        held.release();
+        await Promise.all([first, second]);
+        expect(blockNumbers(el) - before).to.equal(2);
+      },
+      'cache: {max_bytes: 0}',
+    );
   });
 });
