@@ -17,11 +17,11 @@ export const EMITTED = `0x${'e0'.repeat(32)}`;
  * Init code: CODECOPY the runtime (at offset 12) to memory 0 and RETURN it.
  */
 const RUNTIME = `600035 7f${EMITTED.slice(2)} 6000 6000 a2 00`.replace(/ /g, '');
-const INIT = `0x602a600c600039 602a6000f3 ${RUNTIME}`.replace(/ /g, '');
+export const EMITTER_INIT = `0x602a600c600039 602a6000f3 ${RUNTIME}`.replace(/ /g, '');
 
 /** Deploys an emitter; returns its address (lower case). */
 export async function deployEmitter(elUrl: string): Promise<string> {
-  const hash = await call<string>(elUrl, 'eth_sendTransaction', [{ from: DEV_ADDRESS, data: INIT }]);
+  const hash = await call<string>(elUrl, 'eth_sendTransaction', [{ from: DEV_ADDRESS, data: EMITTER_INIT }]);
   const receipt = await receiptOf<{ contractAddress: string; status: string }>(elUrl, hash);
   if (receipt.status !== '0x1') throw new Error('the emitter was not deployed');
   return receipt.contractAddress.toLowerCase();

@@ -1,9 +1,9 @@
 /** README's client recipes (examples/clients/), run as a newcomer runs them against a devnet. */
 import { expect } from 'chai';
-import { Wallet } from 'ethers';
+import { Wallet, WebSocketProvider } from 'ethers';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createPublicClient, http } from 'viem';
+import { createPublicClient, http, webSocket } from 'viem';
 import { startDevnet, type Devnet } from '../../devnet/devnet.js';
 import { MULTICALL3_ADDRESS } from '../../devnet/multicall3.js';
 import { ingressProvider } from '../../examples/chain.js';
@@ -12,6 +12,7 @@ import { createLogger } from '../../src/log.js';
 import { CAST_BIN, runScript } from '../../support/child.js';
 import { call } from '../../support/http.js';
 import { DEV_KEYS } from '../../support/keys.js';
+import { EMITTED, EMITTER_INIT, topicOf } from '../../support/log-emitter.js';
 import { useAnvil } from '../helpers/el.js';
 import { OPERATOR_TOKEN, startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
 
@@ -67,6 +68,39 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
     const viem = Number(/^viem: block (\d+)$/m.exec(out)?.[1]);
     const ethers = Number(/^ethers: block (\d+)$/m.exec(out)?.[1]);
     expect(included, out).to.include.members([viem, ethers]);
+  });
+
+  it("logs on the devnet: viem watchEvent and ethers on(filter) over WebSocket hear a contract's event", async () => {
+    const wallet = new Wallet(DEV_KEYS[4]!, ingressProvider(url));
+    const deployed = await (await wallet.sendTransaction({ data: EMITTER_INIT })).wait();
+    const emitter = deployed!.contractAddress!;
+    const ws = url.replace('http:', 'ws:');
+    const client = createPublicClient({ transport: webSocket(ws) });
+    const provider = new WebSocketProvider(ws, 8141);
+    try {
+      const viemHeard = new Promise<string>((resolve, reject) => {
+        const stop = client.watchEvent({
+          address: emitter as `0x${string}`,
+          onLogs: (logs) => (stop(), resolve(logs[0]!.topics[1]!)),
+          onError: reject,
+        });
+      });
+      const ethersHeard = new Promise<string>(
+        (resolve) => void provider.on({ address: emitter, topics: [EMITTED] }, (log) => resolve(log.topics[1]!)),
+      );
+      // Both subscribed once each has its subscription id: sent again until both heard (a devnet block closes per transaction).
+      let heard = false;
+      const both = Promise.all([viemHeard, ethersHeard]).finally(() => (heard = true));
+      for (let n = 1; !heard && n <= 5; n++) {
+        await (await wallet.sendTransaction({ to: emitter, data: topicOf(n) })).wait();
+        await Promise.race([both, new Promise((resolve) => setTimeout(resolve, 500))]);
+      }
+      const [viemTopic, ethersTopic] = await both;
+      expect(BigInt(viemTopic) >= 1n && BigInt(ethersTopic) >= 1n).to.equal(true);
+    } finally {
+      await provider.destroy();
+      await (await client.transport.getRpcClient()).close();
+    }
   });
 
   it('wscat: the README command subscribes to newHeads and prints the answer, then each head', async () => {
