@@ -48,8 +48,11 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
      * holds what the call costs (its slots) until `done`, and the EL time is known.
      */
     private readonly outliveClient = false,
-    /** Told the whole answer once it has ended well, if it is at most ENTRY_MAX_BYTES (src/cache/). */
-    private readonly keep?: (answer: Buffer) => void,
+    /**
+     * Told the whole answer once it has ended well (src/cache/), or undefined as soon as it will
+     * not be: past ENTRY_MAX_BYTES, or when the client reads slower than the EL answers.
+     */
+    private readonly keep?: (answer: Buffer | undefined) => void,
   ) {}
 
   /**
@@ -92,7 +95,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     if (this.kept !== undefined) {
       this.keptBytes += chunk.length;
       if (this.keptBytes <= ENTRY_MAX_BYTES) this.kept.push(chunk);
-      else this.kept = undefined;
+      else this.abandonKeep();
     }
     if (this.head !== undefined) {
       this.res.writeHead(200, this.head);
@@ -103,7 +106,9 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
       if (chunk.length === this.declaredBytes && chunk.length < this.res.writableHighWaterMark) return void this.res.end(chunk);
     }
     if (this.res.write(chunk) || this.waitingForDrain) return;
-    // undici stops reading until the client has taken what is buffered.
+    // undici stops reading until the client has taken what is buffered. Whoever waits for the
+    // whole answer (a read sharing it) must not wait on this client's pace.
+    this.abandonKeep();
     controller.pause();
     this.waitingForDrain = true;
     if (this.stallMs !== Infinity) {
@@ -131,6 +136,13 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     // No answer (a timeout, a reset, an abort): the EL had the request this long all the same.
     if (this.sentAt > 0) this.elAnswered();
     this.finish(err);
+  }
+
+  /** The answer will not be kept: `keep` is told at once (undefined) rather than at the end. */
+  private abandonKeep(): void {
+    if (this.kept === undefined) return;
+    this.kept = undefined;
+    this.keep?.(undefined);
   }
 
   private elAnswered(): void {

@@ -408,8 +408,8 @@ function handleBody(
     const keep =
       rule === undefined && settle === undefined
         ? undefined
-        : (bytes: Buffer) => {
-            if (rule !== undefined) runtime.cache!.offer(rule, bytes, source());
+        : (bytes: Buffer | undefined) => {
+            if (rule !== undefined && bytes !== undefined) runtime.cache!.offer(rule, bytes, source());
             settle?.(bytes);
           };
     if (!GAS_HEAVY_METHODS.has(request.method)) {

@@ -100,8 +100,8 @@ export class Upstream {
     stallMs?: number,
     onElTime?: (ms: number) => void,
     outliveClient = false,
-    /** Told the whole answer, when it is small enough to keep (src/cache/). */
-    keep?: (answer: Buffer) => void,
+    /** Told the whole answer, or undefined as soon as it will not be kept (answer-stream.ts). */
+    keep?: (answer: Buffer | undefined) => void,
   ): () => void {
     const answer = new AnswerStream(
       res,

@@ -3,6 +3,8 @@
  * block finalized once 64 more are mined.
  */
 import { expect } from 'chai';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { parseConfig } from '../../../src/config/load.js';
 import { startIngress } from '../../../src/ingress.js';
 import { createLogger } from '../../../src/log.js';
@@ -175,6 +177,27 @@ describe('read cache: identical reads in flight at once share one EL answer (cac
         expect(answers.filter((a) => a.includes('"result":"0x2b"'))).to.have.length.of.at.least(4);
       },
     );
+  });
+
+  it("never holds a follower to the first client's pace: a 4 MB answer it does not read", async () => {
+    const large = `0x${'ab'.repeat(2 * 1024 * 1024)}`;
+    await withIngress({ eth_getCode: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: large }) }, async (url, el) => {
+      const request = body(1, 'eth_getCode', [ADDRESS, 'latest']);
+      const { port } = new URL(url);
+      // The first client sends the read and never reads a byte of its answer.
+      const stalled = connect(Number(port), '127.0.0.1');
+      stalled.on('error', () => {});
+      await once(stalled, 'connect');
+      stalled.pause();
+      stalled.write(`POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${request.length}\r\n\r\n${request}`);
+      for (let i = 0; i < 100 && el.received.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      const started = performance.now();
+      const follower = JSON.parse(await ask(url, 2, 'eth_getCode', [ADDRESS, 'latest'])) as { id: number; result: string };
+      expect([follower.id, follower.result.length]).to.deep.equal([2, large.length]);
+      // Answered as fast as the EL answers, not after read_stall_ms (10 s) cut the first client.
+      expect(performance.now() - started).to.be.below(2_000);
+      stalled.destroy();
+    });
   });
 
   it('never shares with cache.max_bytes: 0', async () => {
