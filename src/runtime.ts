@@ -123,7 +123,7 @@ export class Runtime {
       const elTurns = previous?.elTurns ?? new ElTurns(lanes);
       elTurns.resize(lanes);
       const accessLog = config.accessLog === undefined ? undefined : createAccessLog(config.accessLog.oneIn, log);
-      const cache = readCache(config, () => stateReads, previous);
+      const cache = readCache(config, () => stateReads, previous, fleet);
       return new Runtime(
         config,
         chain,
@@ -192,7 +192,7 @@ export class Runtime {
 }
 
 /** The previous runtime's cache while the EL and the cache's settings are the same: a reload keeps what it holds. */
-function readCache(config: IngressConfig, stateReads: () => Upstream, previous: Runtime | undefined): ReadCache | undefined {
+function readCache(config: IngressConfig, stateReads: () => Upstream, previous: Runtime | undefined, fleet: Fleet): ReadCache | undefined {
   if (config.cache.maxBytes === 0) return undefined;
   const kept = previous?.cache;
   if (
@@ -204,7 +204,7 @@ function readCache(config: IngressConfig, stateReads: () => Upstream, previous: 
     cache.el = stateReads;
     return cache;
   }
-  return new ReadCache(config.cache, stateReads);
+  return new ReadCache(config.cache, stateReads, config.cache.shared ? fleet.redis : undefined);
 }
 
 async function closeUpstreams(execution: Upstream, submit: Upstream): Promise<void> {

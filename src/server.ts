@@ -14,6 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type AccessEntry, errorCodeOf, requestIdOf } from './access-log.js';
 import { withId } from './cache/answer-cache.js';
+import type { CacheRule } from './cache/rules.js';
 import { callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, requestGas, runsOf } from './call-gas.js';
 import { bodyTooLarge, errors, INVALID_REQUEST, RpcFailure, transport, type RpcError, type TransportRefusal } from './errors.js';
 import { BodyBudget, SMALL_BODY_BYTES } from './body-budget.js';
@@ -386,10 +387,24 @@ function handleBody(
     const kept = rule === undefined ? undefined : runtime.cache!.answer(rule, request.id);
     if (kept !== undefined) {
       trace.outcome = 'answered';
-      trace.streamedBytes = kept.length;
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': kept.length });
-      return void res.end(kept);
+      return void sendAnswer(kept);
     }
+    // Another instance of the fleet may have kept it (cache.shared): asked before the EL.
+    if (rule !== undefined && runtime.cache!.shared) {
+      return void runtime
+        .cache!.sharedAnswer(rule, request.id, sourceOf())
+        .then((shared) => {
+          if (res.destroyed) return;
+          if (shared === undefined) return ask(rule);
+          trace.outcome = 'answered';
+          sendAnswer(shared);
+        })
+        .catch(fail);
+    }
+    ask(rule);
+  };
+  /** The rest of a read's way, once no kept answer has come: shared, or asked of the EL. */
+  const ask = (rule: CacheRule | undefined) => {
     trace.outcome = 'proxied';
     const forward = () => {
       trace.cancelUpstream = runtime.execution.stream(
@@ -404,12 +419,11 @@ function handleBody(
     const shared = rule === undefined ? runtime.inFlightReads?.keyOf(request) : undefined;
     if (shared !== undefined && runtime.inFlightReads!.follow(shared, (answer) => followed(answer, forward))) return;
     const settle = shared === undefined ? undefined : runtime.inFlightReads!.lead(shared);
-    const source = () => ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address;
     const keep =
       rule === undefined && settle === undefined
         ? undefined
         : (bytes: Buffer | undefined) => {
-            if (rule !== undefined && bytes !== undefined) runtime.cache!.offer(rule, bytes, source());
+            if (rule !== undefined && bytes !== undefined) runtime.cache!.offer(rule, bytes, sourceOf());
             settle?.(bytes);
           };
     if (!GAS_HEAVY_METHODS.has(request.method)) {
@@ -441,7 +455,7 @@ function handleBody(
     };
     const charge = ctx.facts.get(EL_TIME);
     runtime.elTurns.take({
-      source: source(),
+      source: sourceOf(),
       target: callTarget(request.method, request.params),
       // The gas of every run: an estimate at 2,000,000 gas may run the call a dozen times.
       gas: (ctx.facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP)) * runsOf(request.method),
@@ -473,6 +487,13 @@ function handleBody(
         );
       },
     });
+  };
+  /** The request's source, as rate-limit names it (else the peer's): asked only when needed. */
+  const sourceOf = () => ctx.facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address;
+  const sendAnswer = (answer: Buffer) => {
+    trace.streamedBytes = answer.length;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+    res.end(answer);
   };
   const followed = (answer: Buffer | undefined, forward: () => void) => {
     if (res.destroyed) return;

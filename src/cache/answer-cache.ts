@@ -74,18 +74,24 @@ export class AnswerCache {
    * most, their least recently used first: a source filling the cache with reads nobody repeats
    * evicts its own answers, not everyone's.
    */
-  offer(rule: CacheRule, bytes: Buffer, finalized: bigint | undefined, source: string): void {
-    if (bytes.length > ENTRY_MAX_BYTES || this.entries.has(rule.key)) return;
+  offer(rule: CacheRule, bytes: Buffer, finalized: bigint | undefined, source: string): boolean {
+    if (bytes.length > ENTRY_MAX_BYTES || this.entries.has(rule.key)) return false;
     // One character per byte: offsets in the text are offsets in the bytes (JSON's structure is ASCII).
     const text = bytes.toString('latin1');
     const result = resultStart(text);
     // Errors (no result) and null results are never final: the thing may yet come to exist.
-    if (result === undefined || text.startsWith('null', result)) return;
-    if (!isFinal(rule, bytes, finalized)) return;
+    if (result === undefined || text.startsWith('null', result)) return false;
+    if (!isFinal(rule, bytes, finalized)) return false;
+    return this.keep(rule, bytes, source, text);
+  }
+
+  /** Keeps `bytes` for `rule`, known final (another instance kept it); whether it was kept. */
+  keep(rule: CacheRule, bytes: Buffer, source: string, text = bytes.toString('latin1')): boolean {
+    if (bytes.length > ENTRY_MAX_BYTES || this.entries.has(rule.key)) return false;
     const parts = splitAtId(bytes, text);
-    if (parts === undefined) return;
+    if (parts === undefined) return false;
     const size = bytes.length + 2 * rule.key.length;
-    if (size > this.maxBytes) return;
+    if (size > this.maxBytes) return false;
     const holder = this.holders.get(source) ?? { source, entries: new Map<string, Entry>(), bytes: 0 };
     this.holders.set(source, holder);
     // Copies: slices would keep the pooled buffer they came from.
@@ -95,6 +101,7 @@ export class AnswerCache {
     holder.bytes += size;
     this.bytes += size;
     while (this.bytes > this.maxBytes) this.evictFrom(this.largestHolder());
+    return true;
   }
 
   clear(): void {

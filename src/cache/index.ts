@@ -6,7 +6,8 @@
  */
 import type { RpcId, RpcRequest } from '../jsonrpc.js';
 import type { Upstream } from '../upstream.js';
-import { AnswerCache, type CacheCounts } from './answer-cache.js';
+import { createHash } from 'node:crypto';
+import { AnswerCache, type CacheCounts, withId } from './answer-cache.js';
 import { Finality } from './finality.js';
 import { cacheRule, type CacheRule } from './rules.js';
 
@@ -16,7 +17,18 @@ export type { CacheRule } from './rules.js';
 export interface CacheOptions {
   readonly maxBytes: number;
   readonly followMs: number;
+  /** Final answers also kept in, and asked of, the fleet's Redis. */
+  readonly shared: boolean;
 }
+
+/** What the cache needs of the fleet's Redis (ioredis). */
+export interface SharedAnswers {
+  getBuffer(key: string): Promise<Buffer | null>;
+  set(key: string, value: Buffer, mode: 'EX', seconds: number): Promise<unknown>;
+}
+
+/** Final answers in Redis expire after a day: Redis's own memory policy bounds them meanwhile. */
+const SHARED_TTL_S = 24 * 60 * 60;
 
 export class ReadCache {
   private readonly answers: AnswerCache;
@@ -27,6 +39,8 @@ export class ReadCache {
   constructor(
     readonly options: CacheOptions,
     el: () => Upstream,
+    /** The fleet's Redis, when `options.shared`. */
+    private readonly remote?: SharedAnswers,
   ) {
     this.el = el;
     this.answers = new AnswerCache(options.maxBytes);
@@ -43,9 +57,26 @@ export class ReadCache {
     return this.answers.answer(rule.key, id);
   }
 
-  /** The EL's answer `bytes` for `rule`, read by `source`: kept when it is final. */
+  /** The EL's answer `bytes` for `rule`, read by `source`: kept when it is final (and shared, with `shared`). */
   offer(rule: CacheRule, bytes: Buffer, source: string): void {
-    this.answers.offer(rule, bytes, this.finality.finalized, source);
+    if (!this.answers.offer(rule, bytes, this.finality.finalized, source) || this.remote === undefined) return;
+    this.remote.set(sharedKey(rule), bytes, 'EX', SHARED_TTL_S).catch(() => {});
+  }
+
+  /**
+   * The answer another instance kept for `rule`, with `id` in it, kept here too; undefined when the
+   * fleet has none, or Redis does not answer (then the EL is asked, as without it).
+   */
+  async sharedAnswer(rule: CacheRule, id: RpcId, source: string): Promise<Buffer | undefined> {
+    if (this.remote === undefined) return undefined;
+    const bytes = await this.remote.getBuffer(sharedKey(rule)).catch(() => null);
+    if (bytes === null) return undefined;
+    this.answers.keep(rule, bytes, source);
+    return withId(bytes, id);
+  }
+
+  get shared(): boolean {
+    return this.remote !== undefined;
   }
 
   get counts(): CacheCounts {
@@ -55,4 +86,9 @@ export class ReadCache {
   close(): void {
     this.finality.close();
   }
+}
+
+/** A rule's key in Redis: hashed (params can be long), prefixed. */
+function sharedKey(rule: CacheRule): string {
+  return `svc:cache:${createHash('sha256').update(rule.key).digest('base64url')}`;
 }

@@ -77,7 +77,7 @@ export interface IngressConfig {
    * The answer cache (src/cache/): answers that cannot change, at most `maxBytes` of them (0: no
    * cache); the EL's finalized head asked every `followMs`.
    */
-  readonly cache: { readonly maxBytes: number; readonly followMs: number };
+  readonly cache: { readonly maxBytes: number; readonly followMs: number; readonly shared: boolean };
   /** Where shared state lives: this process, or one Redis for a fleet. */
   readonly fleet: FleetOptions;
   /** Enabled plugins, in execution order. */
@@ -158,9 +158,11 @@ function readConfig(root: OptionsReader): IngressConfig {
   const cache = {
     maxBytes: cacheSection.integer('max_bytes', 64 * 1024 * 1024, { min: 0 }),
     followMs: cacheSection.integer('follow_ms', 1_000, { min: 50 }),
+    shared: cacheSection.boolean('shared', false),
   };
   cacheSection.done();
   const fleet = readFleet(root);
+  if (cache.shared && fleet.store !== 'redis') root.child('cache').fail('shared', 'needs store: redis (the cache is shared through it)');
   const plugins = readPlugins(root, 'plugins');
   root.done();
   return Object.freeze({

@@ -3,6 +3,7 @@
  * block finalized once 64 more are mined.
  */
 import { expect } from 'chai';
+import { Redis } from 'ioredis';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { parseConfig } from '../../../src/config/load.js';
@@ -12,6 +13,7 @@ import { Metrics } from '../../../src/metrics.js';
 import { post } from '../../../support/http.js';
 import { CUT, heldAnswer, startStubEl, type StubEl } from '../../../support/stub-el.js';
 import { useAnvil } from '../../helpers/el.js';
+import { startRedis } from '../../helpers/redis.js';
 import { startTestIngress, testConfig, type TestIngress } from '../../helpers/ingress.js';
 
 const PLUGINS = `
@@ -215,6 +217,57 @@ describe('read cache: identical reads in flight at once share one EL answer (cac
         expect(blockNumbers(el) - before).to.equal(2);
       },
       'cache: {max_bytes: 0}',
+    );
+  });
+});
+
+describe("read cache: shared through the fleet's Redis with cache.shared (cache/index.ts)", () => {
+  const anvil = useAnvil();
+
+  it('answers a final read another instance kept, byte for byte with its own id, without asking the EL; without Redis, asks it', async () => {
+    await post(anvil.current.url, body(1, 'anvil_mine', ['0x50']), { 'content-type': 'application/json' });
+    const redis = await startRedis();
+    const el = await startStubEl({}, { fallthrough: anvil.current.url });
+    const config = testConfig(el.url, PLUGINS, `store: redis\nredis_url: ${redis.url}\ncache: {shared: true, follow_ms: 50}`).replace(
+      'log_level: debug',
+      'log_level: error',
+    );
+    const [a, b] = [await startTestIngress(config), await startTestIngress(config)];
+    const ask = async (url: string, id: unknown) =>
+      (await post(url, body(id, 'eth_getBlockByNumber', ['0x7', false]), { 'content-type': 'application/json' })).text;
+    const asked = () => el.received.filter((r) => r.method === 'eth_getBlockByNumber' && (r.params as unknown[])[0] === '0x7').length;
+    try {
+      // Until a answers from its own cache (its follower knew the finalized head), and Redis holds it.
+      const inRedis = new Redis(redis.url);
+      try {
+        for (let i = 0; ; i++) {
+          if (i > 250) throw new Error('a did not keep the answer within 5 s');
+          const n = asked();
+          await ask(a.url, 1);
+          if (asked() === n && (await inRedis.keys('svc:cache:*')).length > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      } finally {
+        inRedis.disconnect();
+      }
+      const before = asked();
+      const direct = (
+        await post(anvil.current.url, body('b', 'eth_getBlockByNumber', ['0x7', false]), { 'content-type': 'application/json' })
+      ).text;
+      expect(await ask(b.url, 'b')).to.equal(direct);
+      expect(asked(), 'b asked the EL').to.equal(before);
+      await redis.stop();
+      expect(await ask(b.url, 'b'), 'kept by b itself now').to.equal(direct);
+    } finally {
+      await Promise.all([a.shutdown(), b.shutdown()]);
+      await el.close();
+      await redis.stop();
+    }
+  });
+
+  it('refuses cache.shared without store: redis, at load', () => {
+    expect(() => parseConfig(testConfig('http://127.0.0.1:1', PLUGINS, 'cache: {shared: true}'))).to.throw(
+      /cache\.shared.*needs store: redis/,
     );
   });
 });
