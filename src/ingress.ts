@@ -20,6 +20,9 @@ import { acceptWebSockets } from './websocket.js';
 import { transport } from './errors.js';
 import { createContinueListener, createExpectationListener, createRequestListener, MAX_HEADERS, transportBody } from './server.js';
 
+/** How long a drain lets requests already sent to idle connections arrive before closing those. */
+const ON_THE_WIRE_MS = 50;
+
 export interface Ingress {
   /** The JSON-RPC endpoint, e.g. http://127.0.0.1:8545. */
   readonly url: string;
@@ -168,6 +171,9 @@ export async function startIngress(
         // Requests waiting unread in held connections are read and answered, not cut as idle.
         await holds.releaseAll();
         await webSockets.close();
+        // A request already on the wire to an idle keep-alive connection (a held one just let go,
+        // say) is read and answered, not cut with a reset by the close of idle connections.
+        await new Promise((resolve) => setTimeout(resolve, ON_THE_WIRE_MS));
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         if (active > 0) {
