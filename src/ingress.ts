@@ -12,6 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { isLoopback, type IngressConfig } from './config/load.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
+import { Server as NetServer } from 'node:net';
 import { headOf, startProbeServer } from './probes.js';
 import { Runtime } from './runtime.js';
 import { SourceHolds } from './refusal-hold.js';
@@ -171,10 +172,13 @@ export async function startIngress(
         // Requests waiting unread in held connections are read and answered, not cut as idle.
         await holds.releaseAll();
         await webSockets.close();
-        // A request already on the wire to an idle keep-alive connection (a held one just let go,
-        // say) is read and answered, not cut with a reset by the close of idle connections.
+        // New connections stop at once (net's close: http's would also close the idle ones); a
+        // request already on the wire to an idle keep-alive connection (a held one just let go,
+        // say) is then read and answered, not cut with a reset by the close of idle connections.
+        const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
         await new Promise((resolve) => setTimeout(resolve, ON_THE_WIRE_MS));
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // http's close now: the idle connections, and its connection checks (not listening: no error thrown).
+        server.close(() => {});
         server.closeIdleConnections();
         if (active > 0) {
           let timer: NodeJS.Timeout | undefined;
