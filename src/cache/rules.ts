@@ -50,12 +50,17 @@ export function cacheRule(request: RpcRequest): CacheRule | undefined {
   const params = Array.isArray(request.params) ? (request.params as readonly unknown[]) : undefined;
   if (method === 'eth_chainId') return { key: method, final: 'always' };
   if (params === undefined) return undefined;
+  const position = STATE_BLOCK_PARAM.get(method);
+  const known = BY_HASH.has(method) || BY_NUMBER.has(method) || ANSWER_NAMES_BLOCK.has(method) || method === 'eth_getLogs';
+  // Every read comes through here: the params are serialised only for a method that may be kept.
+  if (!known && position === undefined) return undefined;
+  // A state read at a tag (the usual `latest`) is never kept: decided before any serialising.
+  if (position !== undefined && typeof params[position] === 'string' && !QUANTITY.test(params[position])) return undefined;
   const key = `${method}${JSON.stringify(params)}`;
   if (BY_HASH.has(method)) return typeof params[0] === 'string' && HASH.test(params[0]) ? { key, final: 'always' } : undefined;
   if (BY_NUMBER.has(method)) return atBlock(key, params[0]);
   if (ANSWER_NAMES_BLOCK.has(method)) return { key, final: 'blockOfAnswer' };
   if (method === 'eth_getLogs') return logsRule(key, params[0]);
-  const position = STATE_BLOCK_PARAM.get(method);
   if (position === undefined) return undefined;
   const block = params[position];
   if (block !== null && typeof block === 'object' && !Array.isArray(block)) {
