@@ -21,6 +21,9 @@
  *   npm run bench:reads [-- seconds rounds pairedRounds]   needs wrk and nginx (Debian: apt-get install wrk nginx)
  *   npm run bench:reads -- 3 0 9                           side by side only, 9 rounds of 3 s
  *   BENCH_PIN=0 npm run bench:reads                        every process on every core, as before
+ *   BENCH_METHODS=eth_call npm run bench:reads              only the methods named (comma-separated)
+ *   BENCH_PROF=1 npm run bench:reads                        CPU profile of the ingress in /tmp/prof-reads
+ *   BENCH_CACHE=0 npm run bench:reads                       the forwarding path: no read kept or shared
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -39,12 +42,14 @@ const ROUNDS = Number(process.argv[3] ?? 3);
 const PAIRED_ROUNDS = Number(process.argv[4] ?? 7);
 const CLIENTS = [1, 32, 256];
 const DEV = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
-const METHODS: Record<string, unknown[]> = {
+const ALL_METHODS: Record<string, unknown[]> = {
   eth_chainId: [],
   eth_blockNumber: [],
   eth_getBalance: [DEV, 'latest'],
   eth_call: [{ to: DEV, data: '0x' }, 'latest'],
 };
+const NAMED = process.env.BENCH_METHODS?.split(',');
+const METHODS = Object.fromEntries(Object.entries(ALL_METHODS).filter(([method]) => NAMED?.includes(method) ?? true));
 
 async function startNginx(upstream: string, dir: string, cpu: number | undefined): Promise<{ url: string; stop(): void }> {
   const port = await freePort();
@@ -178,7 +183,15 @@ async function main(stopLater: StopLater): Promise<void> {
   stopLater(() => reference.stop());
   const nginx = await startNginx(anvil.url, dir, pinned ? PROXY_CPU : undefined);
   stopLater(() => nginx.stop());
-  const ingress = await benchIngress(stopLater, productionChain(anvil.url, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD]));
+  const ingress = await benchIngress(
+    stopLater,
+    productionChain(anvil.url, [
+      UNLIMITED_READS,
+      ...ONE_ADDRESS_LOAD,
+      ...(process.env.BENCH_CACHE === '0' ? ([['max_bytes: 67108864', 'max_bytes: 0']] as const) : []),
+    ]),
+    process.env.BENCH_PROF === '1' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof-reads'] : [],
+  );
   if (pinned) {
     pin(anvil.child.pid!, LOAD_CPU);
     pin(reference.child.pid!, PROXY_CPU);
