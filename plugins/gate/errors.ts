@@ -1,5 +1,5 @@
 /**
- * What the gate's parts throw, and the one place it becomes a wire answer (`answerFor`):
+ * What the gate's parts throw (answers.ts makes them wire answers):
  * - `Refusal` (protocol/refusal.ts): a verdict on the transaction, a stable reason code (the
  *   ones of frame-transactions.md and the gate's own) plus a sentence for humans; -32000.
  * - `Unavailable`: the EL could not be read, not a verdict; -32603, fails closed.
@@ -9,8 +9,6 @@
  * Anything else is a bug and goes up to the chain.
  */
 import { Refusal } from '../../protocol/index.js';
-import { errors, type Answer } from '../../src/plugin.js';
-import type { CachedRefusal } from './verdict-cache.js';
 
 export { frameRefusal, Refusal, refuse, refuseFrame } from '../../protocol/index.js';
 
@@ -81,34 +79,4 @@ export function describeFault(err: unknown): { readonly errorClass: string; read
   const message = err instanceof Error ? err.message : String(err);
   const place = err instanceof Error ? (err.stack?.split('\n')[1]?.trim() ?? '') : '';
   return { errorClass, bug: `${errorClass}: ${message.slice(0, BUG_MESSAGE_MAX)} ${place}`.trim() };
-}
-
-/** How long a client should wait when the worker pool is full. */
-const POOL_BUSY_RETRY_MS = 1_000;
-
-/** The answer for what a judgement threw, or undefined for a bug (rethrown by the caller). */
-export function answerFor(err: unknown): Answer | undefined {
-  if (err instanceof PoolBusy) return { error: errors.rateLimited(err.scope, POOL_BUSY_RETRY_MS) };
-  if (err instanceof Unavailable) return { error: errors.validationUnavailable() };
-  if (err instanceof SyncNonceGap) return { error: errors.syncNonceGap(err.next) };
-  return undefined;
-}
-
-/** The wire error of a refusal, first given (`cached` false) or replayed. */
-export function refusalError(refusal: CachedRefusal, cached: boolean) {
-  return refusal.byExecutionLayer
-    ? errors.rejectedByExecutionLayer(refusal.detail, cached)
-    : errors.rejected(refusal.reason, refusal.detail, cached, refusal.extra);
-}
-
-/** What the ledger keeps of a refusal judged at `head`. */
-export function cachedRefusalOf(err: Refusal, head: bigint | undefined): CachedRefusal {
-  return {
-    reason: err.reason,
-    detail: err.detail,
-    extra: err.extra,
-    byExecutionLayer: err instanceof ExecutionLayerRefusal,
-    head,
-    ...(err.dependencies === undefined ? {} : { dependencies: err.dependencies }),
-  };
 }

@@ -13,7 +13,8 @@
  */
 import { CHARGE, CLOSED, errors, SOURCE, type Answer, type RequestContext } from '../../src/plugin.js';
 import { InvalidFrameRequest, isFrameRequest, readFrameRequest, type FrameGasRequest } from '../../protocol/index.js';
-import { Abandoned, answerFor } from './errors.js';
+import { answerFor } from './answers.js';
+import { Abandoned } from './errors.js';
 import { POOL_MS_PER_TOKEN } from './judge.js';
 import type { EstimateOutcome } from './simulation/estimate.js';
 import type { WorkPool } from './work-pool.js';

@@ -21,18 +21,8 @@ import { checkAdmission, type Release } from './admission.js';
 import { decodeSubmission, decodeSubmissionRecoveredBy, type Submission } from './decode.js';
 import { stillHolds } from './dependencies.js';
 import type { ElValidation } from './el-validation.js';
-import {
-  Abandoned,
-  answerFor,
-  cachedRefusalOf,
-  describeFault,
-  InFlightRefusal,
-  Refusal,
-  refusalError,
-  refuse,
-  SyncNonceGap,
-  Unavailable,
-} from './errors.js';
+import { answerFor, cachedRefusalOf, refusalError } from './answers.js';
+import { Abandoned, describeFault, InFlightRefusal, Refusal, refuse, SyncNonceGap, Unavailable } from './errors.js';
 import type { Ledger } from './ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './raw-transaction.js';

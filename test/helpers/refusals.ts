@@ -11,6 +11,13 @@ function refusal(fn: () => unknown): Refusal | undefined {
   return undefined;
 }
 
+/** The refusal `fn` throws; it must throw one. */
+export function thrown(fn: () => unknown): Refusal {
+  const err = refusal(fn);
+  if (err === undefined) throw new Error('nothing was thrown');
+  return err;
+}
+
 /** The refusal's reason code, or 'accepted'. */
 export const reasonOf = (fn: () => unknown): string => refusal(fn)?.reason ?? 'accepted';
 

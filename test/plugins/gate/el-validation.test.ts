@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { decodeSubmission, type Submission } from '../../../plugins/gate/decode.js';
 import { createElValidation } from '../../../plugins/gate/el-validation.js';
-import { answerFor, cachedRefusalOf, ExecutionLayerRefusal, Refusal, refusalError, Unavailable } from '../../../plugins/gate/errors.js';
+import { answerFor, cachedRefusalOf, refusalError } from '../../../plugins/gate/answers.js';
+import { ExecutionLayerRefusal, Refusal, Unavailable } from '../../../plugins/gate/errors.js';
 import { readRawTransaction } from '../../../plugins/gate/raw-transaction.js';
 import { errors, RpcFailure } from '../../../src/errors.js';
 import { Upstream } from '../../../src/upstream.js';
