@@ -11,7 +11,7 @@
  */
 import { Wallet } from 'ethers';
 import { Redis } from 'ioredis';
-import { startAnvil } from '../devnet/anvil.js';
+import { CHAIN_ID, startAnvil } from '../devnet/anvil.js';
 import { rpc } from '../support/http.js';
 import { DEV_KEYS } from '../support/keys.js';
 import { startRedis } from '../test/helpers/redis.js';
@@ -41,7 +41,7 @@ runBench(async (stopLater) => {
   // One admitted transfer per instance: its bytes, sent again, are the duplicate submissions.
   const duplicate = async (url: string, key: string) => {
     const raw = await new Wallet(key).signTransaction({
-      chainId: 8141,
+      chainId: CHAIN_ID,
       nonce: 0,
       to: '0x000000000000000000000000000000000000dEaD',
       value: 1n,

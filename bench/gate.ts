@@ -20,7 +20,7 @@
  */
 import { getBytes, keccak256, Transaction, Wallet } from 'ethers';
 import { Pool } from 'undici';
-import { startAnvil } from '../devnet/anvil.js';
+import { CHAIN_ID, startAnvil } from '../devnet/anvil.js';
 import { decodeFrameTransaction, recoverAddress, verifyFrameSignatures } from '../protocol/index.js';
 import { AnswerText } from '../src/answer-text.js';
 import { encodeFrameTx, mldsaEntry, mldsaKeys, transferFrameTx } from '../support/frames.js';
@@ -159,7 +159,7 @@ async function refusals(
   const wallet = Wallet.createRandom();
   await rpc('anvil_setBalance', [wallet.address, FUNDS]);
   const admitted = await wallet.signTransaction({
-    chainId: 8141,
+    chainId: CHAIN_ID,
     nonce: 0,
     to: RECIPIENT,
     value: 1n,
@@ -236,7 +236,7 @@ async function main(stopLater: StopLater): Promise<void> {
     return Promise.all(
       Array.from({ length: ECDSA_COUNT }, (_, i) =>
         senders[i % senders.length]!.signTransaction({
-          chainId: 8141,
+          chainId: CHAIN_ID,
           nonce: Math.floor(i / senders.length),
           to: RECIPIENT,
           value: 1n,

@@ -25,7 +25,7 @@ import { p256 } from '@noble/curves/nist.js';
 import { SigningKey, sha256 } from 'ethers';
 import { Piscina } from 'piscina';
 import { startAnvil } from '../devnet/anvil.js';
-import { checkFrameTransaction, decodeFrameTransaction } from '../protocol/index.js';
+import { CHAIN, checkFrameTransaction, decodeFrameTransaction } from '../protocol/index.js';
 import type { PoolSettings, SimulateAnswer } from '../plugins/gate/pool-worker.js';
 import { HeadState } from '../plugins/gate/state.js';
 import { Upstream } from '../src/plugin.js';
@@ -232,7 +232,7 @@ async function main(stopLater: StopLater): Promise<void> {
       fees: [0n, 2_000_000_000n, 0n],
     });
     const tx = decodeFrameTransaction(raw);
-    const facts = checkFrameTransaction(tx, { chainId: 8141n, prefixGasBudget: PREFIX_GAS, prefixStateGasBudget: 500_000n });
+    const facts = checkFrameTransaction(tx, { chainId: CHAIN.chainId, prefixGasBudget: PREFIX_GAS, prefixStateGasBudget: 500_000n });
     const once = async () => {
       const head = await heads.fresh();
       const start = performance.now();

@@ -5,6 +5,7 @@
  */
 import { bytesToHex } from '@ethereumjs/util';
 import {
+  CHAIN,
   bytesOfHex,
   decodeFrameTransaction as decodeRaw,
   encodeFrameTransaction as encodeFields,
@@ -16,7 +17,7 @@ export type Hex = `0x${string}`;
 export type Address = `0x${string}`;
 
 /** Chain 8141. */
-export const CHAIN_ID = 8141n;
+export const CHAIN_ID = CHAIN.chainId;
 /** Frame modes. */
 export const FRAME_MODE = { default: 0, verify: 1, sender: 2 } as const;
 /** A VERIFY frame's approval scopes (flags bits 0-1); bit 2 joins an atomic batch. */

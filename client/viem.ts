@@ -20,7 +20,7 @@ import {
   type Transaction,
   type TransactionReceipt,
 } from 'viem';
-import type { Frame, SignatureEntry } from './frame-transaction.js';
+import { CHAIN_ID, type Frame, type SignatureEntry } from './frame-transaction.js';
 import { type FrameReceiptFields, frameReceiptFieldsFromRpc, frameTransactionFromRpc, isFrameRpc, type Request } from './rpc.js';
 
 type Json = Record<string, unknown>;
@@ -62,8 +62,8 @@ export type Chain8141 = Chain<typeof formatters>;
 
 export function chain8141(rpcUrl = 'http://127.0.0.1:8545'): Chain8141 {
   return defineChain({
-    id: 8141,
-    name: 'chain 8141',
+    id: Number(CHAIN_ID),
+    name: `chain ${CHAIN_ID}`,
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
     formatters,

@@ -5,15 +5,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE } from '../protocol/index.js';
+import { CHAIN } from '../protocol/index.js';
 import { rpcClient } from './rpc.js';
 
 const require = createRequire(import.meta.url);
 export const ANVIL_BIN = join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
 
-/** Spec section 1: chain id 8141, block gas limit 60,000,000. */
-export const CHAIN_ID = 8141;
-export const BLOCK_GAS_LIMIT = 60_000_000;
+/** The chain's (protocol/chain.ts): spec section 1. */
+export const CHAIN_ID = Number(CHAIN.chainId);
+export const BLOCK_GAS_LIMIT = Number(CHAIN.blockGasLimit);
 const START_TIMEOUT_MS = 15_000;
 
 export interface AnvilOptions {
@@ -37,7 +37,7 @@ export interface Anvil {
  * (its code at 0x…8141). Put in place with `anvil_setCode`, as a stock EL's genesis would.
  */
 async function installPredeploys(url: string): Promise<void> {
-  await rpcClient(url)('anvil_setCode', [EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE]);
+  await rpcClient(url)('anvil_setCode', [CHAIN.expiryVerifier, CHAIN.expiryVerifierCode]);
 }
 
 export function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '../src/log.js';
+import { CHAIN_ID } from './anvil.js';
 import { startDevnet } from './devnet.js';
 
 function portFrom(name: string, fallback: number): number {
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   const witnessWindowBlocks = blocksFrom('WITNESS_WINDOW_BLOCKS', 128);
   const devnet = await startDevnet({ port, metricsPort, witnessWindowBlocks }, log);
   process.stdout.write(
-    `svc-ingress devnet (chain 8141) ready at ${devnet.ingress.url}\n` +
+    `svc-ingress devnet (chain ${CHAIN_ID}) ready at ${devnet.ingress.url}\n` +
       `  EL: anvil at ${devnet.anvil.url}, behind the devnet's EL front at ${devnet.el.url}\n` +
       `    (svc_historyStatus; 4444 for block-scoped reads more than ${witnessWindowBlocks} blocks back: WITNESS_WINDOW_BLOCKS)\n` +
       `  consensus-node stand-in at ${devnet.node.url}\n` +

@@ -6,6 +6,7 @@
  */
 import { FetchRequest, JsonRpcProvider, Network, Wallet } from 'ethers';
 import type { FrameTransactionReceipt } from '../client/ethers.js';
+import { CHAIN_ID } from '../client/index.js';
 
 /** npm start's endpoint; RPC_URL for another. */
 export const RPC_URL = process.env.RPC_URL ?? 'http://127.0.0.1:8545';
@@ -26,7 +27,7 @@ export function ingressProvider(url: string, pollingInterval = 1_000): JsonRpcPr
     await new Promise((resolve) => setTimeout(resolve, 1_000 * (Number.isFinite(seconds) ? seconds : 1)));
     return true;
   };
-  return new JsonRpcProvider(connection, Network.from(8141), { batchMaxCount: 1, staticNetwork: true, pollingInterval });
+  return new JsonRpcProvider(connection, Network.from(Number(CHAIN_ID)), { batchMaxCount: 1, staticNetwork: true, pollingInterval });
 }
 
 export function connect(): { provider: JsonRpcProvider; dev: Wallet } {

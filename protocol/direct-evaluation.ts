@@ -9,22 +9,18 @@
  * an empty `msg` and `resolved_signer == resolved_target`; then `APPROVE(s)`. In a DEFAULT
  * frame it returns as empty code would, so a deploy frame aimed at one installs nothing.
  *
- * Gas: each frame pays its target's EIP-2929 access at entry (the sender is warm, a target is
+ * Gas: each frame pays its target's access at entry (EIP-2929's costs on this chain) (the sender is warm, a target is
  * warm once an earlier frame touched it; the head's coinbase is not: the transaction runs in a
  * block someone else proposes); the expiry frame also runs the canonical verifier's 51 gas;
  * APPROVE's payment charges state gas for a sender that does not exist yet. The deadline itself
  * is compared by admission.
  */
 import { Approvals, defaultCodeScope } from './approval.js';
-import { EXPIRY_VERIFIER } from './frame-checks.js';
+import { CHAIN } from './chain.js';
 import { FrameMode, type FrameTransaction } from './frame-codec.js';
 import { refuseFrame } from './refusal.js';
 
-/** EIP-2929. */
-export const COLD_ACCOUNT_ACCESS_GAS = 2_600n;
-export const WARM_ACCOUNT_ACCESS_GAS = 100n;
-/** The canonical expiry verifier's execution on its passing path (EIP-8141 runtime code, 15 instructions). */
-export const EXPIRY_VERIFIER_GAS = 51n;
+const { coldAccountAccessGas, warmAccountAccessGas, expiryVerifier, expiryVerifierGas } = CHAIN;
 
 export interface DirectPrefix {
   readonly tx: FrameTransaction;
@@ -40,17 +36,17 @@ export interface DirectPrefix {
 export async function evaluateDirectly({ tx, prefixEnd, maxCost, senderExists, balanceOf }: DirectPrefix): Promise<void> {
   const warm = new Set([tx.sender]);
   const access = (address: string) => {
-    if (warm.has(address)) return WARM_ACCOUNT_ACCESS_GAS;
+    if (warm.has(address)) return warmAccountAccessGas;
     warm.add(address);
-    return COLD_ACCOUNT_ACCESS_GAS;
+    return coldAccountAccessGas;
   };
   const approvals = new Approvals(tx, senderExists);
   for (let i = 0; i <= prefixEnd; i++) {
     const frame = tx.frames[i]!;
     const target = frame.target ?? tx.sender;
     const species = frame.mode === FrameMode.Verify ? 'VERIFY' : 'deploy';
-    const isExpiry = frame.mode === FrameMode.Verify && target === EXPIRY_VERIFIER;
-    const cost = access(target) + (isExpiry ? EXPIRY_VERIFIER_GAS : 0n);
+    const isExpiry = frame.mode === FrameMode.Verify && target === expiryVerifier;
+    const cost = access(target) + (isExpiry ? expiryVerifierGas : 0n);
     if (cost > frame.executionGas) refuseFrame(i, species, 'out of gas', `the frame needs ${cost}, its limit is ${frame.executionGas}`);
     if (isExpiry) continue;
     if (frame.mode !== FrameMode.Verify) refuseFrame(i, species, 'no code at the sender after deploy');

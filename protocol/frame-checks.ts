@@ -7,6 +7,7 @@ import { bytesOfHex } from './hex.js';
 import { FrameMode, type Frame, type FrameTransaction, type SignatureEntry } from './frame-codec.js';
 import { refuse } from './refusal.js';
 import { SCHEMES } from './signatures.js';
+import { CHAIN } from './chain.js';
 
 /** Section 9 constants. */
 const BASE_COST = 12_000n;
@@ -17,9 +18,9 @@ const CALLDATA_FLOOR_PER_BYTE = 64n;
 export const TRANSACTION_EXECUTION_CAP = 16_777_216n;
 export const PREFIX_GAS_BUDGET = 100_000n;
 export const PREFIX_STATE_GAS_BUDGET = 500_000n;
-export const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
-/** The runtime code EIP-8141 installs at EXPIRY_VERIFIER at activation (lower-case hex). */
-export const EXPIRY_VERIFIER_CODE = '0x60083614600a575f5ffd5b5f3560c01c4211601657005b5f5ffd';
+/** Where the canonical expiry verifier lives, and the code EIP-8141 installs there (chain.ts). */
+export const EXPIRY_VERIFIER = CHAIN.expiryVerifier;
+export const EXPIRY_VERIFIER_CODE = CHAIN.expiryVerifierCode;
 const U64_MAX = (1n << 64n) - 1n;
 const APPROVE_PAYMENT = 1;
 const APPROVE_EXECUTION = 2;

@@ -12,7 +12,11 @@ export { codeHashOf, decodeCode } from './code-entry.js';
 export { cryptoBackend, nativeBackend, portableBackend, warmRecovery } from './crypto-backend.js';
 export type { CryptoBackend } from './crypto-backend.js';
 export type { CodeEntry } from './code-entry.js';
-export { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS, evaluateDirectly } from './direct-evaluation.js';
+export { CHAIN, chainConfig } from './chain.js';
+export type { ChainConfig } from './chain.js';
+export { evaluateDirectly } from './direct-evaluation.js';
+export { PARAMS_BY_EIP, paramsOf } from './params.js';
+export type { Params } from './params.js';
 export {
   EXPIRY_VERIFIER,
   EXPIRY_VERIFIER_CODE,

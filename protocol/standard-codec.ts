@@ -6,6 +6,7 @@
  * a fifth of the gate's CPU under load); this does the same job in a few µs.
  */
 import { toBeArray } from 'ethers';
+import { CHAIN } from './chain.js';
 import { refuse } from './refusal.js';
 import { address, anyList, decodeCanonical, encodeRlp, fixed, integer, list, string, U256_MAX, U64_MAX, type Item } from './rlp-fields.js';
 import { keccak256 } from './hex.js';
@@ -159,7 +160,7 @@ function legacy(p: readonly Item[]): StandardTransaction {
   string(p[5]!, 'data');
   const v = integer(p[6]!, 'v', U256_MAX);
   if (v === 27n || v === 28n) {
-    refuse('legacy-not-eip155', 'legacy transactions must be EIP-155 (replay-protected) signed for chain 8141');
+    refuse('legacy-not-eip155', `legacy transactions must be EIP-155 (replay-protected) signed for chain ${CHAIN.chainId}`);
   }
   if (v < 35n) refuse('sig-invalid', `legacy v ${v} is neither 27, 28 nor EIP-155`);
   const chainId = (v - 35n) / 2n;

@@ -7,6 +7,7 @@
  */
 import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
 import { concat, encodeRlp, getBytes, hexlify, keccak256, toBeHex, type RlpStructuredData } from 'ethers';
+import { CHAIN } from '../protocol/index.js';
 
 export const MODE = { default: 0, verify: 1, sender: 2 } as const;
 /** Approval scopes a VERIFY frame allows (flags bits 0-1); bit 2 joins an atomic batch. */
@@ -52,7 +53,7 @@ const int = (v: bigint | number) => (BigInt(v) === 0n ? '0x' : toBeHex(BigInt(v)
 function payload(tx: FrameTxFields, blankEmptyMsg: boolean): RlpStructuredData[] {
   const fees = tx.fees ?? [0n, 2_000_000_000n, 0n];
   return [
-    int(tx.chainId ?? 8141n),
+    int(tx.chainId ?? CHAIN.chainId),
     int(tx.nonce ?? 0n),
     tx.sender,
     tx.frames.map((f) => [

@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { WebSocketProvider } from 'ethers';
 import { createPublicClient, createWalletClient, http, webSocket, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { CHAIN_ID } from '../../client/index.js';
 import { DEV_KEY, RPC_URL } from '../chain.js';
 import { chain8141 } from './viem.js';
 
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   const chain = chain8141(RPC_URL);
   const url = RPC_URL.replace(/^http/, 'ws');
   const client = createPublicClient({ chain, transport: webSocket(url) });
-  const provider = new WebSocketProvider(url, 8141);
+  const provider = new WebSocketProvider(url, Number(CHAIN_ID));
   const wallet = createWalletClient({ account: privateKeyToAccount(DEV_KEY as Hex), chain, transport: http() });
 
   const viemHeard = new Promise<bigint>((resolve, reject) => {

@@ -11,14 +11,15 @@
 import { pathToFileURL } from 'node:url';
 import { createPublicClient, createWalletClient, defineChain, formatEther, http, multicall3Abi, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { CHAIN_ID } from '../../client/index.js';
 import { DEV_KEY, RPC_URL } from '../chain.js';
 
 export const MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11';
 
 export const chain8141 = (url: string) =>
   defineChain({
-    id: 8141,
-    name: 'chain 8141',
+    id: Number(CHAIN_ID),
+    name: `chain ${CHAIN_ID}`,
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [url] } },
     contracts: { multicall3: { address: MULTICALL3 } },

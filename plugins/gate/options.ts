@@ -2,7 +2,7 @@
 import type { OptionsReader } from '../../src/plugin.js';
 import type { AdmissionLimits } from './admission.js';
 import type { DecodeLimits } from './decode.js';
-import { PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from '../../protocol/index.js';
+import { CHAIN, PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from '../../protocol/index.js';
 import { DEFAULT_ESTIMATE_BUDGET_MS, DEFAULT_SIMULATION_BUDGET_MS } from './simulation/budget.js';
 import { defaultThreads } from './work-pool.js';
 
@@ -29,10 +29,6 @@ export interface GateOptions extends DecodeLimits, AdmissionLimits {
   readonly estimateBudgetMs: number;
 }
 
-/** Spec section 1 network parameters. */
-const CHAIN_ID = 8141;
-const BLOCK_GAS_LIMIT = 60_000_000;
-
 export function parseGateOptions(options: OptionsReader): GateOptions {
   const role = options.string('role', 'validator');
   if (role !== 'validator' && role !== 'follower') options.fail('role', 'must be validator or follower');
@@ -41,8 +37,8 @@ export function parseGateOptions(options: OptionsReader): GateOptions {
   const parsed: GateOptions = {
     role,
     relayUrl,
-    chainId: BigInt(options.integer('chain_id', CHAIN_ID)),
-    blockGasLimit: BigInt(options.integer('block_gas_limit', BLOCK_GAS_LIMIT)),
+    chainId: BigInt(options.integer('chain_id', Number(CHAIN.chainId))),
+    blockGasLimit: BigInt(options.integer('block_gas_limit', Number(CHAIN.blockGasLimit))),
     nonceGapMax: BigInt(options.integer('nonce_gap_max', 64, { min: 0 })),
     inFlightCap: options.integer('in_flight_cap', 16),
     frameInFlightCap: options.integer('frame_in_flight_cap', 1),

@@ -1,5 +1,5 @@
 /**
- * The fork frames run under: chain 8141 at Osaka (EIP-7825's transaction cap, the P256VERIFY
+ * The fork frames run under: the chain (protocol/chain.ts) at Osaka (EIP-7825's transaction cap, the P256VERIFY
  * precompile at 0x100) plus the EIPs EIP-8141 requires that @ethereumjs/evm implements after it:
  * EIP-7708 (a value transfer logs a Transfer), EIP-2780 (a frame's value to a new account and
  * its delegated target charged at entry) and EIP-8037 (state gas, its charge points as the
@@ -11,9 +11,10 @@
  */
 import { createCustomCommon, Hardfork, Mainnet, type Common } from '@ethereumjs/common';
 import { getActivePrecompiles } from '@ethereumjs/evm';
+import { CHAIN } from '../chain.js';
 import { ecrecoverPrecompile } from './ecrecover.js';
 
-export const CHAIN_ID = 8141;
+export const CHAIN_ID = Number(CHAIN.chainId);
 
 export const COMMON: Common = createCustomCommon(
   { chainId: CHAIN_ID, customHardforks: { amsterdam: { eips: [2780, 7708, 7976, 7981, 8037] } } },

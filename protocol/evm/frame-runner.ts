@@ -18,8 +18,7 @@
 import { EVM, EVMMockBlockchain } from '@ethereumjs/evm';
 import { Account, bytesToHex, createAddressFromString, hexToBytes, type Address } from '@ethereumjs/util';
 import { Approvals, defaultCodeScope, NEW_ACCOUNT_STATE_GAS } from '../approval.js';
-import { COLD_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS, WARM_ACCOUNT_ACCESS_GAS } from '../direct-evaluation.js';
-import { EXPIRY_VERIFIER } from '../frame-checks.js';
+import { CHAIN } from '../chain.js';
 import { type Frame, FrameMode, type FrameTransaction } from '../frame-codec.js';
 import { curveBackends } from './curves.js';
 import { frameStateGasPatched } from './evm-patch.js';
@@ -199,7 +198,7 @@ export class FrameRunner {
     const { evm, ctx, approvals } = this;
     const target = frame.target ?? tx.sender;
     const to = createAddressFromString(target);
-    const entry = evm.journal.isWarmedAddress(to.bytes) ? WARM_ACCOUNT_ACCESS_GAS : COLD_ACCOUNT_ACCESS_GAS;
+    const entry = evm.journal.isWarmedAddress(to.bytes) ? CHAIN.warmAccountAccessGas : CHAIN.coldAccountAccessGas;
     evm.journal.addWarmedAddress(to.bytes);
     const done = (
       status: 0 | 1,
@@ -213,8 +212,8 @@ export class FrameRunner {
       ...failure,
     });
     const halted = (cause: string, detail?: string) => done(0, frame.executionGas, { cause, detail });
-    const isExpiry = frame.mode === FrameMode.Verify && target === EXPIRY_VERIFIER && i === 0;
-    const needed = entry + (isExpiry ? EXPIRY_VERIFIER_GAS : 0n);
+    const isExpiry = frame.mode === FrameMode.Verify && target === CHAIN.expiryVerifier && i === 0;
+    const needed = entry + (isExpiry ? CHAIN.expiryVerifierGas : 0n);
     if (needed > frame.executionGas) return halted('out of gas', `the frame needs ${needed}, its limit is ${frame.executionGas}`);
     if (isExpiry) {
       const deadline = frame.data.length === 8 ? Buffer.from(frame.data).readBigUInt64BE() : -1n;

@@ -1,10 +1,6 @@
 import { expect } from 'chai';
-import {
-  COLD_ACCOUNT_ACCESS_GAS,
-  evaluateDirectly,
-  EXPIRY_VERIFIER_GAS,
-  WARM_ACCOUNT_ACCESS_GAS,
-} from '../../protocol/direct-evaluation.js';
+import { CHAIN } from '../../protocol/chain.js';
+import { evaluateDirectly } from '../../protocol/direct-evaluation.js';
 import { Refusal } from '../../protocol/refusal.js';
 import { decodeFrameTransaction, type FrameTransaction } from '../../protocol/frame-codec.js';
 import { RECIPIENT, secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
@@ -92,7 +88,7 @@ async function evaluate(
 
 describe('gate: direct evaluation of protocol-defined frames (EIP-8141; frame-transactions.md section 7)', () => {
   it("prices account access as EIP-2929 does, and the expiry verifier's passing path at 51 gas", () => {
-    expect([COLD_ACCOUNT_ACCESS_GAS, WARM_ACCOUNT_ACCESS_GAS, EXPIRY_VERIFIER_GAS]).to.deep.equal([2_600n, 100n, 51n]);
+    expect([CHAIN.coldAccountAccessGas, CHAIN.warmAccountAccessGas, CHAIN.expiryVerifierGas]).to.deep.equal([2_600n, 100n, 51n]);
   });
 
   describe("the entry access charge, from each frame's own execution limit", () => {

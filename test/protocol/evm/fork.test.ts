@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { NEW_ACCOUNT_STATE_GAS } from '../../../protocol/index.js';
 import { CHAIN_ID, COMMON, isPrecompile, PRECOMPILES } from '../../../protocol/evm/index.js';
-import { COLD_ACCOUNT_ACCESS_GAS } from '../../../protocol/index.js';
+import { CHAIN } from '../../../protocol/index.js';
 
 describe('the fork frames run under', () => {
   it("is Osaka with EIP-8141's required EIP-7708, EIP-2780 and EIP-8037, none of Amsterdam's other EIPs", () => {
@@ -14,7 +14,7 @@ describe('the fork frames run under', () => {
     expect(COMMON.param('costPerStateByte')).to.equal(1_530n);
     expect(COMMON.param('stateBytesPerNewAccount') * COMMON.param('costPerStateByte')).to.equal(NEW_ACCOUNT_STATE_GAS);
     expect(COMMON.param('stateBytesPerStorageSet')).to.equal(64n);
-    expect(COMMON.param('coldaccountaccessGas')).to.equal(COLD_ACCOUNT_ACCESS_GAS);
+    expect(COMMON.param('coldaccountaccessGas')).to.equal(CHAIN.coldAccountAccessGas);
   });
 
   it('has the precompiles of Osaka, P256VERIFY at 0x100 the last', () => {
