@@ -15,7 +15,7 @@ export const DEV_KEY = process.env.DEV_KEY ?? '0xac0974bec39a17e36ba4a6b4d238ff9
 const RECEIPT_TIMEOUT_MS = 60_000;
 
 /**
- * An ethers provider that works with the endpoint on the first try (README "Pointing clients at
+ * An ethers provider that works with the endpoint on the first try (docs/clients.md "Pointing clients at
  * it"): one call per HTTP request (`batchMaxCount: 1`), the network given (no eth_chainId probe
  * joined to each first call), and on HTTP 429 a wait of `Retry-After` seconds (ethers reads the
  * header as milliseconds and spends its twelve retries at once).

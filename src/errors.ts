@@ -13,7 +13,7 @@ export interface RpcError {
   readonly code: number;
   readonly message: string;
   readonly data?: unknown;
-  /** 200 unless the condition is a rate limit (429); see README "HTTP status policy". */
+  /** 200 unless the condition is a rate limit (429); see docs/errors.md "HTTP status policy". */
   readonly httpStatus?: number;
   /** Sent as the Retry-After header (rounded up to seconds) with a 429. */
   readonly retryAfterMs?: number;

@@ -1,5 +1,5 @@
 /**
- * ethers v6 against the endpoint (README "Pointing clients at it"): reads, a transfer, its receipt.
+ * ethers v6 against the endpoint (docs/clients.md): reads, a transfer, its receipt.
  *
  * Three settings, each for a reason ethers' defaults trip on:
  * - `batchMaxCount: 1`: ethers joins concurrent calls into one JSON array, and the endpoint

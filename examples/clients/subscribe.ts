@@ -1,5 +1,5 @@
 /**
- * Subscriptions over WebSocket (README "WebSocket"): viem's `webSocket()` transport and ethers'
+ * Subscriptions over WebSocket (docs/clients.md, WebSocket): viem's `webSocket()` transport and ethers'
  * `WebSocketProvider` on the endpoint's own port hear of the block that includes a transfer.
  * Logs are asked for the same way (`client.watchEvent({ address, event, onLogs })`,
  * `provider.on({ address, topics }, listener)`): one `eth_subscribe("logs", filter)` each.

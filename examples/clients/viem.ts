@@ -1,5 +1,5 @@
 /**
- * viem against the endpoint (README "Pointing clients at it"): reads, Multicall3, and a transfer
+ * viem against the endpoint (docs/clients.md): reads, Multicall3, and a transfer
  * sent with eth_sendRawTransactionSync (EIP-7966), which answers with its receipt.
  *
  * viem's defaults fit: its HTTP transport does not batch unless asked (leave `batch` off) and

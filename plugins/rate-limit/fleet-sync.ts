@@ -12,7 +12,7 @@
  * source is recent: the others' takes within the current window. Windows come from each host's
  * clock: the fleet's clocks must agree to well within a window (NTP does).
  *
- * What is approximate, and by how much (README "Fleet mode"): between two syncs an instance
+ * What is approximate, and by how much (docs/fleet.md): between two syncs an instance
  * does not see what the others take, so within one interval a source may pass at each instance
  * what that instance's bucket holds; the debt is then charged everywhere and the overshoot
  * earned back. An instance serving a source for the first time (or again after more than a

@@ -242,7 +242,7 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
     bodyTimeoutMs: options.integer('body_timeout_ms', 30_000),
   };
   // Half the host's cores, at least one: the EL runs beside the ingress, and its calls run on
-  // the cores the EL needs for everything else (README "EL time").
+  // the cores the EL needs for everything else (docs/rate-limits.md "EL time").
   const heavyConnections = options.integer('heavy_connections', defaultHeavyConnections(), { max: common.connections });
   const quickConnections = options.integer('quick_connections', 1, { min: 0, max: common.connections });
   const quickCall = {

@@ -1,5 +1,5 @@
 /**
- * Issue 37, "behind a proxy": the README's nginx recipe (ops/nginx.conf, its TLS lines left out)
+ * Issue 37, "behind a proxy": the nginx recipe of docs/operations.md (ops/nginx.conf, its TLS lines left out)
  * run with a real nginx in front of the ingress. With nginx among rate-limit's trusted_proxies,
  * two clients behind it have a bucket each; without, they share nginx's, and the ingress says so.
  */
@@ -62,7 +62,7 @@ ${recipe}
   };
 }
 
-describe('behind nginx: the README recipe in front of the ingress (issue 37)', () => {
+describe('behind nginx: the recipe of docs/operations.md in front of the ingress (issue 37)', () => {
   const anvil = useAnvil();
   const plugins = (trusted: string) => `
   - batch-refuse

@@ -1,7 +1,7 @@
 /**
  * Real clients, unmodified, read chain 8141 and send a transfer through the real ingress (the
- * production plugin chain) in front of a real anvil (automine): ethers v6 (batching off, as the
- * README asks of it), viem, and the `cast` binary. Each reads the chain id, a balance, a block,
+ * production plugin chain) in front of a real anvil (automine): ethers v6 (batching off, as
+ * docs/clients.md asks of it), viem, and the `cast` binary. Each reads the chain id, a balance, a block,
  * logs and a receipt, and checks them against what anvil answers directly; each sends a signed
  * transfer from its own development key, which gets mined.
  *

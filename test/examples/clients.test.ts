@@ -1,4 +1,4 @@
-/** README's client recipes (examples/clients/), run as a newcomer runs them against a devnet. */
+/** The client recipes of docs/clients.md (examples/clients/), run as a newcomer runs them against a devnet. */
 import { expect } from 'chai';
 import { Wallet, WebSocketProvider } from 'ethers';
 import { execFile, spawn } from 'node:child_process';
@@ -103,8 +103,8 @@ describe('examples/clients: each recipe reads, sends and gets its receipt on the
     }
   });
 
-  it('wscat: the README command subscribes to newHeads and prints the answer, then each head', async () => {
-    // README: npx wscat -c ws://127.0.0.1:8545 -x '<eth_subscribe>' -w 30 (stdin open, as a terminal's is).
+  it('wscat: the docs/clients.md command subscribes to newHeads and prints the answer, then each head', async () => {
+    // docs/clients.md: npx wscat -c ws://127.0.0.1:8545 -x '<eth_subscribe>' -w 30 (stdin open, as a terminal's is).
     const subscribe = '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}';
     const child = spawn(
       process.execPath,

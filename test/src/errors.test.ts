@@ -345,7 +345,7 @@ describe('errors: the wire error catalogue', () => {
           message: 'send the body with a Content-Length header (chunked request bodies are not accepted)',
         },
         badRequest: { status: 400, reason: 'bad_request', message: 'malformed HTTP request' },
-        // Node's default --max-http-header-size; README's 431 row says 16 KiB.
+        // Node's default --max-http-header-size; docs/errors.md's 431 row says 16 KiB.
         headersTooLarge: { status: 431, reason: 'headers_too_large', message: 'request headers too large (at most 16384 bytes)' },
         tooManyHeaders: { status: 431, reason: 'too_many_headers', message: 'too many request headers (at most 100)' },
         requestTimeout: { status: 408, reason: 'request_timeout', message: 'the request was not received in time' },
