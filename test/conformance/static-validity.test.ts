@@ -1,6 +1,7 @@
 /**
  * EEST `tests/amsterdam/eip8141_frame_transactions/test_static_validity.py` (ethereum/execution-specs
- * @2c2dc92), re-expressed case by case against the running gate (test/conformance/README.md): each
+ * @2c2dc92) and the cases its successor `tests/bogota/…/test_static_validity.py` (@000fbe5) added
+ * (state gas in the 64-bit sums, the expiry frame's state gas, the cap's state-gas exemption), re-expressed case by case against the running gate (test/conformance/README.md): each
  * case is named by its EEST table and id, built with this project's encoder, and sent through the
  * ingress to a stock anvil. A statically invalid transaction is refused with the gate's reason
  * (its taxonomy, not EEST's exception names); a valid one is admitted and forwarded. Where the
@@ -173,6 +174,16 @@ const FRAME_CASES: Case[] = [
     build: (s) => base(s, [verify(), deflt({ executionGas: U64 - 1n })]),
     expected: frameInvalid('frame 1: total gas overflows 64 bits'),
   },
+  {
+    id: 'frame_state_gas_sum_overflows',
+    build: (s) => base(s, [verify(), deflt({ stateGas: U64 - 1n })]),
+    expected: frameInvalid('frame 1: total gas overflows 64 bits'),
+  },
+  {
+    id: 'frame_gas_cross_dimension_sum_overflows',
+    build: (s) => base(s, [verify(), deflt({ executionGas: 1n << 63n, stateGas: 1n << 63n })]),
+    expected: frameInvalid('frame 1: total gas overflows 64 bits'),
+  },
   { id: 'undefined_frame_mode', build: (s) => base(s, [verify(), deflt({ mode: 3 })]), expected: frameInvalid('frame 1: unknown mode 3') },
   {
     id: 'undefined_frame_mode_high',
@@ -193,6 +204,11 @@ const FRAME_CASES: Case[] = [
     id: 'frame_gas_above_64_bits',
     build: (s) => base(s, [verify(), deflt({ executionGas: U64 })]),
     expected: refused('rlp-invalid', 'rejected: frames[1].limits[0] is out of range'),
+  },
+  {
+    id: 'frame_state_gas_above_64_bits',
+    build: (s) => base(s, [verify(), deflt({ stateGas: U64 })]),
+    expected: refused('rlp-invalid', 'rejected: frames[1].limits[1] is out of range'),
   },
 ];
 
@@ -221,6 +237,12 @@ const EXPIRY_CASES: Case[] = [
   {
     id: 'expiry_frame_with_flags',
     build: (s) => base(s, [expiry({ flags: 1 }), verify()]),
+    expected: expiryInvalid('frame 0: the expiry frame has flags, value and state gas 0'),
+    diverges: FIRST,
+  },
+  {
+    id: 'expiry_frame_with_state_gas',
+    build: (s) => base(s, [expiry({ stateGas: 1n }), verify()]),
     expected: expiryInvalid('frame 0: the expiry frame has flags, value and state gas 0'),
     diverges: FIRST,
   },
@@ -409,12 +431,32 @@ const GAS_CAP_CASES: Case[] = [
   },
 ];
 
+/** EIP-7825's cap binds the execution dimension only: a frame may ask for state gas up to the cap beside it. */
+const STATE_GAS_CAP_CASES: Case[] = [
+  {
+    id: 'state_gas_beside_an_execution_cap',
+    build: async (_s, suite) => {
+      const tx = await contractSender(suite, TX_GAS_CAP - 12_475n);
+      return { ...tx, frames: [verify({ executionGas: TX_GAS_CAP - 12_475n, stateGas: TX_GAS_CAP })] };
+    },
+    expected: refused('prefix-gas', 'rejected: validation prefix needs 16764741 gas, over the budget of 100000'),
+    diverges: 'valid in a block; the pin’s public mempool takes at most MAX_VERIFY_GAS (100,000) of validation prefix',
+  },
+  {
+    // The same exemption where the mempool's prefix budgets do not reach: a frame after the prefix.
+    id: 'state_gas_at_cap_after_the_prefix',
+    build: (s) => base(s, [verify(), deflt({ stateGas: TX_GAS_CAP })]),
+    expected: 'admitted',
+  },
+];
+
 const TABLES: ReadonlyArray<readonly [string, readonly Case[]]> = [
   ['TX_FIELD_CASES', TX_FIELD_CASES],
   ['FRAME_CASES', FRAME_CASES],
   ['EXPIRY_VERIFIER_CASES', EXPIRY_CASES],
   ['SIGNATURE_CASES', SIGNATURE_CASES],
   ['FRAME_GAS_CAP_CASES', GAS_CAP_CASES],
+  ['test_gas_limit_cap_exempts_state_gas', STATE_GAS_CAP_CASES],
 ];
 
 describe('conformance: EEST test_static_validity (EIP-8141), against the gate', () => {
