@@ -19,6 +19,9 @@ import { call, rpc } from '../../support/http.js';
 import { secretFor } from '../../support/keys.js';
 import type { useFrameIngress } from '../helpers/submit-target.js';
 
+/** EIP-8037: a slot set from zero is 64 state bytes at 1,530 (one fresh write's state gas). */
+export const FRESH = 97_920n;
+
 export const GWEI = 1_000_000_000n;
 export const U64 = 1n << 64n;
 export const U256 = 1n << 256n;

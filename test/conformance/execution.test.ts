@@ -1,7 +1,8 @@
 /**
  * EEST execution cases re-expressed against the devnet's frame runner: test_value_transfer
  * (@d4d56adb), the valid cases of test_frame_transactions (@78a3207) and of
- * test_target_resolution (@2ff2383). Each checks the
+ * test_target_resolution (@2ff2383), and the cases the bogota revision of those files added
+ * (value_transfer @ebea702, target_resolution @32df523: INVENTORY.md section 6). Each checks the
  * frames' receipts, the payer, the settled gas and the state after, as EEST does; the sender's
  * VERIFY frame pays the pin's 100 (its warm entry), where older EEST revisions have 0.
  */
@@ -10,6 +11,7 @@ import { id, Wallet, zeroPadValue } from 'ethers';
 import { decodeFrameTransaction, frameGas, NEW_ACCOUNT_STATE_GAS } from '../../protocol/index.js';
 import { secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
 import { APPROVE_3, LOGS, REVERTS } from '../../support/verify-code.js';
+import { FRESH } from './eest.js';
 import { useRunner } from './runner.js';
 
 const FUNDS = 10n ** 18n;
@@ -17,6 +19,9 @@ const FEES: [bigint, bigint, bigint] = [1_000_000_000n, 3_000_000_000n, 0n];
 const VERIFY: FrameFields = { mode: 1, flags: 3, executionGas: 100_000n };
 const IDENTITY = '0x0000000000000000000000000000000000000004';
 const BN254_ADD = '0x0000000000000000000000000000000000000006';
+const P256VERIFY = '0x0000000000000000000000000000000000000100';
+/** Between the BLS12-381 precompiles (up to 0x11) and P256VERIFY: no precompile. */
+const INSIDE_THE_GAP = '0x0000000000000000000000000000000000000012';
 const SYSTEM = '0xfffffffffffffffffffffffffffffffffffffffe';
 const TRANSFER = id('Transfer(address,address,uint256)');
 const FRAME_GAS = 50_000n;
@@ -77,6 +82,42 @@ describe('conformance: EEST execution cases (EIP-8141), against the devnet frame
         if (target === 'other') expect(await runner.balance(recipient)).to.equal(1n + value);
       });
     }
+  });
+
+  describe('test_value_transfer (bogota)', () => {
+    it('test_value_transfer_exceeding_balance', async () => {
+      const sender = account('exceeding balance');
+      const payer = account('exceeding balance payer');
+      const recipient = '0x00000000000000000000000000000000000e4e03';
+      const balance = 10n ** 15n;
+      await runner.el('anvil_setBalance', [sender.address.toLowerCase(), `0x${balance.toString(16)}`]);
+      await runner.el('anvil_setBalance', [payer.address.toLowerCase(), `0x${FUNDS.toString(16)}`]);
+      await runner.el('anvil_setBalance', [recipient, '0x1']);
+      const raw = signed(
+        {
+          sender: sender.address.toLowerCase(),
+          fees: FEES,
+          signatures: [{ scheme: 1 }, { scheme: 1, signer: payer.address.toLowerCase() }],
+          frames: [
+            { mode: 1, flags: 2, executionGas: 100_000n },
+            { mode: 1, flags: 1, target: payer.address.toLowerCase(), executionGas: 100_000n },
+            { mode: 2, flags: 0, target: recipient, executionGas: 30_000n, value: balance + 1n },
+          ],
+        },
+        [sender, payer].map((key) => (digest: string) => secp256k1Entry(key.privateKey, digest)),
+      );
+      const executed = await runner.run(raw);
+      // The cold entry is charged before the balance is found short; the failed frame logs no transfer.
+      expect(executed.payer).to.equal(payer.address.toLowerCase());
+      expect(executed.frames).to.deep.equal([
+        { status: 1, executionGas: 100n, stateGas: 0n, logs: [] },
+        { status: 1, executionGas: 2_600n, stateGas: 0n, logs: [] },
+        { status: 0, executionGas: 2_600n, stateGas: 0n, logs: [] },
+      ]);
+      expect(await runner.nonce(sender.address)).to.equal(1n);
+      expect(await runner.balance(sender.address)).to.equal(balance);
+      expect(await runner.balance(recipient)).to.equal(1n);
+    });
   });
 
   describe('test_frame_transactions', () => {
@@ -168,6 +209,7 @@ describe('conformance: EEST execution cases (EIP-8141), against the devnet frame
     ] as const) {
       for (const [mode, modeName] of [
         [0, 'default_mode'],
+        [1, 'verify_mode'],
         [2, 'sender_mode'],
       ] as const) {
         it(`test_precompile_target[${data}-${modeName}]`, async () => {
@@ -181,6 +223,69 @@ describe('conformance: EEST execution cases (EIP-8141), against the devnet frame
         });
       }
     }
+
+    /** A frame transaction from a funded sender, signed, not yet run. */
+    async function rawFrom(label: string, frames: FrameFields[]): Promise<string> {
+      const from = account(label);
+      await runner.el('anvil_setBalance', [from.address.toLowerCase(), `0x${FUNDS.toString(16)}`]);
+      const tx: FrameTxFields = { sender: from.address.toLowerCase(), fees: FEES, signatures: [{ scheme: 1 }], frames };
+      return signed(tx, [(digest: string) => secp256k1Entry(from.privateKey, digest)]);
+    }
+
+    it('test_verify_frame_precompile_rejecting_its_input', async () => {
+      // The precompile halts in a VERIFY frame: the transaction cannot be included.
+      const raw = await rawFrom('verify bn254 rejects', [
+        VERIFY,
+        { mode: 1, flags: 0, target: BN254_ADD, executionGas: FRAME_GAS, data: `0x${'ff'.repeat(128)}` },
+      ]);
+      expect(await runner.leftOut(raw)).to.equal('VERIFY frame 1 failed');
+    });
+
+    it('test_verify_frame_target_above_the_precompile_gap', async () => {
+      // P256VERIFY (EIP-7951, at 0x100) with no input answers empty, for its 6,900.
+      const { executed } = await send(account('verify p256 gap above'), {
+        signatures: [{ scheme: 1 }],
+        frames: [VERIFY, { mode: 1, flags: 0, target: P256VERIFY, executionGas: FRAME_GAS }],
+      });
+      expect(executed.frames[1]).to.deep.include({ status: 1, executionGas: 100n + 6_900n });
+    });
+
+    it('test_verify_frame_target_inside_the_precompile_gap', async () => {
+      // 0x12 is no precompile: default code runs, and reverts on a VERIFY frame approving nothing.
+      const raw = await rawFrom('verify gap inside', [VERIFY, { mode: 1, flags: 0, target: INSIDE_THE_GAP, executionGas: FRAME_GAS }]);
+      expect(await runner.leftOut(raw)).to.equal('VERIFY frame 1 failed');
+    });
+
+    it('test_entry_charge_halt_unrolls_batch', async () => {
+      // What the worker's frame takes with a cold entry, measured on a twin (EEST gives it exactly that).
+      const twin = await runner.contract(SSTORE_1_1);
+      const { executed: measured } = await send(account('unroll twin'), {
+        signatures: [{ scheme: 1 }],
+        frames: [VERIFY, { mode: 0, flags: 0, target: twin, executionGas: FRAME_GAS, stateGas: FRESH }],
+      });
+      const workerGas = measured.frames[1]!.executionGas;
+      expect(measured.frames[1]).to.deep.include({ status: 1, stateGas: FRESH });
+      const worker = await runner.contract(SSTORE_1_1);
+      const funded = '0x000000000000000000000000000000000000eb03';
+      await runner.el('anvil_setBalance', [funded, '0x1']);
+      const { executed } = await send(account('unroll'), {
+        signatures: [{ scheme: 1 }],
+        frames: [
+          VERIFY,
+          { mode: 0, flags: 4, target: worker, executionGas: workerGas, stateGas: FRESH },
+          { mode: 0, flags: 4, target: funded, executionGas: 2_599n },
+          { mode: 0, flags: 0, target: worker, executionGas: workerGas },
+        ],
+      });
+      // The second frame halts on its entry charge: the batch unrolls (the first frame's write and
+      // its state gas undone) and the frame after it is skipped.
+      expect(executed.frames.slice(1).map(({ status, executionGas, stateGas }) => [status, executionGas, stateGas])).to.deep.equal([
+        [1, workerGas, 0n],
+        [0, 2_599n, 0n],
+        [2, 0n, 0n],
+      ]);
+      expect(await runner.slot(worker, 1)).to.equal(0n);
+    });
 
     it('test_precompile_target_rejecting_its_input', async () => {
       const { executed } = await send(account('bn254 rejects'), {

@@ -16,6 +16,7 @@ import { expect } from 'chai';
 import { id, Wallet } from 'ethers';
 import { decodeFrameTransaction, frameGas } from '../../protocol/index.js';
 import { secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
+import { FRESH } from './eest.js';
 import { useRunner } from './runner.js';
 
 const FUNDS = 10n ** 18n;
@@ -23,8 +24,6 @@ const FEES: [bigint, bigint, bigint] = [1_000_000_000n, 3_000_000_000n, 0n];
 const VERIFY: FrameFields = { mode: 1, flags: 3, executionGas: 100_000n };
 const WORKER_GAS = 100_000n;
 const BUDGET = 400_000n;
-/** EIP-8037: a slot set from zero is 64 state bytes at 1,530. */
-const FRESH = 97_920n;
 const ATOMIC = 4;
 
 interface Band {
