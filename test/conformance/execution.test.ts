@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { id, Wallet, zeroPadValue } from 'ethers';
 import { decodeFrameTransaction, frameGas, NEW_ACCOUNT_STATE_GAS } from '../../protocol/index.js';
 import { secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
-import { APPROVE_3, LOGS, REVERTS } from '../../support/verify-code.js';
+import { APPROVE_2, APPROVE_3, LOGS, REVERTS } from '../../support/verify-code.js';
 import { FRESH } from './eest.js';
 import { useRunner } from './runner.js';
 
@@ -197,6 +197,27 @@ describe('conformance: EEST execution cases (EIP-8141), against the devnet frame
         expect(executed.frames.map((f) => f.status)).to.deep.equal(statuses);
         if (logsOfFirst !== undefined) expect(executed.frames[1]!.logs).to.have.length(logsOfFirst);
         if (statuses[2] === 2) expect(executed.frames[2]!.executionGas).to.equal(0n);
+      });
+    }
+  });
+
+  describe('test_frame_transactions (bogota)', () => {
+    for (const [name, inner, wrote, state] of [
+      ['refused_approval', APPROVE_2, 0n, FRESH],
+      ['plain_return', '0x00', 1n, 2n * FRESH],
+    ] as const) {
+      it(`test_refused_approval_reverts_only_its_call_frame[${name}]`, async () => {
+        const code = await runner.contract(inner);
+        // SSTORE(2, DELEGATECALL(GAS, inner, 0, 0, 0, 0)), SSTORE(1, 1), STOP: the DEFAULT frame
+        // allows no approval, so the inner APPROVE(2) reverts its own call only.
+        const target = await runner.contract(`0x5f5f5f5f73${code.slice(2)}5af4600255600160015500`);
+        const { executed } = await send(account(`refused approval ${name}`), {
+          signatures: [{ scheme: 1 }],
+          frames: [VERIFY, { mode: 0, flags: 0, target, executionGas: FRAME_GAS, stateGas: 2n * FRESH }],
+        });
+        expect(executed.frames[0]).to.deep.include({ status: 1, executionGas: 100n, logs: [] });
+        expect(executed.frames[1]).to.deep.include({ status: 1, stateGas: state });
+        expect([await runner.slot(target, 2), await runner.slot(target, 1)]).to.deep.equal([wrote, 1n]);
       });
     }
   });
