@@ -51,8 +51,7 @@ async function nextHeadAt(suite: Suite): Promise<bigint> {
 const SHAPE = refused('prefix-shape', 'rejected: frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]');
 const AFTER_GRANT = refused('prefix-shape', 'rejected: frame 1: no VERIFY frame after the payment grant');
 const deadline = (at: bigint) => `0x${at.toString(16).padStart(16, '0')}`;
-const FIRST =
-  'EEST puts the expiry frame second (and, in this revision, with a state budget the pin makes invalid); the pin’s mempool rules take it only as frame 0, with state 0';
+const FIRST = 'EEST puts the expiry frame second; the pin’s mempool rules take it only as frame 0, with state 0';
 
 const ADMISSION: Case[] = [
   {
@@ -154,11 +153,11 @@ const FRAME_TRANSACTIONS: Case[] = [
 
 const TARGET_RESOLUTION: Case[] = [
   {
-    id: 'test_verify_frame_precompile_target',
-    build: (s) => base(s, [verify(), verify({ flags: 0, target: IDENTITY })]),
+    // amsterdam's test_verify_frame_precompile_target; bogota folds it into test_precompile_target's modes.
+    id: 'test_precompile_target[one_word-verify_mode]',
+    build: (s) => base(s, [verify(), verify({ flags: 0, target: IDENTITY, data: `0x${'01'.repeat(32)}` })]),
     expected: AFTER_GRANT,
-    diverges:
-      'EEST expects default code (invalid); the pin dispatches the precompile (valid in a block); the pin’s mempool refuses a VERIFY frame after the prefix',
+    diverges: 'valid in a block (the precompile runs); the pin’s mempool refuses a VERIFY frame after the prefix',
   },
   { id: 'test_default_code_entry_gas_shortfall[affordable]', build: (s) => sponsored(s, { executionGas: 2_600n }), expected: 'admitted' },
   {

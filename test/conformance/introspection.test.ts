@@ -111,7 +111,12 @@ const HALTS: Case[] = [
   ...(
     [
       ['txparam_undefined_param', op.txparam(0x0d)],
+      // bogota's revision probes 0x11: any parameter past 0x0c halts.
+      ['txparam_undefined_param (0x11)', op.txparam(0x11)],
       ['sigparam_undefined_param', op.sigparam(0, 0x05)],
+      // The copy selector of older revisions is no parameter: SIGDATACOPY copies.
+      ['sigparam_undefined_copy_param', op.sigparam(0, 0x04)],
+      ['sigdatacopy_signature_index_out_of_bounds', op.copy('b5', 1, 0, 32)],
       ['sigparam_signature_index_out_of_bounds', op.sigparam(1, 0x01)],
       ['framedataload_frame_index_out_of_bounds', op.framedataload(2, 0)],
       ['framedatacopy_frame_index_out_of_bounds', op.copy('b2', 2, 0, 32)],
@@ -151,11 +156,11 @@ const SIGNATURES: Case[] = [
     }),
   ),
   {
-    id: 'test_sigparam[secp256k1_length]',
+    // amsterdam's test_sigparam[secp256k1_length] read 65; bogota's halts, as the pin has it.
+    id: 'test_introspection_halts[sigparam_length_of_protocol_validated_entry]',
     code: haltingProbe(op.sigparam(0, 0x03)),
     expected: 'halts',
     signatures: WITH_ARBITRARY,
-    diverges: 'EEST reads 65; the pin defines the length only for ARBITRARY entries and halts on any other',
   },
   {
     id: 'test_sigparam_resolved_signer',
@@ -170,14 +175,14 @@ const SIGNATURES: Case[] = [
     signatures: WITH_ARBITRARY,
   },
   {
-    id: 'test_sigparam_copy_arbitrary',
+    // amsterdam's test_sigparam_copy_arbitrary copied with SIGPARAM 0x04; bogota's uses SIGDATACOPY, as the pin.
+    id: 'test_sigdatacopy',
     code: probeOf(op.copy('b5', 1, 0, 32)),
     expected: [word(`0x${'ab'.repeat(5)}`)],
     signatures: WITH_ARBITRARY,
-    diverges: 'EEST copies with SIGPARAM parameter 0x04; the pin has SIGDATACOPY (0xb5), used here',
   },
   {
-    id: 'test_sigparam_copy_arbitrary (a SECP256K1 entry halts)',
+    id: 'test_sigdatacopy (a SECP256K1 entry halts)',
     code: haltingProbe(op.copy('b5', 0, 0, 32)),
     expected: 'halts',
     signatures: WITH_ARBITRARY,

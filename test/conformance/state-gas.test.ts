@@ -16,6 +16,7 @@ import { expect } from 'chai';
 import { id, Wallet } from 'ethers';
 import { decodeFrameTransaction, frameGas } from '../../protocol/index.js';
 import { secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
+import { REVERTS } from '../../support/verify-code.js';
 import { FRESH } from './eest.js';
 import { useRunner } from './runner.js';
 
@@ -184,6 +185,62 @@ describe('conformance: EEST state gas (EIP-8141 with EIP-8037), against the devn
       expect(await runner.slot(w, 1)).to.equal(1n);
       expect([await runner.slot(p, 6), await runner.slot(p, 7), await runner.slot(p, 8)]).to.deep.equal([FRESH, 1n, 1n]);
     });
+  });
+
+  describe('test_state_gas (bogota)', () => {
+    /** MSTORE8(0, action), then CALL(GAS, ADDRESS, 0, 0, 1, 0, 0) dropping its result: the worker calls itself. */
+    const callSelf = (action: number) => `60${action.toString(16).padStart(2, '0')}5f53` + '5f5f60015f5f305af150';
+
+    it('calls itself with the action named (what the two tests below rest on)', async () => {
+      const w = await runner.contract(worker(sstore(8, lit(1n)), callSelf(1)));
+      await run([at(w, 2)]);
+      expect(await runner.slot(w, 8)).to.equal(1n);
+    });
+
+    it('test_call_revert_restores_refilled_receipt', async () => {
+      const w = await runner.contract(worker(sstore(1, lit(1n)), callSelf(3) + sstore(9, lit(1n)), sstore(1, lit(0n)) + REVERT));
+      const { executed } = await run([at(w, 1), at(w, 2, { stateGas: FRESH })]);
+      // The inner call's clear refilled frame 1's receipt, and its revert took the refill back: frame
+      // 1 keeps its charge, and frame 2's one fresh write is all its pool must cover.
+      expect(receipts(executed.frames)).to.deep.equal([
+        [1, FRESH],
+        [1, FRESH],
+      ]);
+      expect([await runner.slot(w, 1), await runner.slot(w, 9)]).to.deep.equal([1n, 1n]);
+    });
+
+    for (const [name, reverting, expected] of [
+      ['reverted_call', [5], [[1, 0n]]],
+      ['reverted_frame', [3], [[0, 0n]]],
+      [
+        'unrolled_batch',
+        [4, 'reverter'],
+        [
+          [1, 0n],
+          [0, 0n],
+        ],
+      ],
+    ] as const) {
+      it(`test_reversion_restores_charge_ownership[${name}]`, async () => {
+        // 1 sets slot 1; 2 clears it for good, then sets slot 9; 3 clears and reverts; 4 clears;
+        // 5 calls itself with 3.
+        const w = await runner.contract(
+          worker(sstore(1, lit(1n)), sstore(1, lit(0n)) + sstore(9, lit(1n)), sstore(1, lit(0n)) + REVERT, sstore(1, lit(0n)), callSelf(3)),
+        );
+        const reverter = await runner.contract(REVERTS);
+        const middle = reverting.map(
+          (step, i): FrameFields =>
+            step === 'reverter'
+              ? { mode: 0, flags: 0, target: reverter, executionGas: WORKER_GAS }
+              : at(w, step, { stateGas: 0n, ...(i < reverting.length - 1 ? { flags: ATOMIC } : {}) }),
+        );
+        const { executed } = await run([at(w, 1), ...middle, at(w, 2, { stateGas: FRESH })]);
+        // The reverted clear's claim on frame 1's charge came back with it: the final clear refills
+        // frame 1, so frame 2's one fresh write (slot 9) fits its pool of exactly that.
+        expect(receipts(executed.frames)).to.deep.equal([[1, 0n], ...expected, [1, FRESH]]);
+        expect([await runner.slot(w, 1), await runner.slot(w, 9)]).to.deep.equal([0n, 1n]);
+      });
+    }
   });
 
   describe('APPROVE creating the sender, in a frame that already spent state gas', () => {
