@@ -384,7 +384,7 @@ function handleBody(
     }
     // An answer that cannot change, kept (src/cache/): priced above as any read, answered here.
     const rule = runtime.cache?.ruleFor(request);
-    const kept = rule === undefined ? undefined : runtime.cache!.answer(rule, request.id);
+    const kept = rule === undefined ? undefined : runtime.cache!.answer(rule, request.id, sourceOf());
     if (kept !== undefined) {
       trace.outcome = 'answered';
       return void sendAnswer(kept);

@@ -21,6 +21,8 @@ interface Entry {
   readonly bytes: number;
   /** Whose read put it here: the space is charged to them. */
   readonly holder: Holder;
+  /** In the fleet's Redis already (published, or read from there). */
+  shared: boolean;
 }
 
 /** What one source's reads put in the cache, least recently used first. */
@@ -82,11 +84,11 @@ export class AnswerCache {
     // Errors (no result) and null results are never final: the thing may yet come to exist.
     if (result === undefined || text.startsWith('null', result)) return false;
     if (!isFinal(rule, bytes, finalized)) return false;
-    return this.keep(rule, bytes, source, text);
+    return this.keep(rule, bytes, source, false, text);
   }
 
-  /** Keeps `bytes` for `rule`, known final (another instance kept it); whether it was kept. */
-  keep(rule: CacheRule, bytes: Buffer, source: string, text = bytes.toString('latin1')): boolean {
+  /** Keeps `bytes` for `rule`, known final (`shared`: another instance kept it); whether it was kept. */
+  keep(rule: CacheRule, bytes: Buffer, source: string, shared = true, text = bytes.toString('latin1')): boolean {
     if (bytes.length > ENTRY_MAX_BYTES || this.entries.has(rule.key)) return false;
     const parts = splitAtId(bytes, text);
     if (parts === undefined) return false;
@@ -95,12 +97,24 @@ export class AnswerCache {
     const holder = this.holders.get(source) ?? { source, entries: new Map<string, Entry>(), bytes: 0 };
     this.holders.set(source, holder);
     // Copies: slices would keep the pooled buffer they came from.
-    const entry = { before: Buffer.from(parts.before), after: Buffer.from(parts.after), bytes: size, holder };
+    const entry = { before: Buffer.from(parts.before), after: Buffer.from(parts.after), bytes: size, holder, shared };
     this.entries.set(rule.key, entry);
     holder.entries.set(rule.key, entry);
     holder.bytes += size;
     this.bytes += size;
     while (this.bytes > this.maxBytes) this.evictFrom(this.largestHolder());
+    return true;
+  }
+
+  /**
+   * Whether the answer kept for `key`, now read by `source`, should go to the fleet: once, when a
+   * source other than the one whose read kept it asks for it. A source reading what nobody else
+   * reads never reaches the fleet's Redis.
+   */
+  shareNow(key: string, source: string): boolean {
+    const entry = this.entries.get(key);
+    if (entry === undefined || entry.shared || entry.holder.source === source) return false;
+    entry.shared = true;
     return true;
   }
 

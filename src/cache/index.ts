@@ -52,15 +52,21 @@ export class ReadCache {
     return cacheRule(request);
   }
 
-  /** The kept answer for `rule`, with `id` in it; undefined: ask the EL. */
-  answer(rule: CacheRule, id: RpcId): Buffer | undefined {
-    return this.answers.answer(rule.key, id);
+  /**
+   * The kept answer for `rule`, with `id` in it, read by `source`; undefined: ask the EL. With
+   * `shared`, an answer a second source reads goes to the fleet's Redis then: a source flooding
+   * reads nobody else makes writes nothing there.
+   */
+  answer(rule: CacheRule, id: RpcId, source: string): Buffer | undefined {
+    const kept = this.answers.answer(rule.key, id);
+    if (kept !== undefined && this.remote !== undefined && this.answers.shareNow(rule.key, source))
+      this.remote.set(sharedKey(rule), kept, 'EX', SHARED_TTL_S).catch(() => {});
+    return kept;
   }
 
-  /** The EL's answer `bytes` for `rule`, read by `source`: kept when it is final (and shared, with `shared`). */
+  /** The EL's answer `bytes` for `rule`, read by `source`: kept when it is final. */
   offer(rule: CacheRule, bytes: Buffer, source: string): void {
-    if (!this.answers.offer(rule, bytes, this.finality.finalized, source) || this.remote === undefined) return;
-    this.remote.set(sharedKey(rule), bytes, 'EX', SHARED_TTL_S).catch(() => {});
+    this.answers.offer(rule, bytes, this.finality.finalized, source);
   }
 
   /**

@@ -93,4 +93,16 @@ describe("answer cache: final answers kept by bytes, given with the asker's id (
     expect(cache.answer('k000', 1), "the flood's first").to.equal(undefined);
     expect(cache.counts.bytes).to.be.at.most(10 * one);
   });
+
+  it('names an answer for the fleet once, when a source other than the one that kept it reads it', () => {
+    const cache = new AnswerCache(1 << 20);
+    const text = (id: number) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":"0x1"}`);
+    cache.offer(always('k'), text(1), undefined, 'reader');
+    expect(cache.shareNow('k', 'reader'), 'the source that kept it').to.equal(false);
+    expect(cache.shareNow('k', 'other'), 'a second source').to.equal(true);
+    expect(cache.shareNow('k', 'third'), 'once').to.equal(false);
+    expect(cache.shareNow('absent', 'other')).to.equal(false);
+    cache.keep(always('from-fleet'), text(2), 'reader');
+    expect(cache.shareNow('from-fleet', 'other'), 'read from the fleet already').to.equal(false);
+  });
 });

@@ -10,7 +10,7 @@ import { parseConfig } from '../../../src/config/load.js';
 import { startIngress } from '../../../src/ingress.js';
 import { createLogger } from '../../../src/log.js';
 import { Metrics } from '../../../src/metrics.js';
-import { post } from '../../../support/http.js';
+import { post, postFresh } from '../../../support/http.js';
 import { CUT, heldAnswer, startStubEl, type StubEl } from '../../../support/stub-el.js';
 import { useAnvil } from '../../helpers/el.js';
 import { startRedis } from '../../helpers/redis.js';
@@ -24,6 +24,7 @@ const PLUGINS = `
       reads: {per_source: {rate_per_second: 10000, burst: 10000}}`;
 const ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 
+const JSON_TYPE = { 'content-type': 'application/json' };
 const body = (id: unknown, method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 
 describe('read cache: answers the chain already gave, in the running ingress (cache/)', () => {
@@ -237,16 +238,28 @@ describe("read cache: shared through the fleet's Redis with cache.shared (cache/
       (await post(url, body(id, 'eth_getBlockByNumber', ['0x7', false]), { 'content-type': 'application/json' })).text;
     const asked = () => el.received.filter((r) => r.method === 'eth_getBlockByNumber' && (r.params as unknown[])[0] === '0x7').length;
     try {
-      // Until a answers from its own cache (its follower knew the finalized head), and Redis holds it.
+      // Until a answers from its own cache (its follower knew the finalized head), then a second
+      // source reads it there: what two sources read goes to Redis.
+      for (let i = 0; ; i++) {
+        if (i > 250) throw new Error('a did not keep the answer within 5 s');
+        const n = asked();
+        await ask(a.url, 1);
+        if (asked() === n) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       const inRedis = new Redis(redis.url);
       try {
-        for (let i = 0; ; i++) {
-          if (i > 250) throw new Error('a did not keep the answer within 5 s');
-          const n = asked();
-          await ask(a.url, 1);
-          if (asked() === n && (await inRedis.keys('svc:cache:*')).length > 0) break;
+        expect(await inRedis.keys('svc:cache:*'), 'read by one source: not in Redis').to.deep.equal([]);
+        await postFresh(a.url, body(2, 'eth_getBlockByNumber', ['0x7', false]), '127.0.0.2');
+        for (let i = 0; (await inRedis.keys('svc:cache:*')).length === 0; i++) {
+          if (i > 250) throw new Error('the answer a second source read did not reach Redis within 5 s');
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
+        // A source reading final answers nobody else reads (twice each: kept, then answered here)
+        // writes nothing more there.
+        for (let n = 1; n <= 16; n++)
+          for (const id of [1, 2]) await post(a.url, body(id, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, true]), JSON_TYPE);
+        expect(await inRedis.keys('svc:cache:*'), 'one source, 16 blocks').to.have.length(1);
       } finally {
         inRedis.disconnect();
       }
