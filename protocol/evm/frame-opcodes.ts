@@ -98,6 +98,66 @@ export function journalApprovals(evm: EVM, ctx: FrameContext, failed?: (error: s
   });
 }
 
+/** APPROVE (0xaa): grants its scope to the frame, or reverts the call (halts past the state-gas pool). */
+function approveOpcode(ctx: FrameContext): AddOpcode {
+  const { tx } = ctx;
+  return {
+    opcode: 0xaa,
+    opcodeName: 'APPROVE',
+    baseFee: 0,
+    gasFunction: async (runState, gas, common) => {
+      runState.stack.peek(3);
+      return RETURN_GAS(runState, gas, common);
+    },
+    logicFunction: async (runState) => {
+      const [offset, length, scope] = runState.stack.popN(3) as [bigint, bigint, bigint];
+      const data = length === 0n ? new Uint8Array(0) : runState.memory.read(Number(offset), Number(length));
+      const frame = tx.frames[ctx.frameIndex]!;
+      const address = runState.interpreter.getAddress().toString();
+      const outcome = await ctx.approvals.approve(frame, address, scope, ctx.maxCost, () => ctx.balanceOf(address), ctx.stateGasLeft);
+      if (outcome.ok) {
+        ctx.granted.push(scope);
+        await ctx.onApproved?.(scope, address);
+        runState.interpreter.finish(data);
+        return;
+      }
+      ctx.approveRefused = outcome.why;
+      if (outcome.halt) halt('out of state gas');
+      runState.interpreter.revert(new Uint8Array(0));
+    },
+  };
+}
+
+/** TXPARAM (0xb0): the transaction's fields and where execution stands. */
+function txparamOpcode(ctx: FrameContext): AddOpcode {
+  const { tx } = ctx;
+  return {
+    opcode: 0xb0,
+    opcodeName: 'TXPARAM',
+    baseFee: 2,
+    logicFunction: (runState) => {
+      const param = runState.stack.pop();
+      runState.stack.push(
+        paramOf('TXPARAM', param, [
+          () => BigInt(FRAME_TX_TYPE),
+          () => tx.nonce,
+          () => addressWord(tx.sender),
+          () => tx.maxPriorityFeePerGas,
+          () => tx.maxFeePerGas,
+          () => tx.maxFeePerBlobGas,
+          () => ctx.maxCost,
+          () => BigInt(tx.blobVersionedHashes.length),
+          () => BigInt(tx.sigHash),
+          () => BigInt(tx.frames.length),
+          () => BigInt(ctx.frameIndex),
+          () => BigInt(tx.signatures.length),
+          () => ctx.stateGasLeft,
+        ]),
+      );
+    },
+  };
+}
+
 export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
   const { tx } = ctx;
   const frameAt = (index: bigint) => {
@@ -115,56 +175,8 @@ export function frameOpcodes(ctx: FrameContext): AddOpcode[] {
   };
 
   return [
-    {
-      opcode: 0xaa,
-      opcodeName: 'APPROVE',
-      baseFee: 0,
-      gasFunction: async (runState, gas, common) => {
-        runState.stack.peek(3);
-        return RETURN_GAS(runState, gas, common);
-      },
-      logicFunction: async (runState) => {
-        const [offset, length, scope] = runState.stack.popN(3) as [bigint, bigint, bigint];
-        const data = length === 0n ? new Uint8Array(0) : runState.memory.read(Number(offset), Number(length));
-        const frame = tx.frames[ctx.frameIndex]!;
-        const address = runState.interpreter.getAddress().toString();
-        const outcome = await ctx.approvals.approve(frame, address, scope, ctx.maxCost, () => ctx.balanceOf(address), ctx.stateGasLeft);
-        if (outcome.ok) {
-          ctx.granted.push(scope);
-          await ctx.onApproved?.(scope, address);
-          runState.interpreter.finish(data);
-          return;
-        }
-        ctx.approveRefused = outcome.why;
-        if (outcome.halt) halt('out of state gas');
-        runState.interpreter.revert(new Uint8Array(0));
-      },
-    },
-    {
-      opcode: 0xb0,
-      opcodeName: 'TXPARAM',
-      baseFee: 2,
-      logicFunction: (runState) => {
-        const param = runState.stack.pop();
-        runState.stack.push(
-          paramOf('TXPARAM', param, [
-            () => BigInt(FRAME_TX_TYPE),
-            () => tx.nonce,
-            () => addressWord(tx.sender),
-            () => tx.maxPriorityFeePerGas,
-            () => tx.maxFeePerGas,
-            () => tx.maxFeePerBlobGas,
-            () => ctx.maxCost,
-            () => BigInt(tx.blobVersionedHashes.length),
-            () => BigInt(tx.sigHash),
-            () => BigInt(tx.frames.length),
-            () => BigInt(ctx.frameIndex),
-            () => BigInt(tx.signatures.length),
-            () => ctx.stateGasLeft,
-          ]),
-        );
-      },
-    },
+    approveOpcode(ctx),
+    txparamOpcode(ctx),
     {
       opcode: 0xb1,
       opcodeName: 'FRAMEDATALOAD',
