@@ -9,6 +9,7 @@
  */
 import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { isLoopback, type IngressConfig } from './config/load.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
@@ -99,25 +100,7 @@ export async function startIngress(
   // above, only backs it up.
   server.maxConnections = config.maxConnections + 1;
   capConnections(server, connections, config.maxConnections, () => runtime, metrics);
-  // Malformed HTTP, oversized headers and slow clients: a status with a JSON body, then the
-  // socket is destroyed once that is written. end() alone only half-closes it: a client that
-  // never closes its side kept the socket, and its max_connections slot, for ever.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    const refusal =
-      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? transport.requestTimeout
-        : err.code === 'HPE_HEADER_OVERFLOW'
-          ? transport.headersTooLarge
-          : transport.badRequest;
-    metrics.transportRefused(refusal.reason);
-    if (!socket.writable) return void socket.destroy();
-    const body = transportBody(refusal);
-    socket.end(
-      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nconnection: close\r\ncontent-type: application/json\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      () => socket.destroy(),
-    );
-  });
+  server.on('clientError', createClientErrorListener(metrics));
   try {
     await listen(server, config.listen.host, config.listen.port);
   } catch (err) {
@@ -125,22 +108,9 @@ export async function startIngress(
     throw err;
   }
   const { port } = server.address() as AddressInfo;
-  let probes: Awaited<ReturnType<typeof startProbeServer>> | undefined;
+  let probes: OperatorListener | undefined;
   try {
-    probes =
-      config.metricsListen === undefined || options.operatorListener === false
-        ? undefined
-        : await startProbeServer(
-            config.metricsListen.host,
-            config.metricsListen.port,
-            {
-              ownMetrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
-              elHead: () => headOf(runtime.stateReads),
-              nodeMetrics: async () => runtime.node?.call('svc_metrics', []),
-            },
-            log,
-            config.readinessHeadAgeMs,
-          );
+    probes = options.operatorListener === false ? undefined : await startOperatorListener(config, () => runtime, metrics, log);
   } catch (err) {
     // A partial start cleans up after itself: the public listener and the runtime go too.
     await new Promise((resolve) => server.close(resolve));
@@ -172,14 +142,7 @@ export async function startIngress(
         // Requests waiting unread in held connections are read and answered, not cut as idle.
         await holds.releaseAll();
         await webSockets.close();
-        // New connections stop at once (net's close: http's would also close the idle ones); a
-        // request already on the wire to an idle keep-alive connection (a held one just let go,
-        // say) is then read and answered, not cut with a reset by the close of idle connections.
-        const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
-        await new Promise((resolve) => setTimeout(resolve, ON_THE_WIRE_MS));
-        // http's close now: the idle connections, and its connection checks (not listening: no error thrown).
-        server.close(() => {});
-        server.closeIdleConnections();
+        const { closed } = await stopAccepting(server);
         if (active > 0) {
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([
@@ -197,6 +160,68 @@ export async function startIngress(
       return stopping;
     },
   };
+}
+
+/**
+ * New connections stop at once (net's close: http's would also close the idle ones); a request
+ * already on the wire to an idle keep-alive connection (a held one just let go, say) is then read
+ * and answered, not cut with a reset by the close of idle connections, which follows. `closed`:
+ * once every connection has ended.
+ */
+async function stopAccepting(server: Server): Promise<{ readonly closed: Promise<void> }> {
+  const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+  await new Promise((resolve) => setTimeout(resolve, ON_THE_WIRE_MS));
+  // http's close now: the idle connections, and its connection checks (not listening: no error thrown).
+  server.close(() => {});
+  server.closeIdleConnections();
+  return { closed };
+}
+
+/**
+ * Malformed HTTP, oversized headers and slow clients: a status with a JSON body, then the socket
+ * is destroyed once that is written. end() alone only half-closes it: a client that never closes
+ * its side kept the socket, and its max_connections slot, for ever.
+ */
+function createClientErrorListener(metrics: Metrics) {
+  return (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const refusal =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? transport.requestTimeout
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? transport.headersTooLarge
+          : transport.badRequest;
+    metrics.transportRefused(refusal.reason);
+    if (!socket.writable) return void socket.destroy();
+    const body = transportBody(refusal);
+    socket.end(
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nconnection: close\r\ncontent-type: application/json\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      () => socket.destroy(),
+    );
+  };
+}
+
+type OperatorListener = Awaited<ReturnType<typeof startProbeServer>>;
+
+/** The operator listener (/metrics, /livez, /readyz) on `metrics_listen`, when it is set. */
+async function startOperatorListener(
+  config: IngressConfig,
+  current: () => Runtime,
+  metrics: Metrics,
+  log: Logger,
+): Promise<OperatorListener | undefined> {
+  if (config.metricsListen === undefined) return undefined;
+  return startProbeServer(
+    config.metricsListen.host,
+    config.metricsListen.port,
+    {
+      ownMetrics: async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+      elHead: () => headOf(current().stateReads),
+      nodeMetrics: async () => current().node?.call('svc_metrics', []),
+    },
+    log,
+    config.readinessHeadAgeMs,
+  );
 }
 
 export function announceOperatorListener(url: string, host: string, log: Logger): void {
