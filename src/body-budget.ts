@@ -9,7 +9,7 @@
  * everyone; and a body of `SMALL_BODY_BYTES` or less (every call but the largest transactions: an
  * ML-DSA-65 frame transfer is ~22 KB of hex) is never refused by the budget (`max_connections`
  * and the server's body idle cut bound those); the server names no source for them. A body that
- * brings no byte for `client_timeouts.body_idle_ms` is cut (server.ts) and gives its bytes back.
+ * brings no byte for `client_timeouts.body_idle_ms` is cut (server/index.ts) and gives its bytes back.
  */
 export const SOURCE_SHARE = 8;
 export const SMALL_BODY_BYTES = 64 * 1024;

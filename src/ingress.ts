@@ -20,7 +20,7 @@ import { SourceHolds } from './refusal-hold.js';
 import { SourceConnections } from './source-connections.js';
 import { acceptWebSockets } from './websocket.js';
 import { transport } from './errors.js';
-import { createContinueListener, createExpectationListener, createRequestListener, MAX_HEADERS, transportBody } from './server.js';
+import { createContinueListener, createExpectationListener, createRequestListener, MAX_HEADERS, transportBody } from './server/index.js';
 
 /** How long a drain lets requests already sent to idle connections arrive before closing those. */
 const ON_THE_WIRE_MS = 50;

@@ -1,6 +1,6 @@
 /**
  * Where one WebSocket message's answer is written: the part of a ServerResponse that the request
- * path writes to (server.ts's answers, upstream.ts's AnswerStream), collected in memory and handed
+ * path writes to (server/exchange.ts's answers, upstream.ts's AnswerStream), collected in memory and handed
  * to the connection whole once it ends. An EL answer past `capBytes` is cut (the EL request aborted,
  * as for a client gone) and answered with an error instead: a WebSocket message is not streamed.
  */

@@ -1,6 +1,6 @@
 /**
  * JSON-RPC over WebSocket on the public listener (issue 38): an upgrade on any path becomes a
- * connection whose every text message is one request, served as a POST's body is (server.ts's
+ * connection whose every text message is one request, served as a POST's body is (server/index.ts's
  * `serveMessage`: the same chain, allowlist, limits and prices, the gate for submissions), its
  * answer sent back as one message. Answers may come in any order; ids match them.
  *
@@ -25,7 +25,7 @@ import { MessageSink } from './message-sink.js';
 import type { Metrics } from './metrics.js';
 import type { Runtime } from './runtime.js';
 import type { RefusalHolds } from './refusal-hold.js';
-import { serveMessage, transportBody } from './server.js';
+import { serveMessage, transportBody } from './server/index.js';
 import { ConnectionSubscriptions, Feeds } from './subscriptions.js';
 
 const IN_FLIGHT_PER_CONNECTION = 32;

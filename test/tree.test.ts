@@ -11,7 +11,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Modules whose contract is held elsewhere, and where. */
 const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
-  'src/ingress.ts': 'test/src/server.test.ts and test/e2e/ (the listener, drain and reload: only whole processes show them)',
+  'src/ingress.ts': 'test/src/server/index.test.ts and test/e2e/ (the listener, drain and reload: only whole processes show them)',
+  'src/server/exchange.ts': 'test/src/server/index.test.ts (the answers, refusals and settling every request gets)',
+  'src/server/body.ts': 'test/src/server/index.test.ts (bodies read, capped, stalled and parsed through the listener)',
+  'src/server/read-path.ts':
+    'test/src/server/index.test.ts, test/src/cache/ and test/e2e/el-fairness.test.ts (kept, shared and streamed reads; EL turns)',
   'src/registry.ts': 'test/plugins/contract.test.ts (every registered module, its name, order and options)',
   'src/cluster/primary.ts': 'test/e2e/workers.test.ts (workers need a forked primary)',
   'plugins/gate/judge.ts': 'test/plugins/gate/index.test.ts and concurrency.test.ts (the stages through the plugin)',

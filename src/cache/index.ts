@@ -1,7 +1,7 @@
 /**
  * The read cache (issue 40): answers that cannot change (rules.ts), kept by bytes (answer-cache.ts)
  * while the EL's finalized head is followed (finality.ts). In the read path behind the plugin
- * chain (server.ts): every request is allowed and priced as before, and only then answered from
+ * chain (server/read-path.ts): every request is allowed and priced as before, and only then answered from
  * here or from the EL. One per process, handed on across reloads that keep its settings.
  */
 import type { RpcId, RpcRequest } from '../jsonrpc.js';

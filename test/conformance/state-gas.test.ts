@@ -189,7 +189,7 @@ describe('conformance: EEST state gas (EIP-8141 with EIP-8037), against the devn
 
   describe('test_state_gas (bogota)', () => {
     /** MSTORE8(0, action), then CALL(GAS, ADDRESS, 0, 0, 1, 0, 0) dropping its result: the worker calls itself. */
-    const callSelf = (action: number) => `60${action.toString(16).padStart(2, '0')}5f53` + '5f5f60015f5f305af150';
+    const callSelf = (action: number) => `60${action.toString(16).padStart(2, '0')}5f535f5f60015f5f305af150`;
 
     it('calls itself with the action named (what the two tests below rest on)', async () => {
       const w = await runner.contract(worker(sstore(8, lit(1n)), callSelf(1)));

@@ -26,7 +26,7 @@ const TARGETS: Record<string, readonly string[]> = {
   'protocol/signatures.ts': ['test/protocol/signatures.test.ts', 'test/protocol/frame-checks.test.ts'],
   'plugins/gate/admission.ts': ['test/plugins/gate/admission.test.ts'],
   // The reader's envelope rules are pinned through the server: exact answers to malformed requests.
-  'src/jsonrpc.ts': ['test/src/jsonrpc.test.ts', 'test/src/server.test.ts', 'test/e2e/bad-inputs.test.ts'],
+  'src/jsonrpc.ts': ['test/src/jsonrpc.test.ts', 'test/src/server/index.test.ts', 'test/e2e/bad-inputs.test.ts'],
   // Its refusals at load are pinned by the config tests, operator calls by auth's.
   'plugins/allowlist.ts': ['test/plugins/allowlist.test.ts', 'test/src/config/load.test.ts', 'test/plugins/auth.test.ts'],
   // The plugin contract holds auth to passing what it does not guard, even when called directly.

@@ -4,12 +4,12 @@ import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { request, WebSocket } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { post, rpc } from '../../support/http.js';
-import { heldAnswer, startStubEl } from '../../support/stub-el.js';
-import { within } from '../../support/within.js';
-import { startTestIngress, testConfig } from '../helpers/ingress.js';
-import { useTappedIngress } from '../helpers/tap.js';
-import { until } from '../helpers/until.js';
+import { post, rpc } from '../../../support/http.js';
+import { heldAnswer, startStubEl } from '../../../support/stub-el.js';
+import { within } from '../../../support/within.js';
+import { startTestIngress, testConfig } from '../../helpers/ingress.js';
+import { useTappedIngress } from '../../helpers/tap.js';
+import { until } from '../../helpers/until.js';
 
 const BATCH_MESSAGE =
   'batch requests are not supported: send one JSON-RPC request per HTTP call (ethers v6: batchMaxCount: 1; viem: leave batch off)';
