@@ -430,6 +430,12 @@ describe('gate: admission against head state', () => {
       expect(await outcome(selfFrame(), { ledger, state }), 'released').to.equal('admitted');
     });
 
+    it("admits a standard transaction while its sender's authorization is pending: the rule is the frame pool's", async () => {
+      const ledger = fresh();
+      await admit(await delegation(BACKER_KEY, [SENDER_KEY]), { ledger, state });
+      expect(await outcome(await standardTx(STATE_NONCE + 1n), { ledger, state })).to.equal('admitted');
+    });
+
     it("refuses an authorization of a sponsor paying for others' pending transactions (sponsor-pending), not of one paying only for its own", async () => {
       const ledger = fresh();
       expect(await outcome(sponsoredFrame(), { ledger, state }), 'the sponsor pays for a user').to.equal('admitted');
@@ -511,6 +517,37 @@ describe('gate: admission against head state', () => {
         `insufficient funds for gas * price + value: the payer ${SENDER} cannot cover the maximum cost ${second.maxCost} wei ` +
         `(balance ${first.maxCost + second.maxCost - 1n}, ${first.maxCost} reserved by its in-flight transactions)`,
     });
+  });
+
+  it('answers a refusal for funds that rests on in-flight reservations without caching it, one that rests on the balance alone as cacheable', async () => {
+    const thrown = async (sub: Submission, state: HeadState, ledger: Ledger) => {
+      try {
+        await checkAdmission(sub, HEAD, state, ledger, LIMITS);
+      } catch (err) {
+        return err;
+      }
+      throw new Error('admitted');
+    };
+    const first = await standardTx(STATE_NONCE);
+    const second = await standardTx(STATE_NONCE + 1n);
+    const ledger = new FakeLedger();
+    const short = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: first.maxCost + second.maxCost - 1n } });
+    expect(await outcome(first, { state: short, ledger })).to.equal('admitted');
+    expect(await thrown(second, short, ledger), 'others reserve').to.be.instanceOf(InFlightRefusal);
+    const alone = await thrown(first, fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: first.maxCost - 1n } }), new FakeLedger());
+    expect(alone, 'nothing else reserved').to.be.instanceOf(Refusal).and.not.instanceOf(InFlightRefusal);
+  });
+
+  it('reserves, for a frame transaction its sender pays for, the value its SENDER frames send beside the maximum cost', async () => {
+    const sub = selfFrame();
+    const state = fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: sub.maxCost } });
+    expect(await outcome(sub, { state })).to.deep.equal({
+      reason: 'payer-balance',
+      detail:
+        `insufficient funds for gas * price + value: the payer ${SENDER} cannot cover the maximum cost ${sub.maxCost} wei ` +
+        `and the 1 wei its frames send (balance ${sub.maxCost})`,
+    });
+    expect(await outcome(sub, { state: fakeState({ [SENDER]: { nonce: STATE_NONCE, balance: sub.maxCost + 1n } }) })).to.equal('admitted');
   });
 
   it("asks the payer's reservations at the head it judges the transaction at", async () => {
