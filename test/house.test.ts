@@ -20,7 +20,6 @@ const MOST_LINES = 120;
  */
 const KNOWN_LONG: Record<string, number> = {
   'plugins/gate/judge.ts createJudge': 225,
-  'plugins/rate-limit/index.ts create': 204,
 };
 
 /** A circle of the graph from `start`, as the files in order, or undefined. */

@@ -54,6 +54,8 @@ import {
   SOURCE,
   SUBMISSION_ONLY,
   type Facts,
+  type LabelledCounter,
+  type PluginEnv,
   type PluginModule,
   type RequestContext,
   type Verdict,
@@ -100,37 +102,7 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
     const sourceOf = createSourceResolver(options.trustedProxies, options.ipv6SourcePrefix);
     const untrustedForwarding = forwardedWarning(log);
     const isTrustedProxy = (address: string) => sourceOf.ofPeer(address) === null;
-    // A reload keeps bucket levels (resized to new numbers, here and in the primary), what the
-    // fleet's syncs took and saw, and in-flight counts.
-    const bucket = (name: string, spec: BucketSpec) => {
-      const made: Bucket = new Bucket(
-        name,
-        spec,
-        shared,
-        carried.keep(
-          `rate-limit:${name}`,
-          () => new MemoryBuckets(spec),
-          () => made.adopt(spec),
-        ),
-        carried.keep(`rate-limit:${name}:sync`, () => new SyncState()),
-      );
-      return made;
-    };
-    const buckets = (name: string, limits: TrafficLimits | undefined): Buckets | undefined =>
-      limits && {
-        name,
-        perSource: bucket(`${name}:source`, limits.perSource),
-        host: limits.host && bucket(`${name}:host`, limits.host),
-        refusals: carried.keep(
-          `rate-limit:${name}:refusals`,
-          () => new MemoryBuckets(refusalAllowance(limits)),
-          (kept) => kept.resize(refusalAllowance(limits)),
-        ),
-        costs: limits.methodCosts,
-        gasPerToken: limits.gasPerToken,
-        elMsPerToken: limits.elMsPerToken,
-        burst: Math.min(limits.perSource.burst, limits.host?.burst ?? Infinity),
-      };
+    const { bucket, buckets } = bucketMaker(shared, carried);
     const submissions = buckets('submissions', options.submissions);
     const reads = buckets('reads', options.reads);
     // A slot is taken before the buckets answer (a round trip to Redis or the primary, maybe):
@@ -143,13 +115,6 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
       options.maxHeavyInFlightPerSource,
       carried.keep('rate-limit:heavy-in-flight', () => new Map<string, number>()),
     );
-    /** Keeps the slot until the response closes; gives it back now if refused or already closed. */
-    const settle = (verdict: Verdict, release: () => void, facts: Facts): Verdict => {
-      if (verdict !== undefined || facts.get(CLOSED)) release();
-      else facts.set(ON_CLOSE, release);
-      return verdict;
-    };
-
     /** A refusal for the source's own limits: counted, and against its allowance of refusals. */
     const refused = (limits: Buckets, source: string, scope: 'source' | 'in-flight' | 'heavy-in-flight', retryAfterMs: number) => {
       limited.inc(limits.name, scope);
@@ -193,6 +158,14 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
       return { error: errors.unknownApiKey(limits.refusals.chargeAndWait(source, 1)) };
     };
 
+    const limiter: Limiter = {
+      inFlight,
+      heavyInFlight,
+      refused,
+      limit,
+      keyRequests,
+      warnForwarding: (peer) => untrustedForwarding(peer.address, peer.headers, isTrustedProxy),
+    };
     const every = [submissions, reads].flatMap((limits) => (limits === undefined ? [] : [limits.perSource, limits.host]));
     return {
       name: 'rate-limit',
@@ -223,8 +196,9 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
           options.apiKeys.size === 0 ? undefined : presentedKey(options.apiKeys, peer.headers, peer.path, facts.get(OPERATOR) === true);
         if (presented === 'unknown') return unknownKey(classLimits, sourceOf(peer.address, peer.headers['x-forwarded-for']));
         return presented === undefined
-          ? limitRequest(request, facts, classLimits, sourceOf(peer.address, peer.headers['x-forwarded-for']), submission, peer)
+          ? limitRequest(limiter, request, facts, classLimits, sourceOf(peer.address, peer.headers['x-forwarded-for']), submission, peer)
           : limitRequest(
+              limiter,
               request,
               facts,
               keyedLimits(presented, submission, classLimits),
@@ -235,65 +209,6 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
             );
       },
     };
-
-    /** A request counted against `source` in `limits`: slots, then tokens. */
-    function limitRequest(
-      request: RequestContext['request'],
-      facts: Facts,
-      limits: Buckets,
-      source: string,
-      submission: boolean,
-      peer: RequestContext['peer'],
-      key?: ApiKey,
-    ): Verdict | Promise<Verdict> {
-      if (key === undefined) untrustedForwarding(peer.address, peer.headers, isTrustedProxy);
-      else keyRequests.inc(key.name);
-      const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
-      const releaseSlot = inFlight.take(source);
-      if (releaseSlot === undefined) return refused(limits, source, 'in-flight', IN_FLIGHT_RETRY_MS);
-      const releaseHeavy = heavy ? heavyInFlight.take(source) : undefined;
-      if (heavy && releaseHeavy === undefined) {
-        releaseSlot();
-        return refused(limits, source, 'heavy-in-flight', IN_FLIGHT_RETRY_MS);
-      }
-      const release = () => {
-        releaseSlot();
-        releaseHeavy?.();
-      };
-      if (submission || PRICED_BY_SIZE.has(request.method)) {
-        facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
-      }
-      // Not for ordinary reads: every fact is work on the read path. The gate's pool and the
-      // heavy reads' turns are served per source.
-      if (submission || heavy) facts.set(SOURCE, source);
-      // A plugin that answers the request itself (the gate: a submission's judgement, a frame
-      // transaction's gas estimate) charges the time it measured.
-      if (submission || heavy) facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
-      const least = limits.costs.get(request.method) ?? 1;
-      const cost =
-        heavy && limits.gasPerToken !== undefined
-          ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst)
-          : request.method === PROOF_METHOD
-            ? proofCost(request, least, limits.burst)
-            : least;
-      if (heavy && limits.elMsPerToken !== undefined) {
-        facts.set(
-          EL_TIME,
-          elTimeCharge(limits.elMsPerToken, cost, (tokens) => void limits.perSource.charge(source, tokens)),
-        );
-      }
-      // A keyed request names its tenant everywhere a source is read (the access log too).
-      if (key !== undefined && !(submission || heavy)) facts.set(SOURCE, source);
-      const verdict = limit(limits, source, cost);
-      if (!(verdict instanceof Promise)) return settle(verdict, release, facts);
-      return verdict.then(
-        (answered) => settle(answered, release, facts),
-        (err: unknown) => {
-          release();
-          throw err;
-        },
-      );
-    }
   },
 };
 
@@ -303,4 +218,123 @@ function refusalAllowance({ perSource }: TrafficLimits) {
     ratePerSecond: Math.max(perSource.ratePerSecond, REFUSALS_FLOOR.ratePerSecond),
     burst: Math.max(perSource.burst, REFUSALS_FLOOR.burst),
   };
+}
+
+/** A request counted against `source` in `limits`: slots, then tokens. */
+function limitRequest(
+  limiter: Limiter,
+  request: RequestContext['request'],
+  facts: Facts,
+  limits: Buckets,
+  source: string,
+  submission: boolean,
+  peer: RequestContext['peer'],
+  key?: ApiKey,
+): Verdict | Promise<Verdict> {
+  const { inFlight, heavyInFlight, refused, limit } = limiter;
+  if (key === undefined) limiter.warnForwarding(peer);
+  else limiter.keyRequests.inc(key.name);
+  const heavy = !submission && GAS_HEAVY_METHODS.has(request.method);
+  const releaseSlot = inFlight.take(source);
+  if (releaseSlot === undefined) return refused(limits, source, 'in-flight', IN_FLIGHT_RETRY_MS);
+  const releaseHeavy = heavy ? heavyInFlight.take(source) : undefined;
+  if (heavy && releaseHeavy === undefined) {
+    releaseSlot();
+    return refused(limits, source, 'heavy-in-flight', IN_FLIGHT_RETRY_MS);
+  }
+  const release = () => {
+    releaseSlot();
+    releaseHeavy?.();
+  };
+  if (submission || PRICED_BY_SIZE.has(request.method)) {
+    facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
+  }
+  // Not for ordinary reads: every fact is work on the read path. The gate's pool and the
+  // heavy reads' turns are served per source.
+  if (submission || heavy) facts.set(SOURCE, source);
+  // A plugin that answers the request itself (the gate: a submission's judgement, a frame
+  // transaction's gas estimate) charges the time it measured.
+  if (submission || heavy) facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
+  const least = limits.costs.get(request.method) ?? 1;
+  const cost =
+    heavy && limits.gasPerToken !== undefined
+      ? heavyCost(request, facts, limits.gasPerToken, least, limits.burst)
+      : request.method === PROOF_METHOD
+        ? proofCost(request, least, limits.burst)
+        : least;
+  if (heavy && limits.elMsPerToken !== undefined) {
+    facts.set(
+      EL_TIME,
+      elTimeCharge(limits.elMsPerToken, cost, (tokens) => void limits.perSource.charge(source, tokens)),
+    );
+  }
+  // A keyed request names its tenant everywhere a source is read (the access log too).
+  if (key !== undefined && !(submission || heavy)) facts.set(SOURCE, source);
+  const verdict = limit(limits, source, cost);
+  if (!(verdict instanceof Promise)) return settle(verdict, release, facts);
+  return verdict.then(
+    (answered) => settle(answered, release, facts),
+    (err: unknown) => {
+      release();
+      throw err;
+    },
+  );
+}
+
+/** What limiting one request uses of the plugin's state, built once in `create`. */
+interface Limiter {
+  /** Requests each source holds open, and the gas-heavy ones among them. */
+  readonly inFlight: Slots;
+  readonly heavyInFlight: Slots;
+  /** A refusal for the source's own limits: counted, and against its allowance of refusals. */
+  readonly refused: (limits: Buckets, source: string, scope: 'source' | 'in-flight' | 'heavy-in-flight', retryAfterMs: number) => Verdict;
+  /** `cost` tokens from the source's bucket, then the host's. */
+  readonly limit: (limits: Buckets, source: string, cost: number) => Verdict | Promise<Verdict>;
+  readonly keyRequests: LabelledCounter;
+  /** Warns (once per peer, throttled) of forwarding headers from a peer not trusted. */
+  readonly warnForwarding: (peer: RequestContext['peer']) => void;
+}
+
+/** Keeps the slot until the response closes; gives it back now if refused or already closed. */
+function settle(verdict: Verdict, release: () => void, facts: Facts): Verdict {
+  if (verdict !== undefined || facts.get(CLOSED)) release();
+  else facts.set(ON_CLOSE, release);
+  return verdict;
+}
+
+/**
+ * A class's buckets, as a reload keeps them: bucket levels (resized to new numbers, here and in
+ * the primary), what the fleet's syncs took and saw, and the allowance of refusals.
+ */
+function bucketMaker(shared: PluginEnv['shared'], carried: PluginEnv['carried']) {
+  const bucket = (name: string, spec: BucketSpec) => {
+    const made: Bucket = new Bucket(
+      name,
+      spec,
+      shared,
+      carried.keep(
+        `rate-limit:${name}`,
+        () => new MemoryBuckets(spec),
+        () => made.adopt(spec),
+      ),
+      carried.keep(`rate-limit:${name}:sync`, () => new SyncState()),
+    );
+    return made;
+  };
+  const buckets = (name: string, limits: TrafficLimits | undefined): Buckets | undefined =>
+    limits && {
+      name,
+      perSource: bucket(`${name}:source`, limits.perSource),
+      host: limits.host && bucket(`${name}:host`, limits.host),
+      refusals: carried.keep(
+        `rate-limit:${name}:refusals`,
+        () => new MemoryBuckets(refusalAllowance(limits)),
+        (kept) => kept.resize(refusalAllowance(limits)),
+      ),
+      costs: limits.methodCosts,
+      gasPerToken: limits.gasPerToken,
+      elMsPerToken: limits.elMsPerToken,
+      burst: Math.min(limits.perSource.burst, limits.host?.burst ?? Infinity),
+    };
+  return { bucket, buckets };
 }
