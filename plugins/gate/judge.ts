@@ -106,183 +106,191 @@ export function rejudgeWith({ state, pool }: Pick<JudgeParts, 'state' | 'pool'>)
   };
 }
 
-export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Facts, sync: Sync, source: string) => Promise<Answer> {
-  const { options, state, ledger, pool, validate, verdicts } = parts;
-  const judging = new Map<string, Promise<Answer>>();
+/** Decoded here; a standard sender recovered in the pool where recovery runs in pure JS (~1.7 ms). */
+async function decodeOf({ options, pool }: JudgeParts, raw: RawTransaction, job: PoolJob): Promise<Submission> {
+  const sub = INLINE_RECOVERY
+    ? decodeSubmission(raw, options)
+    : // Not metered: one recovery costs the same whatever the sender sends (~1.7 ms), which the
+      // submission's token prices; only work the sender can inflate is charged as measured.
+      await decodeSubmissionRecoveredBy(raw, options, (task) => pool.recover(task, { ...job, spent: () => {} }));
+  if (sub.authorizationCount === 0) return sub;
+  // One authorization costs what the sender's recovery did, inline where that is native; more
+  // are the sender's to multiply (up to ~670 in a transaction): in the pool, metered.
+  const authorities =
+    INLINE_RECOVERY && sub.authorizationCount === 1
+      ? authoritiesOf(raw.bytes, options.chainId)
+      : await pool.authorities({ bytes: raw.bytes, chainId: options.chainId }, job);
+  return { ...sub, authorities };
+}
 
-  /** Decoded here; a standard sender recovered in the pool where recovery runs in pure JS (~1.7 ms). */
-  const decodeOf = async (raw: RawTransaction, job: PoolJob): Promise<Submission> => {
-    const sub = INLINE_RECOVERY
-      ? decodeSubmission(raw, options)
-      : // Not metered: one recovery costs the same whatever the sender sends (~1.7 ms), which the
-        // submission's token prices; only work the sender can inflate is charged as measured.
-        await decodeSubmissionRecoveredBy(raw, options, (task) => pool.recover(task, { ...job, spent: () => {} }));
-    if (sub.authorizationCount === 0) return sub;
-    // One authorization costs what the sender's recovery did, inline where that is native; more
-    // are the sender's to multiply (up to ~670 in a transaction): in the pool, metered.
-    const authorities =
-      INLINE_RECOVERY && sub.authorizationCount === 1
-        ? authoritiesOf(raw.bytes, options.chainId)
-        : await pool.authorities({ bytes: raw.bytes, chainId: options.chainId }, job);
-    return { ...sub, authorities };
-  };
+async function replay({ ledger, state, verdicts }: JudgeParts, hash: string): Promise<Answer | undefined> {
+  if (await ledger.isAdmitted(hash)) {
+    verdicts.inc('refused', 'already-known');
+    return { error: errors.alreadyKnown() };
+  }
+  const cached = await ledger.refusal(hash);
+  if (cached === undefined) return undefined;
+  // A state-bound verdict holds at the head it was judged at; a validation-prefix refusal
+  // also at a later head where everything it read is unchanged.
+  if (cached.head !== undefined) {
+    const latest = await state.latest();
+    if (cached.head !== latest.number && !(cached.dependencies !== undefined && (await stillHolds(cached.dependencies, state, latest)))) {
+      return undefined;
+    }
+  }
+  verdicts.inc('cached', cached.reason);
+  return { error: refusalError(cached, true) };
+}
 
-  const replay = async (hash: string): Promise<Answer | undefined> => {
-    if (await ledger.isAdmitted(hash)) {
-      verdicts.inc('refused', 'already-known');
-      return { error: errors.alreadyKnown() };
+/** An admission, or the over-quota answer; throws what refuses. `judged.head`: the head read, once state is. */
+async function decide(
+  parts: JudgeParts,
+  raw: RawTransaction,
+  facts: Facts,
+  sync: Sync,
+  judged: { head?: bigint },
+  meter: Meter,
+): Promise<Admission | Answer> {
+  const { options, state, ledger, pool, validate } = parts;
+  const sub = await decodeOf(parts, raw, meter);
+  const prefixJudge = prefixJudgeFor(pool, meter);
+  if (sub.frame !== undefined) {
+    const tokens = validationTokens(sub.frame.facts.prefixGas);
+    const overQuota = await facts.get(EXTRA_COST)?.(tokens - 1);
+    if (overQuota !== undefined) return overQuota;
+    meter.paid = tokens;
+    await pool.verify(sub.frame.tx, meter);
+  }
+  const atHead = async (head: Head): Promise<Admission> => {
+    judged.head = head.number;
+    // EIP-7966 answers any nonce ahead of the sender's next with its own error, before anything
+    // is reserved or judged; the admission checks then leave nonces ahead to it.
+    if (sync !== undefined) {
+      const next = (await state.account(sub.sender, head)).nonce;
+      if (sub.nonce > next) throw new SyncNonceGap(next);
     }
-    const cached = await ledger.refusal(hash);
-    if (cached === undefined) return undefined;
-    // A state-bound verdict holds at the head it was judged at; a validation-prefix refusal
-    // also at a later head where everything it read is unchanged.
-    if (cached.head !== undefined) {
-      const latest = await state.latest();
-      if (cached.head !== latest.number && !(cached.dependencies !== undefined && (await stillHolds(cached.dependencies, state, latest)))) {
-        return undefined;
-      }
-    }
-    verdicts.inc('cached', cached.reason);
-    return { error: refusalError(cached, true) };
-  };
-
-  /** An admission, or the over-quota answer; throws what refuses. `judged.head`: the head read, once state is. */
-  const decide = async (
-    raw: RawTransaction,
-    facts: Facts,
-    sync: Sync,
-    judged: { head?: bigint },
-    meter: Meter,
-  ): Promise<Admission | Answer> => {
-    const sub = await decodeOf(raw, meter);
-    const prefixJudge = prefixJudgeFor(pool, meter);
-    if (sub.frame !== undefined) {
-      const tokens = validationTokens(sub.frame.facts.prefixGas);
-      const overQuota = await facts.get(EXTRA_COST)?.(tokens - 1);
-      if (overQuota !== undefined) return overQuota;
-      meter.paid = tokens;
-      await pool.verify(sub.frame.tx, meter);
-    }
-    const atHead = async (head: Head): Promise<Admission> => {
-      judged.head = head.number;
-      // EIP-7966 answers any nonce ahead of the sender's next with its own error, before anything
-      // is reserved or judged; the admission checks then leave nonces ahead to it.
-      if (sync !== undefined) {
-        const next = (await state.account(sub.sender, head)).nonce;
-        if (sub.nonce > next) throw new SyncNonceGap(next);
-      }
-      const release = await checkAdmission(
-        sub,
-        head,
-        state,
-        ledger,
-        sync === undefined ? options : { ...options, contiguousNonces: false },
-        parts.paymasterTurns === undefined ? undefined : { source: meter.source, paymasters: parts.paymasterTurns },
-      );
-      let dependencies: StateDependencies | undefined;
-      try {
-        if (sub.frame !== undefined) dependencies = await judgePrefix(sub, head, state, prefixJudge);
-        await validate?.(sub);
-      } catch (err) {
-        await release();
-        throw err;
-      }
-      return { sub, head, release, dependencies };
-    };
-    const cached = await state.latest();
+    const release = await checkAdmission(
+      sub,
+      head,
+      state,
+      ledger,
+      sync === undefined ? options : { ...options, contiguousNonces: false },
+      parts.paymasterTurns === undefined ? undefined : { source: meter.source, paymasters: parts.paymasterTurns },
+    );
+    let dependencies: StateDependencies | undefined;
     try {
-      return await atHead(cached);
+      if (sub.frame !== undefined) dependencies = await judgePrefix(sub, head, state, prefixJudge);
+      await validate?.(sub);
     } catch (err) {
-      // A refusal that rests on state is confirmed on a fresh head before it is given: the
-      // cached one may be up to head_cache_ms old (a transfer sent right after its funding
-      // receipt would be refused "balance 0", the next nonce after a receipt seen as a gap).
-      if (!(err instanceof Refusal || err instanceof SyncNonceGap)) throw err;
-      const fresh = await state.fresh();
-      if (fresh.number === cached.number) throw err;
-      return atHead(fresh);
-    }
-  };
-
-  const refused = async (err: unknown, hash: string, head: bigint | undefined): Promise<Answer> => {
-    if (err instanceof Abandoned) return ABANDONED;
-    if (err instanceof Unavailable) parts.unavailable({ error: err.message });
-    const answer = answerFor(err);
-    if (answer !== undefined) return answer;
-    const verdict = err instanceof Refusal ? err : unexpected(err);
-    const refusal = cachedRefusalOf(verdict, head);
-    if (!(verdict instanceof InFlightRefusal)) await ledger.remember(hash, refusal);
-    verdicts.inc('refused', verdict.reason);
-    return { error: refusalError(refusal, false) };
-  };
-
-  /**
-   * Any other error while judging is a classified refusal, cached like the rest (at the head it was
-   * judged at, if any), naming only the error's class; what it was goes to the log, throttled.
-   * A simulation's own are classified in the thread (simulation/simulate.ts).
-   */
-  const unexpected = (err: unknown): Refusal => {
-    const { errorClass, bug } = describeFault(err);
-    parts.bug({ bug });
-    return new Refusal('gate-error', `judging failed unexpectedly (${errorClass})`);
-  };
-
-  const admit = async (
-    raw: RawTransaction,
-    facts: Facts,
-    sync: Sync,
-    { sub, head, release, dependencies }: Admission,
-    source: string,
-  ): Promise<Answer> => {
-    // A client gone while the gate judged (closed, or half-closed: Node aborts the request then)
-    // would never learn that its transaction was ordered: it is not forwarded.
-    if (facts.get(CLOSED)) {
       await release();
-      return ABANDONED;
-    }
-    // Claimed across the fleet before forwarding: another instance admitting the same bytes at
-    // the same moment gets "already known" instead of forwarding them twice.
-    if (!(await ledger.claim(raw.hash))) {
-      await release();
-      verdicts.inc('refused', 'already-known');
-      return { error: errors.alreadyKnown() };
-    }
-    let answer: Answer;
-    try {
-      answer = await forwardSubmission(parts.submit, raw);
-    } catch (err) {
-      await Promise.all([release(), ledger.unclaim(raw.hash)]);
       throw err;
     }
-    if ('error' in answer) {
-      await Promise.all([release(), ledger.unclaim(raw.hash)]);
-      verdicts.inc('refused', 'submit-rejected');
-      return answer;
-    }
-    verdicts.inc('admitted', '');
-    parts.sequenced();
-    // Ordered now: pending until a block after the head as it stands (skip_after_blocks from
-    // there). Noted after the answer: the client does not wait for one more head read.
-    void acknowledge(sub, head, dependencies, source);
-    return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, facts, state, parts.stateReads);
+    return { sub, head, release, dependencies };
   };
+  const cached = await state.latest();
+  try {
+    return await atHead(cached);
+  } catch (err) {
+    // A refusal that rests on state is confirmed on a fresh head before it is given: the
+    // cached one may be up to head_cache_ms old (a transfer sent right after its funding
+    // receipt would be refused "balance 0", the next nonce after a receipt seen as a gap).
+    if (!(err instanceof Refusal || err instanceof SyncNonceGap)) throw err;
+    const fresh = await state.fresh();
+    if (fresh.number === cached.number) throw err;
+    return atHead(fresh);
+  }
+}
 
-  const acknowledge = async (sub: Submission, head: Head, dependencies: StateDependencies | undefined, source: string) => {
-    let seenAt = head.number;
-    try {
-      seenAt = (await state.fresh()).number;
-      await ledger.acknowledged(sub.sender, sub.nonce, sub.hash, seenAt);
-    } catch {
-      // The EL unreadable: the reservation keeps the head it was judged at.
-    }
-    if (dependencies !== undefined) parts.revalidator?.track({ sub, source, dependencies, seenAt });
-  };
+async function refused(parts: JudgeParts, err: unknown, hash: string, head: bigint | undefined): Promise<Answer> {
+  if (err instanceof Abandoned) return ABANDONED;
+  if (err instanceof Unavailable) parts.unavailable({ error: err.message });
+  const answer = answerFor(err);
+  if (answer !== undefined) return answer;
+  const verdict = err instanceof Refusal ? err : unexpected(parts, err);
+  const refusal = cachedRefusalOf(verdict, head);
+  if (!(verdict instanceof InFlightRefusal)) await parts.ledger.remember(hash, refusal);
+  parts.verdicts.inc('refused', verdict.reason);
+  return { error: refusalError(refusal, false) };
+}
 
-  /** Charges the source, as debt, for pool time beyond what it paid up front. */
-  const settle = (meter: Meter, facts: Facts) => {
-    const owed = Math.ceil(meter.ms / POOL_MS_PER_TOKEN) - meter.paid;
-    if (owed > 0) facts.get(CHARGE)?.(owed);
-  };
+/**
+ * Any other error while judging is a classified refusal, cached like the rest (at the head it was
+ * judged at, if any), naming only the error's class; what it was goes to the log, throttled.
+ * A simulation's own are classified in the thread (simulation/simulate.ts).
+ */
+function unexpected(parts: JudgeParts, err: unknown): Refusal {
+  const { errorClass, bug } = describeFault(err);
+  parts.bug({ bug });
+  return new Refusal('gate-error', `judging failed unexpectedly (${errorClass})`);
+}
 
+async function admit(
+  parts: JudgeParts,
+  raw: RawTransaction,
+  facts: Facts,
+  sync: Sync,
+  { sub, head, release, dependencies }: Admission,
+  source: string,
+): Promise<Answer> {
+  const { ledger, state, verdicts } = parts;
+  // A client gone while the gate judged (closed, or half-closed: Node aborts the request then)
+  // would never learn that its transaction was ordered: it is not forwarded.
+  if (facts.get(CLOSED)) {
+    await release();
+    return ABANDONED;
+  }
+  // Claimed across the fleet before forwarding: another instance admitting the same bytes at
+  // the same moment gets "already known" instead of forwarding them twice.
+  if (!(await ledger.claim(raw.hash))) {
+    await release();
+    verdicts.inc('refused', 'already-known');
+    return { error: errors.alreadyKnown() };
+  }
+  let answer: Answer;
+  try {
+    answer = await forwardSubmission(parts.submit, raw);
+  } catch (err) {
+    await Promise.all([release(), ledger.unclaim(raw.hash)]);
+    throw err;
+  }
+  if ('error' in answer) {
+    await Promise.all([release(), ledger.unclaim(raw.hash)]);
+    verdicts.inc('refused', 'submit-rejected');
+    return answer;
+  }
+  verdicts.inc('admitted', '');
+  parts.sequenced();
+  // Ordered now: pending until a block after the head as it stands (skip_after_blocks from
+  // there). Noted after the answer: the client does not wait for one more head read.
+  void acknowledge(parts, sub, head, dependencies, source);
+  return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, facts, state, parts.stateReads);
+}
+
+async function acknowledge(
+  { state, ledger, revalidator }: JudgeParts,
+  sub: Submission,
+  head: Head,
+  dependencies: StateDependencies | undefined,
+  source: string,
+) {
+  let seenAt = head.number;
+  try {
+    seenAt = (await state.fresh()).number;
+    await ledger.acknowledged(sub.sender, sub.nonce, sub.hash, seenAt);
+  } catch {
+    // The EL unreadable: the reservation keeps the head it was judged at.
+  }
+  if (dependencies !== undefined) revalidator?.track({ sub, source, dependencies, seenAt });
+}
+
+/** Charges the source, as debt, for pool time beyond what it paid up front. */
+function settle(meter: Meter, facts: Facts): void {
+  const owed = Math.ceil(meter.ms / POOL_MS_PER_TOKEN) - meter.paid;
+  if (owed > 0) facts.get(CHARGE)?.(owed);
+}
+
+export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Facts, sync: Sync, source: string) => Promise<Answer> {
+  const judging = new Map<string, Promise<Answer>>();
   const judge = async (raw: RawTransaction, facts: Facts, sync: Sync, source: string): Promise<Answer> => {
     const judged: { head?: bigint } = {};
     const meter: Meter = {
@@ -296,13 +304,13 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     };
     let decided: Admission | Answer;
     try {
-      decided = await decide(raw, facts, sync, judged, meter);
+      decided = await decide(parts, raw, facts, sync, judged, meter);
     } catch (err) {
-      return refused(err, raw.hash, judged.head);
+      return refused(parts, err, raw.hash, judged.head);
     } finally {
       settle(meter, facts);
     }
-    return 'release' in decided ? admit(raw, facts, sync, decided, source) : decided;
+    return 'release' in decided ? admit(parts, raw, facts, sync, decided, source) : decided;
   };
 
   const judgeOnce = (raw: RawTransaction, facts: Facts, sync: Sync, source: string): Promise<Answer> => {
@@ -322,7 +330,7 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
 
   return (raw, facts, sync, source) => {
     if (judging.has(raw.hash)) return judgeOnce(raw, facts, sync, source);
-    return replay(raw.hash).then(
+    return replay(parts, raw.hash).then(
       (earlier) => earlier ?? judgeOnce(raw, facts, sync, source),
       (err) => {
         if (!(err instanceof Unavailable)) throw err;
