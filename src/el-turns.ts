@@ -154,6 +154,11 @@ export class ElTurns {
     return elMs > this.lanes.quickMs && this.lastResponsive <= startedAt + this.lanes.quickMs;
   }
 
+  /** Sources whose virtual time is kept (bounded: idle ones go past MAX_LINES). */
+  get remembered(): number {
+    return this.lines.size;
+  }
+
   /** Calls running on `lane` now. */
   runningOn(lane: Lane): number {
     return this.running[lane];

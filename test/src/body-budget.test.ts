@@ -59,4 +59,14 @@ describe('body budget', () => {
     release();
     expect(budget.take(512 * KiB, 4_096 * KiB, 'a', 512 * KiB)).to.be.a('function');
   });
+
+  it("gives back only the bytes of the body released: the source's other body still counts against its share", () => {
+    const budget = new BodyBudget();
+    const limit = 8 * 512 * KiB;
+    const first = budget.take(256 * KiB, limit, 'a', 512 * KiB) as () => void;
+    expect(budget.take(256 * KiB, limit, 'a', 512 * KiB)).to.be.a('function');
+    first();
+    expect(budget.take(257 * KiB, limit, 'a', 512 * KiB), '256 KiB still held').to.equal('source');
+    expect(budget.take(256 * KiB, limit, 'a', 512 * KiB)).to.be.a('function');
+  });
 });

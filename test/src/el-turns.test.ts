@@ -356,4 +356,54 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.end('c1', 1);
     expect(h.started).to.deep.equal(['a1', 'b1', 'c1', 'd1']);
   });
+
+  it('counts a read answered within quick_call_ms, to the millisecond, as the EL serving reads', () => {
+    const h = harness();
+    h.advance(1_000);
+    h.turns.answered(51);
+    expect(h.turns.held(900, 51), 'a 51 ms answer shows nothing').to.equal(true);
+    h.turns.answered(50);
+    // Answered at 1,000: a call that reached the EL at 950 (within 50 ms before) may still have been held, one at 949 not.
+    expect([h.turns.held(950, 51), h.turns.held(949, 51)]).to.deep.equal([true, false]);
+    expect(h.turns.held(0, 50), 'a call of exactly quick_call_ms is never taken as held').to.equal(false);
+  });
+
+  it('keeps a tiny-call window shrunk by new lanes: grown back, it still runs what it learned, not the new ceiling', () => {
+    const h = harness({ ...LANES, quickMost: 32 });
+    h.take('a1', LARGE, { target: 'view' });
+    h.end('a1', 1);
+    h.warm('view', 600);
+    h.turns.resize({ ...LANES, quickMost: 4 });
+    h.turns.resize({ ...LANES, quickMost: 32 });
+    h.take('t0', LARGE, { target: 'view' });
+    h.end('t0', 1);
+    for (let i = 1; i <= 20; i++) h.take(`t${i}`, LARGE, { target: 'view' });
+    expect(h.turns.runningOn('quick')).to.equal(4);
+  });
+
+  it('forgets a source whose only call was dropped, and remembers one running, waiting, or owed virtual time', () => {
+    const h = harness({ ...LANES, quick: 0 });
+    let left = false;
+    h.take('a1', SMALL);
+    h.take('b1', SMALL, { gone: () => left });
+    expect(h.turns.remembered, 'a running, b waiting').to.equal(2);
+    left = true;
+    h.end('a1', 5);
+    // b's call was dropped unrun: nothing of it counts. a's 5 ms are ahead of the virtual clock.
+    expect(h.turns.remembered).to.equal(1);
+  });
+
+  it('remembers at most 10,000 sources: past that the idle ones go, the ones with calls stay', () => {
+    const h = harness({ ...LANES, heavy: 2, quick: 0 });
+    h.take('busy1', SMALL);
+    for (let i = 0; i < 9_997; i++) {
+      h.take(`idle${i}x`, SMALL);
+      h.end(`idle${i}x`, 1);
+    }
+    h.take('running1', SMALL);
+    h.take('waiting1', SMALL);
+    expect([h.turns.remembered, h.turns.queued]).to.deep.equal([10_000, 1]);
+    h.take('newcomer1', SMALL);
+    expect(h.turns.remembered, 'two running, one waiting, and the newcomer').to.equal(4);
+  });
 });
