@@ -26,6 +26,8 @@ export class SourceConnections {
   private readonly uses = new WeakMap<Socket, Use>();
   private count = 0;
 
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
   /** Connections open now, trusted proxies' included. */
   get total(): number {
     return this.count;
@@ -42,7 +44,7 @@ export class SourceConnections {
     if ((mine?.size ?? 0) >= limit) return 'source';
     if (this.count >= total && !this.evictFor(mine?.size ?? 0)) return 'all';
     this.count++;
-    this.uses.set(socket, { inFlight: 0, idleSince: performance.now() });
+    this.uses.set(socket, { inFlight: 0, idleSince: this.now() });
     if (source !== null) {
       const set = mine ?? new Set<Socket>();
       if (mine === undefined) this.open.set(source, set);
@@ -68,7 +70,7 @@ export class SourceConnections {
   idle(socket: Socket): void {
     const use = this.uses.get(socket);
     if (use === undefined || use.inFlight === 0) return;
-    if (--use.inFlight === 0) use.idleSince = performance.now();
+    if (--use.inFlight === 0) use.idleSince = this.now();
   }
 
   /** Connections `source` holds now (for tests). */

@@ -71,6 +71,92 @@ describe('connections per source', () => {
     expect(connections.admit(socket('192.0.2.2'), 8, noOpinion, 4)).to.equal('all');
   });
 
+  describe('at the total, on a clock the test moves', () => {
+    let clock = 0;
+    const at = () => clock;
+    beforeEach(() => {
+      clock = 0;
+    });
+
+    it('closes the connection whose last request ended longest ago, not the one admitted first', () => {
+      const connections = new SourceConnections(at);
+      const served = socket('192.0.2.1');
+      connections.admit(served, 8, noOpinion, 3);
+      clock = 10;
+      const unused = socket('192.0.2.1');
+      connections.admit(unused, 8, noOpinion, 3);
+      connections.busy(served);
+      clock = 100;
+      connections.idle(served);
+      connections.admit(socket('192.0.2.9'), 8, noOpinion, 3);
+      clock = 200;
+      expect(connections.admit(socket('192.0.2.3'), 8, noOpinion, 3)).to.equal(undefined);
+      expect([served.destroyed, unused.destroyed]).to.deep.equal([false, true]);
+    });
+
+    it('closes the first of two idle alike, and one whose requests all ended, not one with a request still on', () => {
+      const connections = new SourceConnections(at);
+      const a = [socket('192.0.2.1'), socket('192.0.2.1'), socket('192.0.2.1')];
+      for (const s of a) connections.admit(s, 8, noOpinion, 4);
+      connections.busy(a[0]!);
+      connections.busy(a[0]!);
+      connections.idle(a[0]!);
+      connections.admit(socket('192.0.2.2'), 8, noOpinion, 4);
+      expect(connections.admit(socket('192.0.2.3'), 8, noOpinion, 4)).to.equal(undefined);
+      expect(
+        a.map((s) => s.destroyed),
+        'a[0] has one request left',
+      ).to.deep.equal([false, true, false]);
+      connections.busy(a[2]!);
+      expect(connections.admit(socket('192.0.2.4'), 8, noOpinion, 4), 'both busy').to.equal('all');
+      clock = 5;
+      connections.idle(a[0]!);
+      clock = 7;
+      connections.idle(a[2]!);
+      expect(connections.admit(socket('192.0.2.4'), 8, noOpinion, 4), 'a[0] idle since 5, a[2] since 7').to.equal(undefined);
+      expect(a.map((s) => s.destroyed)).to.deep.equal([true, true, false]);
+    });
+
+    it("takes from the busiest source wherever it stands, and only while the newcomer's source would still hold fewer", () => {
+      const connections = new SourceConnections(at);
+      connections.admit(socket('192.0.2.1'), 8, noOpinion, 5);
+      const b = [0, 1, 2].map(() => socket('192.0.2.2'));
+      for (const s of b) connections.admit(s, 8, noOpinion, 5);
+      connections.admit(socket('192.0.2.3'), 8, noOpinion, 5);
+      // 1, 3, 1: a connection of the 1-source takes one of the busiest's 3, leaving 2 and 2.
+      expect(connections.admit(socket('192.0.2.3'), 8, noOpinion, 5)).to.equal(undefined);
+      expect(b.filter((s) => s.destroyed)).to.have.length(1);
+      // 1, 2, 2: another would hold 3 beside the busiest's 1 after: refused.
+      expect(connections.admit(socket('192.0.2.3'), 8, noOpinion, 5)).to.equal('all');
+    });
+
+    it("never closes a trusted proxy's connections for a newcomer, and gives their count back when they close", () => {
+      const connections = new SourceConnections(at);
+      const proxyOf = (address: string) => (address === '10.0.0.1' ? null : undefined);
+      const proxied = [0, 1, 2].map(() => socket('10.0.0.1'));
+      for (const s of proxied) connections.admit(s, 1, proxyOf, 3);
+      expect(connections.admit(socket('192.0.2.1'), 1, proxyOf, 3)).to.equal('all');
+      proxied[0]!.close();
+      expect(connections.total).to.equal(2);
+      expect(connections.admit(socket('192.0.2.1'), 1, proxyOf, 3)).to.equal(undefined);
+      expect(proxied.map((s) => s.destroyed)).to.deep.equal([false, false, false]);
+    });
+
+    it('ignores requests on a connection it never counted, and an idle without a request', () => {
+      const connections = new SourceConnections(at);
+      const stranger = socket('192.0.2.7');
+      connections.busy(stranger);
+      connections.idle(stranger);
+      const s = socket('192.0.2.1');
+      connections.admit(s, 8, noOpinion, 2);
+      connections.admit(socket('192.0.2.1'), 8, noOpinion, 2);
+      connections.idle(s);
+      clock = 50;
+      expect(connections.admit(socket('192.0.2.5'), 8, noOpinion, 2), 'an idle without a request changed nothing').to.equal(undefined);
+      expect(s.destroyed).to.equal(true);
+    });
+  });
+
   it('groups IPv6 by /64 and IPv4-mapped IPv6 as IPv4 when the chain names no source', () => {
     expect(defaultSource('2001:db8:1:2:aaaa::1')).to.equal('2001:db8:1:2::/64');
     expect(defaultSource('2001:db8:1:2:bbbb::9')).to.equal('2001:db8:1:2::/64');
