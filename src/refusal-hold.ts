@@ -84,8 +84,8 @@ export class SourceHolds implements RefusalHolds {
       });
       return;
     }
-    const until = Date.now() + hold;
-    res.once('finish', () => this.hold(socket, until));
+    // From when the refusal is written: the client is told to wait from then.
+    res.once('finish', () => this.hold(socket, Date.now() + hold));
     write();
   }
 

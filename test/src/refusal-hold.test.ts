@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { EventEmitter, once } from 'node:events';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { HOLD_MAX_MS, holdFor, SourceHolds } from '../../src/refusal-hold.js';
 
@@ -188,6 +188,109 @@ describe('refusal hold', () => {
       holds.defer(socket, HOLD_MS, () => expect.fail('the second was served'));
       await closed;
       expect((await firstServed) - started).to.be.at.least(HOLD_MS - EARLY_MS);
+    });
+  });
+
+  describe('its bookkeeping, on stand-in sockets and responses', () => {
+    /** A socket as holds read one: its peer, pause and resume (Node emits 'resume'), close and destroy. */
+    function standIn(remoteAddress: string) {
+      const socket = new EventEmitter() as EventEmitter & { remoteAddress: string; destroyed: boolean; paused: boolean } & Record<
+          string,
+          unknown
+        >;
+      Object.assign(socket, {
+        remoteAddress,
+        destroyed: false,
+        paused: false,
+        pause: () => {
+          socket.paused = true;
+          return socket;
+        },
+        resume: () => {
+          socket.paused = false;
+          socket.emit('resume');
+          return socket;
+        },
+        destroy: () => {
+          socket.destroyed = true;
+          socket.emit('close');
+        },
+      });
+      return socket as unknown as Socket & { paused: boolean };
+    }
+    const responseOn = (socket: Socket) => Object.assign(new EventEmitter(), { req: { socket } }) as unknown as ServerResponse;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('writes a refusal with no hold at once, on a trusted proxy too', () => {
+      const holds = new SourceHolds(5_000, sourceOf);
+      let written = 0;
+      holds.refuse(responseOn(standIn('127.0.0.83')), 0, () => written++);
+      holds.refuse(responseOn(standIn('127.0.0.9')), 0, () => written++);
+      expect([written, holds.heldSockets]).to.deep.equal([2, 0]);
+    });
+
+    it("never writes a trusted proxy's delayed refusal once its client has gone", async () => {
+      const holds = new SourceHolds(5_000, sourceOf);
+      const res = responseOn(standIn('127.0.0.83'));
+      let written = false;
+      holds.refuse(res, 30, () => (written = true));
+      res.emit('close');
+      await sleep(60);
+      expect(written).to.equal(false);
+    });
+
+    it('holds from when the refusal is written, tells a request read meanwhile how long is left, and extends to the later of two holds', async () => {
+      const holds = new SourceHolds(5_000, sourceOf);
+      const socket = standIn('127.0.0.9');
+      const other = standIn('127.0.0.10');
+      expect(holds.heldFor(socket), 'nothing held').to.equal(0);
+      const res = responseOn(socket);
+      holds.refuse(res, 200, () => {});
+      expect(holds.heldSockets, 'not before it is written').to.equal(0);
+      res.emit('finish');
+      expect(holds.heldFor(socket)).to.be.within(150, 200);
+      expect([holds.heldFor(other), socket.paused, other.paused]).to.deep.equal([0, true, false]);
+      const again = responseOn(socket);
+      holds.refuse(again, 50, () => {});
+      again.emit('finish');
+      expect(holds.heldFor(socket), 'a shorter hold does not shorten it').to.be.above(100);
+      const longer = responseOn(socket);
+      holds.refuse(longer, 400, () => {});
+      longer.emit('finish');
+      expect(holds.heldFor(socket), 'a longer one extends it').to.be.above(300);
+    });
+
+    it('pauses a held socket again when Node resumes it, lets go when the hold passes, and forgets a socket that closed', async () => {
+      const holds = new SourceHolds(5_000, sourceOf);
+      const socket = standIn('127.0.0.9');
+      const res = responseOn(socket);
+      holds.refuse(res, 40, () => {});
+      res.emit('finish');
+      socket.resume();
+      expect(socket.paused, 'paused again').to.equal(true);
+      await sleep(80);
+      expect([socket.paused, holds.heldSockets]).to.deep.equal([false, 0]);
+      socket.resume();
+      expect(socket.paused, 'no longer held').to.equal(false);
+      const closing = standIn('127.0.0.11');
+      const refused = responseOn(closing);
+      holds.refuse(refused, 1_000, () => {});
+      refused.emit('finish');
+      expect(holds.heldSockets).to.equal(1);
+      closing.destroy();
+      expect(holds.heldSockets).to.equal(0);
+    });
+
+    it('holds a connection a request was deferred on, and serves deferred requests at once for a drain', async () => {
+      const holds = new SourceHolds(5_000, sourceOf);
+      const socket = standIn('127.0.0.9');
+      let served = 0;
+      holds.defer(socket, 300, () => served++);
+      expect(holds.heldFor(socket)).to.be.within(250, 300);
+      await holds.releaseAll();
+      expect([served, holds.heldSockets, socket.paused]).to.deep.equal([1, 0, false]);
+      holds.refuse(responseOn(socket), 300, () => served++);
+      expect([served, holds.heldSockets], 'nothing held once draining').to.deep.equal([2, 0]);
     });
   });
 });
