@@ -406,4 +406,23 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.take('newcomer1', SMALL);
     expect(h.turns.remembered, 'two running, one waiting, and the newcomer').to.equal(4);
   });
+
+  it('takes a target, and a source, measured at exactly quick_call_ms as short', () => {
+    const h = harness();
+    // Twice at 50 ms by one source: the target's least and its second highest are both 50.
+    h.take('a1', LARGE, { target: 'view' });
+    h.end('a1', 50, 50);
+    h.take('big1', LARGE);
+    h.take('a2', LARGE, { target: 'view' });
+    h.end('a2', 50, 50);
+    // A source new to the view goes by the target's: 50 is within quick_call_ms.
+    h.take('b1', LARGE, { target: 'view' });
+    expect([h.lanesOf.get('a2'), h.lanesOf.get('b1')]).to.deep.equal(['quick', 'quick']);
+    // b's own two calls at 50 ms on the quick lane: b stays in it.
+    h.end('b1', 50, 50);
+    h.take('b2', LARGE, { target: 'view' });
+    h.end('b2', 50, 50);
+    h.take('b3', LARGE, { target: 'view' });
+    expect(h.lanesOf.get('b3')).to.equal('quick');
+  });
 });
