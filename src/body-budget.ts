@@ -34,16 +34,25 @@ export class BodyBudget {
     if (bytes <= 0) return NOTHING;
     const small = bytes <= SMALL_BODY_BYTES;
     if (!small && this.used + bytes > limit) return 'all';
-    const held = source === null ? 0 : (this.bySource.get(source) ?? 0);
-    if (!small && source !== null && held + bytes > Math.max(limit / SOURCE_SHARE, largestBody)) return 'source';
+    if (source === null) {
+      this.used += bytes;
+      return this.giveBack(bytes);
+    }
+    const held = this.bySource.get(source) ?? 0;
+    if (!small && held + bytes > Math.max(limit / SOURCE_SHARE, largestBody)) return 'source';
     this.used += bytes;
-    if (source !== null) this.bySource.set(source, held + bytes);
+    this.bySource.set(source, held + bytes);
+    return this.giveBack(bytes, source);
+  }
+
+  /** Gives `bytes` back, to `source`'s share too, once however often it is called. */
+  private giveBack(bytes: number, source?: string): () => void {
     let holding = true;
     return () => {
       if (!holding) return;
       holding = false;
       this.used -= bytes;
-      if (source === null) return;
+      if (source === undefined) return;
       const left = this.bySource.get(source)! - bytes;
       if (left === 0) this.bySource.delete(source);
       else this.bySource.set(source, left);
