@@ -425,4 +425,43 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.take('b3', LARGE, { target: 'view' });
     expect(h.lanesOf.get('b3')).to.equal('quick');
   });
+
+  it('learns nothing from a call asking for exactly quick_call_gas', () => {
+    const h = harness();
+    h.take('a1', 2_000_000n, { target: 'view' });
+    h.end('a1', 3);
+    h.take('big1', LARGE);
+    h.take('b1', LARGE, { target: 'view' });
+    expect(h.started, 'the view was never measured by a large call: b1 waits for the heavy lane').to.deep.equal(['a1', 'big1']);
+  });
+
+  it("moves the tiny calls' window only by tiny calls on the quick lane, and not for one of exactly quick_call_ms", () => {
+    const h = harness({ ...LANES, quickMost: 32 });
+    h.take('a1', LARGE, { target: 'view' });
+    h.end('a1', 1);
+    h.warm('view', 600);
+    // A long call on the heavy lane, the EL answering others quickly: the window stays.
+    h.take('big1', LARGE);
+    h.end('big1', 600);
+    // A tiny call that took exactly quick_call_ms kept its promise.
+    h.take('p0', LARGE, { target: 'view' });
+    h.end('p0', 50);
+    h.take('t0', LARGE, { target: 'view' });
+    h.end('t0', 1);
+    for (let i = 1; i <= 40; i++) h.take(`t${i}`, LARGE, { target: 'view' });
+    expect(h.turns.runningOn('quick')).to.equal(32);
+  });
+
+  it('marks a source by its calls on the quick lane only: long calls on the heavy lane leave its quick calls there', () => {
+    const h = harness();
+    h.take('v1', LARGE, { target: 'view' });
+    h.end('v1', 2);
+    for (const name of ['s1', 's2']) {
+      h.take(name, LARGE);
+      h.end(name, 600);
+    }
+    h.take('big1', LARGE);
+    h.take('s3', LARGE, { target: 'view' });
+    expect(h.lanesOf.get('s3')).to.equal('quick');
+  });
 });
