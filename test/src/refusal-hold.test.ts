@@ -31,11 +31,14 @@ describe('refusal hold', () => {
     let refusedAt = 0;
     /** Called when the server starts reading /late's body. */
     let lateRead = () => {};
+    /** Each request's path as the server got it. */
+    const seen: string[] = [];
 
     beforeEach(async () => {
       holds = new SourceHolds(5_000, sourceOf);
       // POST /refuse: a 429 holding its source HOLD_MS; anything else: 200.
       server = createServer((req, res) => {
+        seen.push(req.url ?? '');
         const serve = () => {
           // /late: its body read a moment later, as a handler that first decides something does.
           if (req.url === '/late') {
@@ -180,6 +183,18 @@ describe('refusal hold', () => {
       expect((await ask(refused, '/ok')).at - before).to.be.below(HOLD_MS - 100);
     });
 
+    it('resolves a drain only once what the held connections hold has been read', async () => {
+      const refused = await open('127.0.0.89');
+      expect((await ask(refused, '/refuse')).status).to.equal('HTTP/1.1 429 Too Many Requests');
+      const answer = ask(refused, '/waiting-unread');
+      while (holds.heldSockets < 1) await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(seen, 'unread while held').to.not.include('/waiting-unread');
+      await holds.releaseAll();
+      expect(seen).to.include('/waiting-unread');
+      await answer;
+    });
+
     it('serves a request read from a held connection once the hold has passed, and closes the connection on a second', async () => {
       const socket = await open('127.0.0.88');
       const closed = once(socket, 'close');
@@ -258,6 +273,19 @@ describe('refusal hold', () => {
       holds.refuse(longer, 400, () => {});
       longer.emit('finish');
       expect(holds.heldFor(socket), 'a longer one extends it').to.be.above(300);
+      await sleep(450);
+      expect([holds.heldSockets, socket.paused], 'and lets go when it has passed').to.deep.equal([0, false]);
+    });
+
+    it('holds no socket already closed, and nothing for a request deferred no time', () => {
+      const holds = new SourceHolds(5_000, sourceOf);
+      const gone = standIn('127.0.0.9');
+      gone.destroy();
+      const res = responseOn(gone);
+      holds.refuse(res, 300, () => {});
+      res.emit('finish');
+      holds.defer(standIn('127.0.0.10'), 0, () => {});
+      expect(holds.heldSockets).to.equal(0);
     });
 
     it('pauses a held socket again when Node resumes it, lets go when the hold passes, and forgets a socket that closed', async () => {
