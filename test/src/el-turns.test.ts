@@ -464,4 +464,40 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.take('s3', LARGE, { target: 'view' });
     expect(h.lanesOf.get('s3')).to.equal('quick');
   });
+
+  it('counts a call once however often its end is reported', () => {
+    const h = harness({ ...LANES, quick: 0, heavy: 1 });
+    h.take('a1', SMALL);
+    h.take('b1', SMALL);
+    h.take('c1', SMALL);
+    h.end('a1', 1);
+    h.end('a1', 1);
+    expect([h.started, h.turns.runningOn('heavy')]).to.deep.equal([['a1', 'b1'], 1]);
+  });
+
+  it("gives a call's expected EL time back to the quick lane's budget when it ends, while others run on", () => {
+    // Small calls expected by their gas: 1,200,000 gas is 30 ms of a 50 ms budget, 400,000 is 10, 1,800,000 is 45.
+    const h = harness({ ...LANES, quickMost: 8 });
+    h.take('big1', LARGE);
+    h.take('x1', 1_200_000n);
+    h.take('y1', 400_000n);
+    h.take('z1', 1_800_000n);
+    expect(h.started, '30 + 10 fit; 45 more does not').to.deep.equal(['big1', 'x1', 'y1']);
+    h.end('x1', 30);
+    expect(h.started, '10 + 45 do not fit either').to.deep.equal(['big1', 'x1', 'y1']);
+    h.end('y1', 10);
+    expect(h.started).to.deep.equal(['big1', 'x1', 'y1', 'z1']);
+  });
+
+  it("leaves a small call out of the tiny calls' window, and out of a target's probes", () => {
+    const h = harness({ ...LANES, quickMost: 8 });
+    h.take('a1', LARGE, { target: 'view' });
+    h.end('a1', 3);
+    // A small call to the view runs, expected by its gas (0.5 ms): not one of the window's tiny calls.
+    h.take('s1', SMALL, { target: 'view' });
+    h.take('big1', LARGE);
+    // A source new to the view probes it beside the small call, within a window of one.
+    h.take('n1', LARGE, { target: 'view' });
+    expect([h.lanesOf.get('s1'), h.lanesOf.get('big1'), h.lanesOf.get('n1')]).to.deep.equal(['quick', 'heavy', 'quick']);
+  });
 });
