@@ -409,19 +409,20 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
 
   it('takes a target, and a source, measured at exactly quick_call_ms as short', () => {
     const h = harness();
-    // Twice at 50 ms by one source: the target's least and its second highest are both 50.
+    // Twice at 50 ms by one source, the clock standing still (marks fade with time): the
+    // target's least and its second highest are both exactly 50.
     h.take('a1', LARGE, { target: 'view' });
-    h.end('a1', 50, 50);
+    h.end('a1', 50, 0);
     h.take('big1', LARGE);
     h.take('a2', LARGE, { target: 'view' });
-    h.end('a2', 50, 50);
+    h.end('a2', 50, 0);
     // A source new to the view goes by the target's: 50 is within quick_call_ms.
     h.take('b1', LARGE, { target: 'view' });
     expect([h.lanesOf.get('a2'), h.lanesOf.get('b1')]).to.deep.equal(['quick', 'quick']);
     // b's own two calls at 50 ms on the quick lane: b stays in it.
-    h.end('b1', 50, 50);
+    h.end('b1', 50, 0);
     h.take('b2', LARGE, { target: 'view' });
-    h.end('b2', 50, 50);
+    h.end('b2', 50, 0);
     h.take('b3', LARGE, { target: 'view' });
     expect(h.lanesOf.get('b3')).to.equal('quick');
   });
@@ -499,5 +500,15 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     // A source new to the view probes it beside the small call, within a window of one.
     h.take('n1', LARGE, { target: 'view' });
     expect([h.lanesOf.get('s1'), h.lanesOf.get('big1'), h.lanesOf.get('n1')]).to.deep.equal(['quick', 'heavy', 'quick']);
+  });
+
+  it('runs a call its target promised within a tenth of quick_call_ms, to the millisecond, as a tiny call', () => {
+    const h = harness({ ...LANES, quickMost: 32 });
+    h.take('a1', LARGE, { target: 'view' });
+    h.end('a1', 5, 0);
+    h.take('big1', LARGE);
+    for (let i = 2; i <= 12; i++) h.take(`a${i}`, LARGE, { target: 'view' });
+    // Tiny: within a window of one at first (as a 5 ms call on the budget, ten would run).
+    expect(h.turns.runningOn('quick')).to.equal(1);
   });
 });
