@@ -118,6 +118,12 @@ export class AnswerCache {
     return true;
   }
 
+  /** The answer kept for `key` did not reach the fleet after all: a later reader offers it again. */
+  unshare(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry !== undefined) entry.shared = false;
+  }
+
   clear(): void {
     this.entries.clear();
     this.holders.clear();

@@ -57,10 +57,12 @@ export class ReadCache {
    * `shared`, an answer a second source reads goes to the fleet's Redis then: a source flooding
    * reads nobody else makes writes nothing there.
    */
-  answer(rule: CacheRule, id: RpcId, source: string): Buffer | undefined {
+  answer(rule: CacheRule, id: RpcId, source: () => string): Buffer | undefined {
     const kept = this.answers.answer(rule.key, id);
-    if (kept !== undefined && this.remote !== undefined && this.answers.shareNow(rule.key, source))
-      this.remote.set(sharedKey(rule), kept, 'EX', SHARED_TTL_S).catch(() => {});
+    if (kept !== undefined && this.remote !== undefined && this.answers.shareNow(rule.key, source())) {
+      // Not written (Redis down): offered again at the next reader's.
+      this.remote.set(sharedKey(rule), kept, 'EX', SHARED_TTL_S).catch(() => this.answers.unshare(rule.key));
+    }
     return kept;
   }
 

@@ -19,7 +19,7 @@ export function answerRead(ex: Exchange, ctx: RequestContext): void {
   const { request } = ctx;
   // An answer that cannot change, kept: priced by the chain as any read, answered here.
   const rule = runtime.cache?.ruleFor(request);
-  const kept = rule === undefined ? undefined : runtime.cache!.answer(rule, request.id, sourceOf(ex, ctx));
+  const kept = rule === undefined ? undefined : runtime.cache!.answer(rule, request.id, () => sourceOf(ex, ctx));
   if (kept !== undefined) {
     trace.outcome = 'answered';
     return sendKept(ex, kept);
@@ -39,9 +39,12 @@ export function answerRead(ex: Exchange, ctx: RequestContext): void {
   ask(ex, ctx, rule);
 }
 
-/** The request's source, as rate-limit names it (else the peer's): asked only when needed. */
+/**
+ * The request's source, as rate-limit names it (else the peer's, and behind a trusted proxy the
+ * client it forwards for): asked only when needed.
+ */
 function sourceOf({ runtime }: Exchange, { facts, peer }: RequestContext): string {
-  return facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? peer.address;
+  return facts.get(SOURCE) ?? peerSource(peer.address, runtime.peerSourceOf) ?? runtime.chain.requestSource(peer) ?? peer.address;
 }
 
 /** The answer's end, told by the upstream: its bytes counted, or what failed answered. */

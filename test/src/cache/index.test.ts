@@ -278,6 +278,37 @@ describe("read cache: shared through the fleet's Redis with cache.shared (cache/
     }
   });
 
+  it('behind a trusted proxy, shares an answer once a second client it forwards for reads it', async () => {
+    await post(anvil.current.url, body(1, 'anvil_mine', ['0x50']), JSON_TYPE);
+    const redis = await startRedis();
+    const proxied = PLUGINS.replace('      reads:', '      trusted_proxies: [127.0.0.1/32]\n      reads:');
+    const config = testConfig(
+      anvil.current.url,
+      proxied,
+      `store: redis\nredis_url: ${redis.url}\ncache: {shared: true, follow_ms: 50}`,
+    ).replace('log_level: debug', 'log_level: error');
+    const a = await startTestIngress(config);
+    const inRedis = new Redis(redis.url);
+    const readAs = (client: string) =>
+      post(a.url, body(1, 'eth_getBlockByNumber', ['0x9', false]), { ...JSON_TYPE, 'x-forwarded-for': client });
+    try {
+      // Kept once the follower knows the finalized head: read by one client until then, and after.
+      for (let i = 0; i < 10; i++) await readAs('198.51.100.1');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (let i = 0; i < 3; i++) await readAs('198.51.100.1');
+      expect(await inRedis.keys('svc:cache:*'), 'one client behind the proxy').to.deep.equal([]);
+      await readAs('198.51.100.2');
+      for (let i = 0; (await inRedis.keys('svc:cache:*')).length === 0; i++) {
+        if (i > 250) throw new Error('the answer a second client read did not reach Redis within 5 s');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      inRedis.disconnect();
+      await a.shutdown();
+      await redis.stop();
+    }
+  });
+
   it('refuses cache.shared without store: redis, at load', () => {
     expect(() => parseConfig(testConfig('http://127.0.0.1:1', PLUGINS, 'cache: {shared: true}'))).to.throw(
       /cache\.shared.*needs store: redis/,
