@@ -144,7 +144,8 @@ export class SourceHolds implements RefusalHolds {
 
   private hold(socket: Socket, until: number): void {
     const left = until - Date.now();
-    if (socket.destroyed || left <= 0) return;
+    // A drain reads every connection: a refusal written as it began holds nothing.
+    if (socket.destroyed || left <= 0 || this.closing) return;
     const held = this.sockets.get(socket);
     if (held !== undefined) {
       if (until <= held.until) return;

@@ -14,7 +14,7 @@
  */
 import { Transaction, Wallet } from 'ethers';
 import { Pool } from 'undici';
-import { CHAIN_ID } from '../devnet/anvil.js';
+import { CHAIN } from '../protocol/index.js';
 import { DEV_KEYS } from './keys.js';
 import { precompileLoop } from './verify-code.js';
 
@@ -248,7 +248,7 @@ export async function signTransfers(keyIndex: number, nonce: number, count: numb
   const wallet = new Wallet(DEV_KEYS[keyIndex]!);
   const raws: string[] = [];
   for (let i = 0; i < count; i++) {
-    const common = { chainId: CHAIN_ID, nonce: nonce + i, to: RECIPIENT, value: 1n, gasLimit: 21_000n };
+    const common = { chainId: Number(CHAIN.chainId), nonce: nonce + i, to: RECIPIENT, value: 1n, gasLimit: 21_000n };
     const tx =
       i % 2 === 0
         ? Transaction.from({ ...common, type: 0, gasPrice: 100_000_000_000n })

@@ -5,7 +5,7 @@
  */
 import { p256 } from '@noble/curves/nist.js';
 import { getBytes, keccak256, toUtf8Bytes, Wallet, type Provider } from 'ethers';
-import { CHAIN_ID } from '../devnet/anvil.js';
+import { CHAIN } from '../protocol/index.js';
 
 export const secretFor = (label: string): string => keccak256(toUtf8Bytes(`svc-ingress test key: ${label}`));
 
@@ -33,7 +33,7 @@ export const DEV_ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 export function devTransfer(key: string, nonce: number): Promise<string> {
   return new Wallet(key).signTransaction({
     type: 2,
-    chainId: CHAIN_ID,
+    chainId: Number(CHAIN.chainId),
     nonce,
     to: '0x000000000000000000000000000000000000dEaD',
     value: 1n,
