@@ -51,7 +51,7 @@ const REFUSALS_CEILING = 2 * (600 + (300 * PHASE_MS) / 1000);
 
 describe('el-fairness: another source is served while one floods the EL with gas-heavy reads', function () {
   this.timeout(90_000);
-  // Blocks once a second while transactions wait, as the chain's consensus closes them (README):
+  // Blocks once a second while transactions wait, as the chain's consensus closes them (docs/devnet.md):
   // anvil mining on every transaction would wait for the call running at that moment each time,
   // its state reads behind it (measured in BENCHMARKS.md).
   const anvil = useAnvil({ blockTimeSeconds: 1 });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { within } from '../../support/within.js';
 import { Redis } from 'ioredis';
 import { keccak256, Wallet } from 'ethers';
 import { once } from 'node:events';
@@ -157,29 +158,50 @@ describe('fleet mode: two ingress processes sharing one Redis', () => {
     // Two processes, a Redis stop and restart and two transfers judged: under a full suite on two
     // cores this has taken past 30 s (twice in CI, each time passing alone in ~10 s).
     this.timeout(60_000);
-    await redis.stop();
+    await within(15_000, 'Redis stopped', redis.stop());
     const mark = [first.lines.length, second.lines.length];
     // Reads are answered (under the local limiter) and submissions still judged.
     const raw = await transfer(DEV_KEYS[2]);
-    expect(await submit(first.url, raw)).to.have.property('result', keccak256(raw));
+    expect(await within(15_000, 'a transfer judged while Redis is down', submit(first.url, raw))).to.have.property(
+      'result',
+      keccak256(raw),
+    );
     // The first failure logged (at most one line each 10 s), whichever shared state it was:
     // the gate's ledger (its duplicate window, verdicts, in-flight counts) or a rate-limit sync.
-    const warning = await first.waitForLog(/^redis unavailable: (gate [a-z -]+|rate limit \S+ sync) uses its local fallback$/, mark[0]);
+    const warning = await within(
+      15_000,
+      'the redis unavailable warning',
+      first.waitForLog(/^redis unavailable: (gate [a-z -]+|rate limit \S+ sync) uses its local fallback$/, mark[0]),
+    );
     expect(warning.fallbacks).to.be.a('number').and.at.least(1);
     expect(JSON.stringify(warning)).to.not.include(String(redis.port));
     const operator = await first.waitForLog('operator listener: /metrics, /livez, /readyz');
-    const metrics = await (await request(`${String(operator.url)}/metrics`)).body.text();
+    const metrics = await within(
+      15_000,
+      'the metrics',
+      request(`${String(operator.url)}/metrics`).then((reply) => reply.body.text()),
+    );
     expect(Number(/^svc_ingress_redis_fallbacks_total (\d+)$/m.exec(metrics)?.[1])).to.be.at.least(1);
-    expect(await read(second.url)).to.be.oneOf([200, 429]);
+    expect(await within(15_000, 'a read while Redis is down', read(second.url))).to.be.oneOf([200, 429]);
 
-    await redis.restart();
-    await Promise.all([
-      first.waitForLog('redis ready: shared state in use', mark[0]),
-      second.waitForLog('redis ready: shared state in use', mark[1]),
-    ]);
+    await within(15_000, 'Redis restarted', redis.restart());
+    await within(
+      15_000,
+      'both instances back on Redis',
+      Promise.all([
+        first.waitForLog('redis ready: shared state in use', mark[0]),
+        second.waitForLog('redis ready: shared state in use', mark[1]),
+      ]),
+    );
     const again = await transfer(DEV_KEYS[3]);
-    expect(await submit(second.url, again)).to.have.property('result', keccak256(again));
-    expect((await submit(first.url, again)).error).to.deep.equal({ code: -32000, message: 'already known' });
+    expect(await within(15_000, 'a transfer judged with Redis back', submit(second.url, again))).to.have.property(
+      'result',
+      keccak256(again),
+    );
+    expect((await within(15_000, 'the duplicate on the other instance', submit(first.url, again))).error).to.deep.equal({
+      code: -32000,
+      message: 'already known',
+    });
   });
 });
 
