@@ -30,7 +30,10 @@ async function main(): Promise<void> {
   const viemHeard = new Promise<bigint>((resolve, reject) => {
     const stop = client.watchBlocks({ onBlock: (block) => (stop(), resolve(block.number)), onError: reject });
   });
-  const ethersHeard = new Promise<number>((resolve) => void provider.once('block', resolve));
+  // on(), not once(): once() unsubscribes by itself as the block arrives, and destroying the
+  // provider before that request is answered rejects it where nothing can catch it (ethers 6);
+  // a listener still there at destroy() is stopped without a request.
+  const ethersHeard = new Promise<number>((resolve) => void provider.on('block', resolve));
   let heard = false;
   const both = Promise.all([viemHeard, ethersHeard]).finally(() => (heard = true));
   for (let attempt = 1; !heard && attempt <= ATTEMPTS; attempt++) {
