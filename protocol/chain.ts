@@ -17,5 +17,8 @@ export function chainConfig(chainId: bigint, blockGasLimit: bigint, eips: readon
   return { chainId, blockGasLimit, eips, ...paramsOf(eips) };
 }
 
-/** Chain 8141 (service-spec section 1): 60,000,000 gas a block, EIP-2929's access costs. */
-export const CHAIN: ChainConfig = chainConfig(8141n, 60_000_000n, [2929, 8141]);
+/**
+ * Chain 8141 (service-spec section 1): 60,000,000 gas a block, EIP-2929's access costs, EIP-3860's
+ * init-code cap and EIP-7825's transaction gas cap (Osaka).
+ */
+export const CHAIN: ChainConfig = chainConfig(8141n, 60_000_000n, [2929, 3860, 7825, 8141]);

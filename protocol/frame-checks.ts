@@ -1,7 +1,8 @@
 /**
- * Static checks of a decoded frame transaction (frame-transactions.md section 6, items 2 to 8)
- * and its gas figures (section 9). No state access, no cryptography: those come later, in that
- * order, because `sender` is attacker-chosen.
+ * Static validity of a decoded frame transaction (frame-transactions.md section 6, items 2 to 6
+ * and 8) and its gas figures (section 9): what makes it invalid in any block. No state access,
+ * no cryptography: those come later, in that order, because `sender` is attacker-chosen. What a
+ * public mempool asks beyond validity (item 7's prefix shapes, the budgets) is mempool/policy.ts.
  */
 import { bytesOfHex } from './hex.js';
 import { FrameMode, type Frame, type FrameTransaction, type SignatureEntry } from './frame-codec.js';
@@ -15,43 +16,17 @@ const PER_FRAME_COST = 475n;
 const VALUE_TRANSFER_FRAME_COST = 6_000n;
 const CALLDATA_TOKEN_COST = 4n;
 const CALLDATA_FLOOR_PER_BYTE = 64n;
-export const TRANSACTION_EXECUTION_CAP = 16_777_216n;
-export const PREFIX_GAS_BUDGET = 100_000n;
-export const PREFIX_STATE_GAS_BUDGET = 500_000n;
+/** EIP-7825: the most gas a transaction may use (a frame transaction's intrinsic plus execution gas). */
+export const TRANSACTION_EXECUTION_CAP = CHAIN.transactionGasCap;
 /** Where the canonical expiry verifier lives, and the code EIP-8141 installs there (chain.ts). */
 export const EXPIRY_VERIFIER = CHAIN.expiryVerifier;
 export const EXPIRY_VERIFIER_CODE = CHAIN.expiryVerifierCode;
 const U64_MAX = (1n << 64n) - 1n;
-const APPROVE_PAYMENT = 1;
-const APPROVE_EXECUTION = 2;
-const APPROVE_BOTH = 3;
-const ATOMIC = 4;
-
-export interface FrameLimits {
-  readonly chainId: bigint;
-  /** Prefix execution + verification gas; never below the reference's 100 000. */
-  readonly prefixGasBudget: bigint;
-  readonly prefixStateGasBudget: bigint;
-}
-
-export interface FrameFacts {
-  /** Who pays: the sender for self shapes, the pay frame's target otherwise. */
-  readonly payer: string;
-  readonly maxGas: bigint;
-  readonly maxCost: bigint;
-  /** EIP-8141 block-level accounting: max(intrinsic + Σ execution, calldata floor), and Σ state gas. */
-  readonly executionReservation: bigint;
-  readonly stateReservation: bigint;
-  /** The expiry frame's deadline (unix seconds), if the transaction has one. */
-  readonly deadline: bigint | undefined;
-  /** Index of the frame that grants payment: the end of the validation prefix. */
-  readonly prefixEnd: number;
-  /**
-   * The validation work the transaction asks of the gate: the prefix frames' execution limits
-   * plus its entries' verification gas (at most the prefix budget).
-   */
-  readonly prefixGas: bigint;
-}
+/** Frame flag bits (EIP-8141): the approvals a frame may grant, and the atomic-batch bit. */
+export const APPROVE_PAYMENT = 1;
+export const APPROVE_EXECUTION = 2;
+export const APPROVE_BOTH = 3;
+export const ATOMIC = 4;
 
 /** What EIP-8141's static validity leaves known: the gas figures and the expiry frame, if any. */
 export interface StaticFacts {
@@ -62,7 +37,7 @@ export interface StaticFacts {
 /**
  * EIP-8141's static validity, and EIP-2681's nonce bound: what makes a frame transaction invalid
  * in any block, whatever the state. This chain carries no blobs. The devnet's executor applies
- * exactly this; the gate adds the public-mempool rules (`checkFrameTransaction`).
+ * exactly this; the gate adds the public mempool's rules (mempool/policy.ts).
  */
 export function checkStaticValidity(tx: FrameTransaction, chainId: bigint): StaticFacts {
   if (tx.chainId !== chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${chainId}`);
@@ -86,26 +61,8 @@ export function checkNonceBound(nonce: bigint): void {
   if (nonce >= U64_MAX) refuse('nonce-max', `nonce has max value: ${nonce} cannot be incremented (EIP-2681)`);
 }
 
-/** Static validity, then the pin's public-mempool rules: the expiry frame first, a recognised prefix within its budgets. */
-export function checkFrameTransaction(tx: FrameTransaction, limits: FrameLimits): FrameFacts {
-  const { gas, expiry } = checkStaticValidity(tx, limits.chainId);
-  if (expiry !== undefined && expiry.index !== 0) refuse('expiry-invalid', `frame ${expiry.index}: the expiry frame must be frame 0`);
-  const { payerTarget, prefixEnd } = checkPrefixShape(tx, expiry !== undefined ? 1 : 0);
-  // The expiry frame is part of the validation prefix: its limit counts against the budget.
-  const prefixGas = checkPrefixBudgets(tx, prefixEnd, limits);
-  return {
-    payer: payerTarget ?? tx.sender,
-    maxGas: gas.maxGas,
-    maxCost: gas.maxGas * tx.maxFeePerGas,
-    executionReservation: gas.capped,
-    stateReservation: gas.maxGas - gas.capped,
-    deadline: expiry?.deadline,
-    prefixEnd,
-    prefixGas,
-  };
-}
-
-const isSender = (tx: FrameTransaction, target: string | undefined) => target === undefined || target === tx.sender;
+/** Whether a frame aimed at `target` runs at the sender (no target names the sender). */
+export const isSender = (tx: FrameTransaction, target: string | undefined) => target === undefined || target === tx.sender;
 
 function checkFrames(tx: FrameTransaction): void {
   let gas = 0n;
@@ -204,51 +161,4 @@ export function frameGas(tx: FrameTransaction): FrameGas {
   const capped = intrinsic + execution > floor ? intrinsic + execution : floor;
   const maxGas = capped + state;
   return { intrinsic, calldataFloor: floor, capped, maxGas };
-}
-
-/** Item 7: the validation prefix is [self], [deploy, self], [only, pay] or [deploy, only, pay]. */
-function checkPrefixShape(tx: FrameTransaction, start: number): { payerTarget: string | undefined; prefixEnd: number } {
-  const at = (i: number) => tx.frames[start + i];
-  const is = (frame: Frame | undefined, mode: FrameMode, flags: number, toSender: boolean) =>
-    frame !== undefined && frame.mode === mode && (frame.flags & ~ATOMIC) === flags && (!toSender || isSender(tx, frame.target));
-  const deploy = (f: Frame | undefined) => is(f, FrameMode.Default, 0, false);
-  const self = (f: Frame | undefined) => is(f, FrameMode.Verify, APPROVE_BOTH, true);
-  const only = (f: Frame | undefined) => is(f, FrameMode.Verify, APPROVE_EXECUTION, true);
-  const pay = (f: Frame | undefined) => is(f, FrameMode.Verify, APPROVE_PAYMENT, false);
-  const d = deploy(at(0)) ? 1 : 0;
-  let prefixEnd: number;
-  let payerTarget: string | undefined;
-  if (self(at(d))) {
-    prefixEnd = start + d;
-  } else if (only(at(d)) && pay(at(d + 1))) {
-    prefixEnd = start + d + 1;
-    payerTarget = tx.frames[prefixEnd]!.target;
-  } else {
-    refuse('prefix-shape', 'frames must start with [self], [deploy, self], [only, pay] or [deploy, only, pay]');
-  }
-  for (let i = start; i <= prefixEnd; i++) {
-    if ((tx.frames[i]!.flags & ATOMIC) !== 0) refuse('prefix-shape', `frame ${i}: prefix frames cannot be atomic`);
-  }
-  for (let i = prefixEnd + 1; i < tx.frames.length; i++) {
-    if (tx.frames[i]!.mode === FrameMode.Verify) refuse('prefix-shape', `frame ${i}: no VERIFY frame after the payment grant`);
-  }
-  return { payerTarget, prefixEnd };
-}
-
-/** Refuses a prefix over its budgets; returns its execution plus verification gas. */
-function checkPrefixBudgets(tx: FrameTransaction, prefixEnd: number, limits: FrameLimits): bigint {
-  let execution = 0n;
-  let state = 0n;
-  for (let i = 0; i <= prefixEnd; i++) {
-    execution += tx.frames[i]!.executionGas;
-    state += tx.frames[i]!.stateGas;
-  }
-  for (const entry of tx.signatures) execution += SCHEMES.get(entry.scheme)!.verificationGas;
-  if (execution > limits.prefixGasBudget) {
-    refuse('prefix-gas', `validation prefix needs ${execution} gas, over the budget of ${limits.prefixGasBudget}`);
-  }
-  if (state > limits.prefixStateGasBudget) {
-    refuse('prefix-gas', `validation prefix needs ${state} state gas, over the budget of ${limits.prefixStateGasBudget}`);
-  }
-  return execution;
 }

@@ -2,7 +2,8 @@
  * The chain's protocol parameters by the EIP that sets them, as @ethereumjs keeps its `params`:
  * a chain names the EIPs it runs (chain.ts), in activation order, and where two set one value
  * the later one's stands. What frames charge outside the EVM reads them here (the access cost of
- * a frame's target at entry, the expiry verifier's place and code); the EVM's own opcode costs
+ * a frame's target at entry, the expiry verifier's place and code, the caps on a transaction's
+ * gas and init code); the EVM's own opcode costs
  * are @ethereumjs's for the fork (protocol/evm/fork.ts).
  */
 export interface Params {
@@ -16,10 +17,16 @@ export interface Params {
   readonly expiryVerifierCode: string;
   /** What the verifier's execution costs on its passing path (its 15 instructions). */
   readonly expiryVerifierGas: bigint;
+  /** Most init code a creation may carry, in bytes. */
+  readonly maxInitCodeBytes: number;
+  /** Most gas one transaction may use (its execution gas, for a frame transaction). */
+  readonly transactionGasCap: bigint;
 }
 
 export const PARAMS_BY_EIP: Readonly<Record<number, Partial<Params>>> = {
   2929: { coldAccountAccessGas: 2_600n, warmAccountAccessGas: 100n },
+  3860: { maxInitCodeBytes: 49_152 },
+  7825: { transactionGasCap: 16_777_216n },
   // State-access repricing (Amsterdam on Ethereum); not on chain 8141 (chain.ts).
   8038: { coldAccountAccessGas: 3_000n },
   8141: {
@@ -38,7 +45,15 @@ export function paramsOf(eips: readonly number[]): Params {
     Object.assign(merged, set);
   }
   const missing = (
-    ['coldAccountAccessGas', 'warmAccountAccessGas', 'expiryVerifier', 'expiryVerifierCode', 'expiryVerifierGas'] as const
+    [
+      'coldAccountAccessGas',
+      'warmAccountAccessGas',
+      'expiryVerifier',
+      'expiryVerifierCode',
+      'expiryVerifierGas',
+      'maxInitCodeBytes',
+      'transactionGasCap',
+    ] as const
   ).filter((name) => merged[name] === undefined);
   if (missing.length > 0) throw new Error(`no EIP of ${eips.join(', ')} sets ${missing.join(', ')}`);
   return merged as Params;

@@ -25,7 +25,6 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
     'test/plugins/gate/work-pool.test.ts (the entry of the pool threads; the charge it measures, test/e2e/metered-work.test.ts)',
   'protocol/evm/overlay-state.ts': 'test/plugins/gate/simulation/simulate.test.ts (state read for frames)',
   'protocol/evm/frame-runner.ts': 'test/plugins/gate/simulation/simulate.test.ts and test/conformance/ (both uses of the runner)',
-  'protocol/evm/validate-prefix.ts': "test/plugins/gate/simulation/simulate.test.ts (the prefix through the gate's simulation)",
   'protocol/evm/state-gas-owners.ts': 'test/conformance/state-gas.test.ts (refills across frames, batches and reverts)',
   'protocol/evm/execute.ts': 'test/conformance/ (execution cases) and test/devnet/frames/frame-chain.test.ts',
   'protocol/index.ts': 'test/protocol/boundary.test.ts (the door: re-exports only)',
@@ -52,7 +51,7 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'protocol/refusal.ts': 'test/plugins/gate/errors.test.ts (refusals as the gate answers them)',
   'protocol/evm/evm-types.ts': 'types only',
   'protocol/evm/frame-opcodes.ts': 'test/plugins/gate/simulation/simulate.test.ts (the opcodes run in frames)',
-  'protocol/evm/validation-rules.ts': 'test/plugins/gate/simulation/simulate.test.ts (banned opcodes and access rules)',
+  'protocol/mempool/index.ts': 'test/protocol/boundary.test.ts (the mempool door: re-exports only)',
 };
 
 function modulesUnder(dir: string): string[] {

@@ -11,7 +11,7 @@
  */
 import {
   checkFrameTransaction,
-  checkNonceBound,
+  checkStandardTransaction,
   decodeFrameTransaction,
   decodeStandardTransaction,
   FRAME_TX_TYPE,
@@ -19,8 +19,6 @@ import {
   type FrameLimits,
   type FrameTransaction,
   recoverAddress,
-  SECP256K1_N,
-  TRANSACTION_EXECUTION_CAP,
 } from '../../protocol/index.js';
 import { refuse } from './errors.js';
 import type { RawTransaction } from './raw-transaction.js';
@@ -55,10 +53,6 @@ export interface Submission {
 export interface DecodeLimits extends FrameLimits {
   readonly blockGasLimit: bigint;
 }
-
-const SECP256K1_HALF_N = SECP256K1_N >> 1n;
-/** EIP-3860 (Shanghai): most init code a creation may carry. */
-const MAX_INIT_CODE_BYTES = 49_152;
 
 export function decodeSubmission(raw: RawTransaction, limits: DecodeLimits): Submission {
   return decodeWith(raw, limits, (unrecovered) => {
@@ -102,31 +96,10 @@ export interface Unrecovered {
   readonly signature: RecoverTask;
 }
 
-/**
- * `decodeSubmission`, but a standard transaction's sender recovered by `recover` (the worker
- * pool, where recovery runs in pure JS): the transaction is decoded and checked here first.
- */
 /** Everything of a standard transaction but its sender (refuses what fails a check before). */
 export function decodeUnrecovered(raw: RawTransaction, limits: DecodeLimits): Unrecovered {
   const tx = decodeStandardTransaction(raw.bytes);
-  if (tx.chainId !== limits.chainId) refuse('wrong-chain-id', `chain id ${tx.chainId} is not ${limits.chainId}`);
-  checkNonceBound(tx.nonce);
-  if (tx.gasLimit > limits.blockGasLimit) {
-    refuse('gas-limit', `gas limit ${tx.gasLimit} exceeds the block gas limit ${limits.blockGasLimit}`);
-  }
-  // The EL of an Osaka chain skips what follows after consensus ordered it: refused here instead.
-  if (tx.gasLimit > TRANSACTION_EXECUTION_CAP) {
-    refuse('gas-cap', `gas limit ${tx.gasLimit} exceeds the transaction gas cap ${TRANSACTION_EXECUTION_CAP} (EIP-7825)`);
-  }
-  if (tx.initCodeBytes !== undefined && tx.initCodeBytes > MAX_INIT_CODE_BYTES) {
-    refuse('initcode-size', `init code of ${tx.initCodeBytes} bytes exceeds ${MAX_INIT_CODE_BYTES} (EIP-3860)`);
-  }
-  // Below it the EL skips the transaction after consensus ordered it, and its nonce stays taken.
-  if (tx.gasLimit < tx.minimumGas) {
-    refuse('intrinsic-gas', `intrinsic gas too low: gas limit ${tx.gasLimit} is below the transaction's intrinsic gas ${tx.minimumGas}`);
-  }
-  if (tx.r === 0n || tx.r >= SECP256K1_N || tx.s === 0n || tx.s >= SECP256K1_N) refuse('sig-invalid', 'the signature is out of range');
-  if (tx.s > SECP256K1_HALF_N) refuse('sig-invalid', 'the signature has a high s value');
+  checkStandardTransaction(tx, limits);
   return {
     fields: {
       raw,

@@ -1,6 +1,6 @@
 /**
  * One frame of a frame transaction, run as EIP-8141 "Behavior" has it, for both uses: the gate's
- * validation prefix (validate-prefix.ts) and the devnet's full execution (execute.ts).
+ * validation prefix (mempool/validate-prefix.ts) and the devnet's full execution (execute.ts).
  *
  * - The frame's entry charges its target's EIP-2929 access (the sender and the precompiles are
  *   warm, and the block's coinbase when the block is known; a target stays warm for later

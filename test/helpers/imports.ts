@@ -38,3 +38,6 @@ export function importsOf(file: string): string[] {
         .replace(/\.js$/, '.ts'),
     );
 }
+
+/** The doors through which the rest of the project reaches protocol/ (test/protocol/boundary.test.ts). */
+export const PROTOCOL_DOORS: readonly string[] = ['protocol/index.ts', 'protocol/evm/index.ts', 'protocol/mempool/index.ts'];

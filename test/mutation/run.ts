@@ -19,11 +19,17 @@ import { basename, join } from 'node:path';
 /** Each target and the test files whose mocha run judges its mutants. */
 const TARGETS: Record<string, readonly string[]> = {
   'protocol/frame-checks.ts': ['test/protocol/frame-checks.test.ts'],
+  'protocol/mempool/policy.ts': ['test/protocol/mempool/policy.test.ts'],
+  'protocol/standard-checks.ts': ['test/protocol/standard-checks.test.ts'],
   'protocol/frame-codec.ts': ['test/protocol/frame-codec.test.ts'],
   'protocol/rlp-fields.ts': ['test/protocol/frame-codec.test.ts', 'test/protocol/standard-codec.test.ts'],
   'protocol/standard-codec.ts': ['test/protocol/standard-codec.test.ts'],
-  // The scheme table's lengths and gas are enforced by the static checks.
-  'protocol/signatures.ts': ['test/protocol/signatures.test.ts', 'test/protocol/frame-checks.test.ts'],
+  // The scheme table's lengths and gas are enforced by the static checks and the prefix budgets.
+  'protocol/signatures.ts': [
+    'test/protocol/signatures.test.ts',
+    'test/protocol/frame-checks.test.ts',
+    'test/protocol/mempool/policy.test.ts',
+  ],
   'plugins/gate/admission.ts': ['test/plugins/gate/admission.test.ts'],
   // The reader's envelope rules are pinned through the server: exact answers to malformed requests.
   'src/jsonrpc.ts': ['test/src/jsonrpc.test.ts', 'test/src/server/index.test.ts', 'test/e2e/bad-inputs.test.ts'],

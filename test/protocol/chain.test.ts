@@ -18,11 +18,11 @@ describe('protocol: the chain, in one place', () => {
       expiryVerifier: '0x0000000000000000000000000000000000008141',
       coldAccountAccessGas: 2_600n,
     });
-    expect(CHAIN.eips).to.deep.equal([2929, 8141]);
+    expect(CHAIN.eips).to.deep.equal([2929, 3860, 7825, 8141]);
   });
 
   it("names its EIPs' parameters: a chain adopting EIP-8038 lists it", () => {
-    expect(chainConfig(7n, 30_000_000n, [2929, 8038, 8141])).to.include({ chainId: 7n, coldAccountAccessGas: 3_000n });
+    expect(chainConfig(7n, 30_000_000n, [2929, 3860, 7825, 8038, 8141])).to.include({ chainId: 7n, coldAccountAccessGas: 3_000n });
   });
 
   it('is the only place outside the tests that writes the chain id or the expiry verifier address', () => {
@@ -36,6 +36,6 @@ describe('protocol: the chain, in one place', () => {
           .filter(([, line]) => WRITTEN.test(line) && !COMMENT.test(line)),
       )
       .map(([place]) => place);
-    expect(written).to.deep.equal(['protocol/chain.ts:21', 'protocol/params.ts:25', 'protocol/params.ts:26']);
+    expect(written).to.deep.equal(['protocol/chain.ts:24', 'protocol/params.ts:32', 'protocol/params.ts:33']);
   });
 });

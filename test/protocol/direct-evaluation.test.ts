@@ -6,8 +6,10 @@ import { decodeFrameTransaction, type FrameTransaction } from '../../protocol/fr
 import { RECIPIENT, secp256k1Entry, signed, type FrameFields, type FrameTxFields } from '../../support/frames.js';
 import { walletFor } from '../../support/keys.js';
 import { decodeCode } from '../../protocol/code-entry.js';
-import { EXPIRY_VERIFIER_CODE, type FrameFacts } from '../../protocol/frame-checks.js';
-import { OverlayStateManager, type StateReader, validatePrefix } from '../../protocol/evm/index.js';
+import { EXPIRY_VERIFIER_CODE } from '../../protocol/frame-checks.js';
+import type { FrameFacts } from '../../protocol/mempool/policy.js';
+import { OverlayStateManager, type StateReader } from '../../protocol/evm/index.js';
+import { validatePrefix } from '../../protocol/mempool/index.js';
 
 const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
 const FACTORY = '0x000000000000000000000000000000000000f00d';

@@ -3,7 +3,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { expect } from 'chai';
 import { concat, dataSlice, getBytes, keccak256, SigningKey, toBeHex, Transaction } from 'ethers';
 import { readFileSync } from 'node:fs';
-import { checkFrameTransaction } from '../../protocol/frame-checks.js';
+import { checkFrameTransaction } from '../../protocol/mempool/policy.js';
 import { decodeFrameTransaction } from '../../protocol/frame-codec.js';
 import { recoverAddress, verifyFrameSignatures } from '../../protocol/signatures.js';
 import {

@@ -5,10 +5,9 @@
  * the registry, at their entry module.
  */
 import { expect } from 'chai';
-import { importsOf, sourcesUnder, specifiersOf } from '../helpers/imports.js';
+import { importsOf, PROTOCOL_DOORS, sourcesUnder, specifiersOf } from '../helpers/imports.js';
 
 const DOOR = 'src/plugin.ts';
-const PROTOCOL_DOORS = ['protocol/index.ts', 'protocol/evm/index.ts'];
 
 /** `plugins/gate/state.ts` -> `plugins/gate/`; `plugins/auth.ts` -> `plugins/auth.ts`. */
 const pluginOf = (file: string) => {

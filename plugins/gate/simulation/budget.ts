@@ -2,7 +2,7 @@
  * The compute budget of one simulation (gate option `simulation_budget_ms`): the thread's time
  * it had, not counting the time it waited for EL reads. Checked at every JUMP and JUMPI (every
  * loop runs through one) and every CALL*, EXTCODE* and precompile call, so that neither a
- * pure-compute loop nor a chain of expensive calls runs past it (validation-rules.ts); the
+ * pure-compute loop nor a chain of expensive calls runs past it (protocol/mempool/trace-rules.ts); the
  * simulation is then aborted and refused (simulate.ts).
  *
  * The gate's pool gives a thread one task at a time (work-pool.ts), so this is wall time less EL

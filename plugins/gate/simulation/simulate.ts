@@ -11,7 +11,8 @@
  * a `SimulationFault` carrying what to log.
  */
 import type { FrameFacts, FrameTransaction, StateDependencies } from '../../../protocol/index.js';
-import { OverlayStateManager, type PrefixProgress, type StateReader, validatePrefix } from '../../../protocol/evm/index.js';
+import { OverlayStateManager, type StateReader } from '../../../protocol/evm/index.js';
+import { type PrefixProgress, validatePrefix } from '../../../protocol/mempool/index.js';
 import { describeFault, frameRefusal, OVER_SIMULATION_BUDGET, Refusal, SIMULATION_ERROR, Unavailable } from '../errors.js';
 import type { Head, HeadState } from '../state.js';
 import { ComputeBudget, DEFAULT_SIMULATION_BUDGET_MS, OverBudget } from './budget.js';

@@ -136,8 +136,8 @@ describe('gate: decoding a submission (frame-transactions.md section 2)', () => 
     }
   });
 
-  describe('the limits a standard transaction is held to', () => {
-    it('refuses another chain id, for typed and legacy transactions alike', async () => {
+  describe('the limits a standard transaction is held to (protocol/standard-checks.ts)', () => {
+    it('applies them before its sender is recovered: another chain id, for typed and legacy transactions alike', async () => {
       expect(verdict(await sign({ type: 2, chainId: 1, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n }))).to.equal(
         'wrong-chain-id: chain id 1 is not 8141',
       );
@@ -147,49 +147,6 @@ describe('gate: decoding a submission (frame-transactions.md section 2)', () => 
     it('reads the chain id from the limits it is given', async () => {
       const raw = await sign({ type: 2, chainId: 1, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n });
       expect(decode(raw, { ...LIMITS, chainId: 1n }).sender).to.equal(sender);
-    });
-
-    it('takes a gas limit equal to the block gas limit and refuses one more (gas-limit)', async () => {
-      const limits = { ...LIMITS, blockGasLimit: 1_000_000n };
-      const at = (gasLimit: number) => sign({ type: 2, gasLimit, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n });
-      expect(verdict(await at(1_000_000), limits)).to.equal('accepted');
-      expect(verdict(await at(1_000_001), limits)).to.equal('gas-limit: gas limit 1000001 exceeds the block gas limit 1000000');
-    });
-
-    it('takes 16 777 216 gas and refuses one more under the EIP-7825 cap (gas-cap)', async () => {
-      const at = (gasLimit: number) => sign({ type: 2, gasLimit, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n });
-      expect(verdict(await at(16_777_216))).to.equal('accepted');
-      expect(verdict(await at(16_777_217))).to.equal('gas-cap: gas limit 16777217 exceeds the transaction gas cap 16777216 (EIP-7825)');
-    });
-
-    it('names the block gas limit first when a gas limit is over both', async () => {
-      const raw = await sign({ type: 2, gasLimit: 16_777_217, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n });
-      expect(verdict(raw, { ...LIMITS, blockGasLimit: 10_000_000n })).to.equal(
-        'gas-limit: gas limit 16777217 exceeds the block gas limit 10000000',
-      );
-    });
-
-    it('takes 49 152 bytes of init code and refuses 49 153 (EIP-3860), for creations only', async () => {
-      const create = (bytes: number) =>
-        sign({ type: 2, to: null, data: `0x${'00'.repeat(bytes)}`, gasLimit: 600_000, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n });
-      expect(verdict(await create(49_152))).to.equal('accepted');
-      expect(verdict(await create(49_153))).to.equal('initcode-size: init code of 49153 bytes exceeds 49152 (EIP-3860)');
-      const call = await sign({
-        type: 2,
-        data: `0x${'00'.repeat(49_153)}`,
-        gasLimit: 600_000,
-        maxFeePerGas: GWEI,
-        maxPriorityFeePerGas: 0n,
-      });
-      expect(verdict(call)).to.equal('accepted');
-    });
-
-    it('takes the intrinsic gas exactly and refuses one less (intrinsic-gas)', async () => {
-      const at = (gasLimit: number) => sign({ type: 2, gasLimit, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n });
-      expect(verdict(await at(21_000))).to.equal('accepted');
-      expect(verdict(await at(20_999))).to.equal(
-        "intrinsic-gas: intrinsic gas too low: gas limit 20999 is below the transaction's intrinsic gas 21000",
-      );
     });
   });
 

@@ -9,13 +9,12 @@
  * (the caller's budget, an unreadable state, a bug) passes through; `progress` says where it was.
  */
 import { createAddressFromString } from '@ethereumjs/util';
-import { EXPIRY_VERIFIER, type FrameFacts } from '../frame-checks.js';
+import { FrameRunner, installJumpAnalysisCache, type OverlayStateManager } from '../evm/index.js';
+import { EXPIRY_VERIFIER } from '../frame-checks.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
 import { refuseFrame } from '../refusal.js';
-import { FrameRunner } from './frame-runner.js';
-import { installJumpAnalysisCache } from './jump-analysis.js';
-import type { OverlayStateManager } from './overlay-state.js';
-import { type RuleContext, validationRules } from './validation-rules.js';
+import type { FrameFacts } from './policy.js';
+import { type RuleContext, validationRules } from './trace-rules.js';
 
 /** Where the prefix is: the frame a failure that is not a rule's names. */
 export interface PrefixProgress {

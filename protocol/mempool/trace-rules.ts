@@ -7,8 +7,7 @@
  * A violation is recorded (the first one is the refusal's cause) and halts the call frame it
  * happens in, so an endless loop or a banned read never gets further.
  */
-import { isPrecompile } from './fork.js';
-import { FORK_OPCODES, halt, wrapOpcode, type AddOpcode, type RunState } from './evm-types.js';
+import { FORK_OPCODES, halt, isPrecompile, wrapOpcode, type AddOpcode, type RunState } from '../evm/index.js';
 
 export interface RuleContext {
   readonly sender: string;

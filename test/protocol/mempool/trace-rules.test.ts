@@ -1,0 +1,102 @@
+/**
+ * The validation-prefix trace rules, each broken once in a self frame over a world in memory:
+ * the refusal names the rule, and what the rules allow passes. Through the gate on anvil:
+ * test/plugins/gate/simulation/simulate.test.ts.
+ */
+import { expect } from 'chai';
+import { encodeFrameTx } from '../../../support/frames.js';
+import {
+  BANNED,
+  callThenApprove,
+  callWithoutValueThenApprove,
+  CREATE2_FACTORY,
+  ENDLESS_LOOP,
+  extcodehashLoop,
+  GAS_NOT_FOR_A_CALL,
+  READ_SLOT0,
+  STOPS,
+  thenApprove,
+} from '../../../support/verify-code.js';
+import { ONE_ETH, rejected, selfFrames, World } from './world.js';
+
+/** EXTCODESIZE of `target`, dropped, then APPROVE(3). */
+const extcodesizeThenApprove = (target: string) =>
+  thenApprove([`73${target.slice(2)}`, 'PUSH20 target'], ['3b', 'EXTCODESIZE'], ['50', 'POP']);
+/** An EIP-7702 delegation designator: 0xef0100 and the delegate's address (23 bytes). */
+const delegationTo = (delegate: string) => `0xef0100${delegate.slice(2)}`;
+
+describe('protocol: the trace rules of a validation prefix', () => {
+  let world: World;
+  beforeEach(() => {
+    world = new World();
+  });
+  const judged = async (code: string, verifyGas?: bigint) =>
+    (await world.judge(encodeFrameTx(selfFrames(world.put({ code, balance: ONE_ETH }), verifyGas)))).verdict;
+
+  for (const [name, code] of BANNED) {
+    it(`bans ${name}`, async () => {
+      expect(await judged(code)).to.deep.equal(rejected(0, `banned opcode ${name}`));
+    });
+  }
+
+  it('names a byte the fork leaves undefined rather than running it as INVALID', async () => {
+    expect(await judged(thenApprove(['0c', 'undefined at the fork']))).to.deep.equal(
+      rejected(0, 'banned opcode 0x0c (undefined at the fork)'),
+    );
+  });
+
+  it('bans INVALID in a nested call whose failure the caller ignores', async () => {
+    expect(await judged(callThenApprove('fa', world.put({ code: '0xfe' })))).to.deep.equal(rejected(0, 'banned opcode INVALID'));
+  });
+
+  it('allows GAS only right before a call', async () => {
+    expect(await judged(GAS_NOT_FOR_A_CALL)).to.deep.equal(rejected(0, 'GAS not followed by a call'));
+    expect(await judged(callThenApprove('fa', world.put({ code: STOPS })))).to.equal('valid');
+  });
+
+  it("reads storage only of the sender: a library's SLOAD runs on the sender's storage by DELEGATECALL, not by STATICCALL", async () => {
+    const library = world.put({ code: READ_SLOT0 });
+    expect(await judged(callThenApprove('f4', library))).to.equal('valid');
+    expect(await judged(callThenApprove('fa', library))).to.deep.equal(rejected(0, 'storage read outside the sender'));
+  });
+
+  it('calls and reads the code only of accounts with code, precompiles and a code-less sender (its default code)', async () => {
+    const nobody = '0x00000000000000000000000000000000000e3e3e';
+    expect(await judged(callWithoutValueThenApprove(nobody))).to.deep.equal(rejected(0, 'CALL to an account without code'));
+    expect(await judged(extcodesizeThenApprove(nobody))).to.deep.equal(rejected(0, 'EXTCODESIZE to an account without code'));
+    expect(await judged(callThenApprove('fa', '0x0000000000000000000000000000000000000004'))).to.equal('valid');
+    expect(await judged(extcodesizeThenApprove(world.put({ code: STOPS })))).to.equal('valid');
+  });
+
+  it('refuses a call into an EIP-7702 delegation', async () => {
+    const delegated = world.put({ code: delegationTo(world.put({ code: STOPS })) });
+    expect(await judged(callThenApprove('fa', delegated))).to.deep.equal(rejected(0, 'STATICCALL to an EIP-7702 delegation'));
+  });
+
+  it('refuses CREATE2 outside a deploy frame (the factory called from a VERIFY frame)', async () => {
+    expect(await judged(callWithoutValueThenApprove(world.put({ code: CREATE2_FACTORY })))).to.deep.equal(
+      rejected(0, 'banned opcode CREATE2'),
+    );
+  });
+
+  it('checks the budget at every jump, call and code read: a loop ends where the budget says', async () => {
+    let checks = 0;
+    const spent = new Error('over budget');
+    const checkBudget = () => {
+      if (++checks > 50) throw spent;
+    };
+    for (const code of [ENDLESS_LOOP, extcodehashLoop(world.put({ code: STOPS }))]) {
+      checks = 0;
+      const sender = world.put({ code, balance: ONE_ETH });
+      const thrown = await world.judge(encodeFrameTx(selfFrames(sender, 90_000n)), { checkBudget }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(thrown, code.slice(0, 12)).to.equal(spent);
+    }
+  });
+
+  it('halts an endless loop as out of gas when the budget allows it', async () => {
+    expect(await judged(ENDLESS_LOOP, 90_000n)).to.deep.equal(rejected(0, 'out of gas'));
+  });
+});
