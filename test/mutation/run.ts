@@ -20,6 +20,9 @@ import { basename, join } from 'node:path';
 const TARGETS: Record<string, readonly string[]> = {
   'protocol/frame-checks.ts': ['test/protocol/frame-checks.test.ts'],
   'protocol/mempool/policy.ts': ['test/protocol/mempool/policy.test.ts'],
+  // The prefix run and its trace rules, over a world in memory (no anvil).
+  'protocol/mempool/trace-rules.ts': ['test/protocol/mempool/trace-rules.test.ts'],
+  'protocol/mempool/validate-prefix.ts': ['test/protocol/mempool/validate-prefix.test.ts'],
   'protocol/standard-checks.ts': ['test/protocol/standard-checks.test.ts'],
   'protocol/frame-codec.ts': ['test/protocol/frame-codec.test.ts'],
   'protocol/rlp-fields.ts': ['test/protocol/frame-codec.test.ts', 'test/protocol/standard-codec.test.ts'],
