@@ -3,6 +3,7 @@
  * "Direct Evaluation of Protocol-Defined Frames"; frame-transactions.md section 7): every frame
  * targets a code-less account (default code) or is the expiry frame. No EVM runs: the outcome is
  * fixed by the transaction, the signatures (already verified) and a few facts of head state.
+ * Each frame takes the frame runner's own EVM-free step (defined-frames.ts).
  *
  * Default code in a VERIFY frame with allowed scope `s = flags & 3`: the entry at index 0 (when
  * `s` includes execution) or 1 must be SECP256K1, or MLDSA65 (this project's extension), with
@@ -15,12 +16,13 @@
  * APPROVE's payment charges state gas for a sender that does not exist yet. The deadline itself
  * is compared by admission.
  */
-import { Approvals, defaultCodeScope } from './approval.js';
+import { Approvals } from './approval.js';
 import { CHAIN } from './chain.js';
+import { entryCharge, runDefaultCode } from './defined-frames.js';
 import { FrameMode, type FrameTransaction } from './frame-codec.js';
 import { refuseFrame } from './refusal.js';
 
-const { coldAccountAccessGas, warmAccountAccessGas, expiryVerifier, expiryVerifierGas } = CHAIN;
+const { coldAccountAccessGas, warmAccountAccessGas } = CHAIN;
 
 export interface DirectPrefix {
   readonly tx: FrameTransaction;
@@ -45,14 +47,12 @@ export async function evaluateDirectly({ tx, prefixEnd, maxCost, senderExists, b
     const frame = tx.frames[i]!;
     const target = frame.target ?? tx.sender;
     const species = frame.mode === FrameMode.Verify ? 'VERIFY' : 'deploy';
-    const isExpiry = frame.mode === FrameMode.Verify && target === expiryVerifier;
-    const cost = access(target) + (isExpiry ? expiryVerifierGas : 0n);
-    if (cost > frame.executionGas) refuseFrame(i, species, 'out of gas', `the frame needs ${cost}, its limit is ${frame.executionGas}`);
-    if (isExpiry) continue;
+    const entry = entryCharge(tx, i, frame, access(target));
+    if (!entry.ok) refuseFrame(i, species, entry.cause, entry.detail);
+    if (entry.expiry) continue;
+    // Aimed at a code-less account, a deploy frame runs empty code: it installs nothing.
     if (frame.mode !== FrameMode.Verify) refuseFrame(i, species, 'no code at the sender after deploy');
-    const code = defaultCodeScope(tx, frame);
-    if ('why' in code) refuseFrame(i, species, 'reverted', code.why);
-    const outcome = await approvals.approve(frame, target, code.scope, maxCost, () => balanceOf(target));
-    if (!outcome.ok) refuseFrame(i, species, outcome.halt ? 'out of state gas' : 'reverted', outcome.why);
+    const outcome = await runDefaultCode(tx, frame, approvals, maxCost, balanceOf);
+    if (!outcome.ok) refuseFrame(i, species, outcome.cause, outcome.detail);
   }
 }

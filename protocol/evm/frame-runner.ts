@@ -8,6 +8,8 @@
  * - The expiry frame runs the canonical verifier's 51 gas, its deadline compared with the
  *   block's timestamp (the gate's admission compares it with the head's).
  * - A VERIFY frame whose target has no code runs default code (approval.ts), no EVM.
+ *   These three are the protocol-defined step, EVM-free (defined-frames.ts), which direct
+ *   evaluation takes alone.
  * - Otherwise the EVM runs the frame: VERIFY as a static call from the entry point 0xaa, SENDER
  *   from the sender, DEFAULT from the entry point, on the frame's own execution limit less its
  *   entry charge and its own state-gas pool (EIP-8037 charges drawn from it, never spilled:
@@ -17,8 +19,9 @@
  */
 import { EVM, EVMMockBlockchain } from '@ethereumjs/evm';
 import { Account, bytesToHex, createAddressFromString, hexToBytes, type Address } from '@ethereumjs/util';
-import { Approvals, defaultCodeScope, NEW_ACCOUNT_STATE_GAS } from '../approval.js';
+import { Approvals, NEW_ACCOUNT_STATE_GAS } from '../approval.js';
 import { CHAIN } from '../chain.js';
+import { entryCharge, runDefaultCode } from '../defined-frames.js';
 import { type Frame, FrameMode, type FrameTransaction } from '../frame-codec.js';
 import { curveBackends } from './curves.js';
 import { frameStateGasPatched } from './evm-patch.js';
@@ -212,26 +215,24 @@ export class FrameRunner {
       ...failure,
     });
     const halted = (cause: string, detail?: string) => done(0, frame.executionGas, { cause, detail });
-    const isExpiry = frame.mode === FrameMode.Verify && target === CHAIN.expiryVerifier && i === 0;
-    const needed = entry + (isExpiry ? CHAIN.expiryVerifierGas : 0n);
-    if (needed > frame.executionGas) return halted('out of gas', `the frame needs ${needed}, its limit is ${frame.executionGas}`);
-    if (isExpiry) {
+    const charge = entryCharge(tx, i, frame, entry);
+    if (!charge.ok) return halted(charge.cause, charge.detail);
+    if (charge.expiry) {
       const deadline = frame.data.length === 8 ? Buffer.from(frame.data).readBigUInt64BE() : -1n;
       const passed = block === undefined || block.timestamp <= deadline;
-      return done(passed ? 1 : 0, needed, passed ? undefined : { cause: 'reverted', detail: 'past its deadline' });
+      return done(passed ? 1 : 0, charge.gas, passed ? undefined : { cause: 'reverted', detail: 'past its deadline' });
     }
     if (frame.value > 0n && ((await state.getAccount(createAddressFromString(tx.sender)))?.balance ?? 0n) < frame.value) {
       return done(0, entry, { cause: 'reverted', detail: 'the sender cannot cover the value' });
     }
     const code = await state.getCode(to);
     if (frame.mode === FrameMode.Verify && code.length === 0 && !isPrecompile(target)) {
-      const scope = defaultCodeScope(tx, frame);
-      if ('why' in scope) return done(0, entry, { cause: 'reverted', detail: scope.why });
-      const outcome = await approvals.approve(frame, target, scope.scope, maxCost, () => ctx.balanceOf(target), ctx.stateGasLeft);
-      if (!outcome.ok)
-        return outcome.halt ? halted('out of state gas', outcome.why) : done(0, entry, { cause: 'reverted', detail: outcome.why });
-      ctx.granted.push(scope.scope);
-      await ctx.onApproved!(scope.scope, target);
+      const outcome = await runDefaultCode(tx, frame, approvals, maxCost, ctx.balanceOf, ctx.stateGasLeft);
+      if (!outcome.ok) {
+        return outcome.halt ? halted(outcome.cause, outcome.detail) : done(0, entry, { cause: outcome.cause, detail: outcome.detail });
+      }
+      ctx.granted.push(outcome.scope);
+      await ctx.onApproved!(outcome.scope, target);
       return done(1, entry);
     }
     const caller = frame.mode === FrameMode.Sender ? createAddressFromString(tx.sender) : ENTRY_POINT;

@@ -20,6 +20,8 @@ import { basename, join } from 'node:path';
 const TARGETS: Record<string, readonly string[]> = {
   'protocol/frame-checks.ts': ['test/protocol/frame-checks.test.ts'],
   'protocol/mempool/policy.ts': ['test/protocol/mempool/policy.test.ts'],
+  // The protocol-defined step, alone and as direct evaluation takes it.
+  'protocol/defined-frames.ts': ['test/protocol/defined-frames.test.ts', 'test/protocol/direct-evaluation.test.ts'],
   // The prefix run and its trace rules, over a world in memory (no anvil).
   'protocol/mempool/trace-rules.ts': ['test/protocol/mempool/trace-rules.test.ts'],
   'protocol/mempool/validate-prefix.ts': ['test/protocol/mempool/validate-prefix.test.ts'],
