@@ -12,16 +12,7 @@
  *
  * Order: after allowlist (these are allowlisted reads it answers instead of streaming).
  */
-import {
-  errors,
-  EXTRA_COST,
-  sharedFor,
-  type Answer,
-  type PluginModule,
-  type RequestContext,
-  type Upstream,
-  type Verdict,
-} from '../src/plugin.js';
+import { errors, sharedFor, type Answer, type PluginModule, type RequestContext, type Upstream, type Verdict } from '../src/plugin.js';
 
 interface FeeRewriteOptions {
   /** How long one base-fee reading answers eth_gasPrice; blocks come about once a second. */
@@ -47,7 +38,7 @@ export const feeRewrite: PluginModule<FeeRewriteOptions> = {
     return {
       name: 'fee-rewrite',
       methods: FEE_METHODS,
-      handle({ request, facts }: RequestContext): Verdict | Promise<Verdict> {
+      handle({ request, tab }: RequestContext): Verdict | Promise<Verdict> {
         switch (request.method) {
           case 'eth_maxPriorityFeePerGas':
             return { result: ZERO };
@@ -60,7 +51,7 @@ export const feeRewrite: PluginModule<FeeRewriteOptions> = {
               return { error: errors.invalidParams(`at most ${MAX_PERCENTILES} reward percentiles`) };
             }
             const entries = blockCountOf(params[0]) * (percentiles.length + 1);
-            const charged = facts.get(EXTRA_COST)?.(Math.ceil(entries / ENTRIES_PER_TOKEN) - 1);
+            const charged = tab.take(Math.ceil(entries / ENTRIES_PER_TOKEN) - 1);
             const answer = (overQuota: Answer | undefined) => overQuota ?? feeHistoryWithoutTips(execution, params);
             return charged instanceof Promise ? charged.then(answer) : answer(charged);
           }

@@ -1,8 +1,7 @@
-import type { Answer } from './jsonrpc.js';
-
 /**
  * Facts that one plugin records about a request for later plugins to read. Append-only: a fact
- * is set at most once, so a later plugin cannot undo an earlier one's finding.
+ * is set at most once, so a later plugin cannot undo an earlier one's finding. What a request
+ * costs its source goes on its tab instead (request-tab.ts).
  */
 export interface Fact<T> {
   readonly name: string;
@@ -13,23 +12,6 @@ export interface Fact<T> {
 /** Set by auth: the request carried the operator bearer token. */
 export const OPERATOR: Fact<boolean> = { name: 'operator' };
 
-/**
- * Set by rate-limit on a submission: takes `tokens` more from the same source's submission
- * buckets, for work a later plugin can price only once it has decoded the request (a frame
- * transaction's validation prefix gas, for the gate). Answers the -32005 refusal when the source
- * is over quota.
- */
-export const EXTRA_COST: Fact<ExtraCost> = { name: 'extra-cost' };
-export type ExtraCost = (tokens: number) => Answer | undefined | Promise<Answer | undefined>;
-
-/**
- * Set by rate-limit on a submission: takes `tokens` from the source's own submission bucket for
- * work already done, measured once it is done (the gate's time in its worker pool). Never
- * refuses: the bucket may go below zero, and the source's next requests wait until it has earned
- * the debt back.
- */
-export const CHARGE: Fact<(tokens: number) => void> = { name: 'charge' };
-
 /** Set by rate-limit: the source key the request is counted against (its address or /48, see rate-limit/source.ts). */
 export const SOURCE: Fact<string> = { name: 'source' };
 
@@ -39,20 +21,6 @@ export const SOURCE: Fact<string> = { name: 'source' };
  * prices the read by it.
  */
 export const CALL_GAS: Fact<bigint> = { name: 'call-gas' };
-
-/**
- * Set by rate-limit on a gas-heavy read: the core calls it once with the EL's time for the
- * answer, in milliseconds, from the request written on its EL connection to the answer's headers
- * (the wait for a free connection not counted), so that the source pays for time its tokens did
- * not cover.
- */
-export const EL_TIME: Fact<(ms: number) => void> = { name: 'el-time' };
-
-/**
- * Set by a plugin that holds something for the request's lifetime (rate-limit: the source's
- * in-flight slot): the core calls it once the response has closed, however it ended.
- */
-export const ON_CLOSE: Fact<() => void> = { name: 'on-close' };
 
 /** Set by the core on a WebSocket message: its connection can take subscriptions' notifications. */
 export const SUBSCRIBER: Fact<true> = { name: 'subscriber' };

@@ -10,6 +10,9 @@
  * - `ctx.facts` is append-only: a plugin may record a fact for later plugins (auth records
  *   `operator`), and nobody may overwrite it. Plugins read facts only through the keys in
  *   `facts.ts`, never each other's modules.
+ * - `ctx.tab` is the request's tab with its source (request-tab.ts): the plugin that prices
+ *   requests keeps it (rate-limit); a later one takes more from it or owes to it, the core
+ *   records the EL's time on it, and anyone may add a hook to run when the response closes.
  * - Throwing is a bug: the client gets a generic internal error and the stack goes to the log.
  *   Expected failures are answered with catalogue errors (`errors.ts`); a helper deep inside a
  *   plugin may throw `RpcFailure` to the same effect.
@@ -49,25 +52,14 @@ import type { Redis } from 'ioredis';
 import type { Answer, RpcId, RpcRequest } from './jsonrpc.js';
 import type { OptionsReader } from './config/reader.js';
 import type { Facts } from './facts.js';
+import type { RequestTab } from './request-tab.js';
 import type { Logger } from './log.js';
 import type { Upstream } from './upstream.js';
 
 export { callsOf, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, gasOf, namesGasOtherwise, requestGas } from './call-gas.js';
 export { errors, LIMIT_EXCEEDED, METHOD_NOT_FOUND, RpcFailure, type RpcError } from './errors.js';
-export {
-  CALL_GAS,
-  CHARGE,
-  CLOSED,
-  EL_TIME,
-  EXTRA_COST,
-  Facts,
-  ON_CLOSE,
-  OPERATOR,
-  SOURCE,
-  SUBSCRIBER,
-  type ExtraCost,
-  type Fact,
-} from './facts.js';
+export { CALL_GAS, CLOSED, Facts, OPERATOR, SOURCE, SUBSCRIBER, type Fact } from './facts.js';
+export { RequestTab, type TabKeeper } from './request-tab.js';
 export { idOf, type Answer, type RpcId, type RpcRequest } from './jsonrpc.js';
 export type { Fields, Logger } from './log.js';
 export { throttledWarning, type ThrottledWarning } from './log-throttle.js';
@@ -95,6 +87,8 @@ export interface RequestContext {
   /** The TCP peer, the request's headers as received, and its URL's path (and query), if known. */
   readonly peer: { readonly address: string; readonly headers: IncomingHttpHeaders; readonly path?: string };
   readonly facts: Facts;
+  /** What the request costs its source beyond its price: taken, owed, the EL's time; and its close hooks. */
+  readonly tab: RequestTab;
 }
 
 /** One element of a batch refusal. */

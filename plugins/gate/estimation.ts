@@ -11,7 +11,7 @@
  * estimate runs in a thread of a lane of its own (simulation/estimate.ts), served by source as
  * the simulations are; its compute time beyond what the request paid is the source's debt.
  */
-import { CHARGE, CLOSED, errors, SOURCE, type Answer, type RequestContext } from '../../src/plugin.js';
+import { CLOSED, errors, SOURCE, type Answer, type RequestContext } from '../../src/plugin.js';
 import { InvalidFrameRequest, isFrameRequest, readFrameRequest, type FrameGasRequest } from '../../protocol/index.js';
 import { answerFor } from './answers.js';
 import { Abandoned } from './errors.js';
@@ -48,7 +48,7 @@ function blockOf(param: unknown): string | undefined {
 const hex = (value: bigint) => `0x${value.toString(16)}`;
 
 export function createEstimator(pool: WorkPool, chainId: bigint) {
-  return async ({ request, facts, peer }: RequestContext): Promise<Answer> => {
+  return async ({ request, facts, peer, tab }: RequestContext): Promise<Answer> => {
     const params = request.params === undefined || request.params === null ? [] : request.params;
     if (!Array.isArray(params) || params.length < 1 || params.length > 2) {
       return { error: errors.invalidParams(`${request.method} takes [transaction, block] for a frame transaction (no state overrides)`) };
@@ -82,8 +82,7 @@ export function createEstimator(pool: WorkPool, chainId: bigint) {
       return answer;
     } finally {
       // A read paid its price up front; the thread time past one token's worth is owed.
-      const owed = Math.ceil(spent / POOL_MS_PER_TOKEN) - 1;
-      if (owed > 0) facts.get(CHARGE)?.(owed);
+      tab.owe(Math.ceil(spent / POOL_MS_PER_TOKEN) - 1);
     }
     if ('unknownBlock' in outcome) return { error: errors.headerNotFound() };
     if ('failure' in outcome) {

@@ -144,7 +144,7 @@ export const gate: PluginModule<GateOptions> = {
         const sync = request.method === SYNC_SUBMISSION_METHOD ? { timeoutMs: syncTimeoutOf(request.params, options) } : undefined;
         // Without rate-limit, the TCP peer is the source the pool serves in turn.
         const source = facts.get(SOURCE) ?? peer.address;
-        return verdictFor(readRawTransaction(rawParams(request.params, request.method)), facts, sync, source);
+        return verdictFor(readRawTransaction(rawParams(request.params, request.method)), ctx, sync, source);
       },
       close: () => {
         revalidator?.close();

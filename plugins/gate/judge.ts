@@ -7,13 +7,11 @@
  * The same bytes judged twice at once wait for the first verdict.
  */
 import {
-  CHARGE,
   CLOSED,
   errors,
-  EXTRA_COST,
   type Answer,
-  type Facts,
   type LabelledCounter,
+  type RequestContext,
   type ThrottledWarning,
   type Upstream,
 } from '../../src/plugin.js';
@@ -142,11 +140,14 @@ async function replay({ ledger, state, verdicts }: JudgeParts, hash: string): Pr
   return { error: refusalError(cached, true) };
 }
 
+/** What the gate reads of the request that asked (its client gone?) and charges to its tab. */
+export type Asked = Pick<RequestContext, 'facts' | 'tab'>;
+
 /** An admission, or the over-quota answer; throws what refuses. `judged.head`: the head read, once state is. */
 async function decide(
   parts: JudgeParts,
   raw: RawTransaction,
-  facts: Facts,
+  asked: Asked,
   sync: Sync,
   judged: { head?: bigint },
   meter: Meter,
@@ -156,7 +157,7 @@ async function decide(
   const prefixJudge = prefixJudgeFor(pool, meter);
   if (sub.frame !== undefined) {
     const tokens = validationTokens(sub.frame.facts.prefixGas);
-    const overQuota = await facts.get(EXTRA_COST)?.(tokens - 1);
+    const overQuota = await asked.tab.take(tokens - 1);
     if (overQuota !== undefined) return overQuota;
     meter.paid = tokens;
     await pool.verify(sub.frame.tx, meter);
@@ -227,7 +228,7 @@ function unexpected(parts: JudgeParts, err: unknown): Refusal {
 async function admit(
   parts: JudgeParts,
   raw: RawTransaction,
-  facts: Facts,
+  asked: Asked,
   sync: Sync,
   { sub, head, release, dependencies }: Admission,
   source: string,
@@ -235,7 +236,7 @@ async function admit(
   const { ledger, state, verdicts } = parts;
   // A client gone while the gate judged (closed, or half-closed: Node aborts the request then)
   // would never learn that its transaction was ordered: it is not forwarded.
-  if (facts.get(CLOSED)) {
+  if (asked.facts.get(CLOSED)) {
     await release();
     return ABANDONED;
   }
@@ -263,7 +264,7 @@ async function admit(
   // Ordered now: pending until a block after the head as it stands (skip_after_blocks from
   // there). Noted after the answer: the client does not wait for one more head read.
   void acknowledge(parts, sub, head, dependencies, source);
-  return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, facts, state, parts.stateReads);
+  return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, asked.facts, state, parts.stateReads);
 }
 
 async function acknowledge(
@@ -284,18 +285,17 @@ async function acknowledge(
 }
 
 /** Charges the source, as debt, for pool time beyond what it paid up front. */
-function settle(meter: Meter, facts: Facts): void {
-  const owed = Math.ceil(meter.ms / POOL_MS_PER_TOKEN) - meter.paid;
-  if (owed > 0) facts.get(CHARGE)?.(owed);
+function settle(meter: Meter, asked: Asked): void {
+  asked.tab.owe(Math.ceil(meter.ms / POOL_MS_PER_TOKEN) - meter.paid);
 }
 
-export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Facts, sync: Sync, source: string) => Promise<Answer> {
+export function createJudge(parts: JudgeParts): (raw: RawTransaction, asked: Asked, sync: Sync, source: string) => Promise<Answer> {
   const judging = new Map<string, Promise<Answer>>();
-  const judge = async (raw: RawTransaction, facts: Facts, sync: Sync, source: string): Promise<Answer> => {
+  const judge = async (raw: RawTransaction, asked: Asked, sync: Sync, source: string): Promise<Answer> => {
     const judged: { head?: bigint } = {};
     const meter: Meter = {
       source,
-      gone: () => facts.get(CLOSED) === true,
+      gone: () => asked.facts.get(CLOSED) === true,
       spent: (ms) => {
         meter.ms += ms;
       },
@@ -304,34 +304,34 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, facts: Fac
     };
     let decided: Admission | Answer;
     try {
-      decided = await decide(parts, raw, facts, sync, judged, meter);
+      decided = await decide(parts, raw, asked, sync, judged, meter);
     } catch (err) {
       return refused(parts, err, raw.hash, judged.head);
     } finally {
-      settle(meter, facts);
+      settle(meter, asked);
     }
-    return 'release' in decided ? admit(parts, raw, facts, sync, decided, source) : decided;
+    return 'release' in decided ? admit(parts, raw, asked, sync, decided, source) : decided;
   };
 
-  const judgeOnce = (raw: RawTransaction, facts: Facts, sync: Sync, source: string): Promise<Answer> => {
+  const judgeOnce = (raw: RawTransaction, asked: Asked, sync: Sync, source: string): Promise<Answer> => {
     // The two variants answer differently: each is judged once on its own.
     const key = sync === undefined ? raw.hash : `sync:${raw.hash}`;
     const running = judging.get(key);
     if (running !== undefined) {
       // The same bytes from a client that is still there are judged afresh if the first one left.
       return running.then((first) =>
-        first === ABANDONED ? judgeOnce(raw, facts, sync, source) : 'result' in first ? { error: errors.alreadyKnown() } : first,
+        first === ABANDONED ? judgeOnce(raw, asked, sync, source) : 'result' in first ? { error: errors.alreadyKnown() } : first,
       );
     }
-    const verdict = judge(raw, facts, sync, source).finally(() => judging.delete(key));
+    const verdict = judge(raw, asked, sync, source).finally(() => judging.delete(key));
     judging.set(key, verdict);
     return verdict;
   };
 
-  return (raw, facts, sync, source) => {
-    if (judging.has(raw.hash)) return judgeOnce(raw, facts, sync, source);
+  return (raw, asked, sync, source) => {
+    if (judging.has(raw.hash)) return judgeOnce(raw, asked, sync, source);
     return replay(parts, raw.hash).then(
-      (earlier) => earlier ?? judgeOnce(raw, facts, sync, source),
+      (earlier) => earlier ?? judgeOnce(raw, asked, sync, source),
       (err) => {
         if (!(err instanceof Unavailable)) throw err;
         return { error: errors.validationUnavailable() };

@@ -14,7 +14,7 @@
  * Gas is not time: a call reading cold state from disk costs an EL far more per gas than one
  * hashing in memory. Once the EL has answered, the source is charged for the EL time the answer
  * took (`reads.el_ms_per_token`, 5 ms a token: the shipped 300 tokens a second buy 1.5 EL-seconds
- * a second) beyond what it paid up front, as debt (CHARGE's facility: never refused, its next
+ * a second) beyond what it paid up front, as debt (what the tab is owed: never refused, its next
  * requests wait until it is earned back).
  */
 import { CALL_GAS, DEFAULT_RPC_GAS_CAP, requestGas, type Facts, type RpcRequest } from '../../src/plugin.js';

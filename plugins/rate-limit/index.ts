@@ -6,19 +6,18 @@
  *
  * Submissions (`eth_sendRawTransaction`) and reads have separate buckets; a read costs
  * `method_costs[method]` tokens (default 1), so one client cannot monopolise the EL with
- * `eth_getLogs` and `eth_call`. A submission costs 1 token here, and records `EXTRA_COST` so that
- * the gate can take more from the same buckets once it knows the work (a frame transaction's
- * validation prefix gas); so does a read priced by its size (`PRICED_BY_SIZE`: eth_feeHistory, charged by
- * fee-rewrite). One charge never exceeds the bucket's burst. A class whose buckets are not configured is
- * not limited.
+ * `eth_getLogs` and `eth_call`. A submission costs 1 token here, and keeps the request's tab
+ * (`ctx.tab`) so that the gate can take more from the same buckets once it knows the work (a frame
+ * transaction's validation prefix gas); so does a read priced by its size (`PRICED_BY_SIZE`:
+ * eth_feeHistory, taken by fee-rewrite). One take never exceeds the bucket's burst. A class whose
+ * buckets are not configured is not limited.
  *
- * A submission also records `CHARGE`: the gate charges the source, as debt, for the time its
- * judgement took in the worker pool once it is measured (a price set up front from declared gas
- * cannot follow what VERIFY code really costs). It records `SOURCE` too: the gate serves its pool's
- * queue per source.
+ * On a submission's tab the gate also owes, as debt, the time its judgement took in the worker
+ * pool once it is measured (a price set up front from declared gas cannot follow what VERIFY code
+ * really costs). A submission records `SOURCE` too: the gate serves its pool's queue per source.
  *
  * A source may also hold at most `max_in_flight_per_source` requests open at once (a slot is
- * taken when a request passes, released when its response closes, ON_CLOSE): tokens price what
+ * taken when a request passes, released by the tab's close hook): tokens price what
  * a source starts, this bounds what it holds, such as EL connections kept by answers it is slow
  * to read. Counted per process.
  *
@@ -26,7 +25,8 @@
  * by the gas they ask for (`reads.gas_per_token`, heavy.ts), and a source may hold at most
  * `max_heavy_in_flight_per_source` of them open: the EL's time they take is bounded by slots,
  * as the connections a source holds are. Once answered, the EL time one took beyond what it paid
- * (`reads.el_ms_per_token`) is charged to the source as debt (EL_TIME, reported by the core).
+ * (`reads.el_ms_per_token`) is charged to the source as debt (the EL time the core records on
+ * the tab).
  *
  * Refusals are work too (decision 0017). Each source has, per class, an allowance of refusals
  * for its own limits (its bucket, its in-flight caps) as large as its quota (`burst`, then
@@ -41,20 +41,15 @@
  * Order: after allowlist (quota is spent only on allowed calls), before gate.
  */
 import {
-  CHARGE,
-  CLOSED,
-  EL_TIME,
   errors,
-  EXTRA_COST,
   GAS_HEAVY_METHODS,
   MemoryBuckets,
-  ON_CLOSE,
   OPERATOR,
   PRICED_BY_SIZE,
   SOURCE,
   SUBMISSION_ONLY,
-  type Facts,
   type LabelledCounter,
+  type RequestTab,
   type PluginEnv,
   type PluginModule,
   type RequestContext,
@@ -183,7 +178,8 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         if (extra <= 0 || reads === undefined) return undefined;
         return limit(reads, sourceOf(peer.address, peer.headers['x-forwarded-for']), Math.min(extra, reads.burst));
       },
-      handle({ request, peer, facts }: RequestContext): Verdict | Promise<Verdict> {
+      handle(ctx: RequestContext): Verdict | Promise<Verdict> {
+        const { request, peer, facts } = ctx;
         const submission = SUBMISSION_ONLY.has(request.method);
         const classLimits = submission ? submissions : reads;
         // The gate serves its pool per source, behind a trusted proxy too: named even when
@@ -195,18 +191,10 @@ export const rateLimit: PluginModule<RateLimitOptions> = {
         const presented =
           options.apiKeys.size === 0 ? undefined : presentedKey(options.apiKeys, peer.headers, peer.path, facts.get(OPERATOR) === true);
         if (presented === 'unknown') return unknownKey(classLimits, sourceOf(peer.address, peer.headers['x-forwarded-for']));
-        return presented === undefined
-          ? limitRequest(limiter, request, facts, classLimits, sourceOf(peer.address, peer.headers['x-forwarded-for']), submission, peer)
-          : limitRequest(
-              limiter,
-              request,
-              facts,
-              keyedLimits(presented, submission, classLimits),
-              `key:${presented.name}`,
-              submission,
-              peer,
-              presented,
-            );
+        if (presented === undefined) {
+          return limitRequest(limiter, ctx, classLimits, sourceOf(peer.address, peer.headers['x-forwarded-for']), submission);
+        }
+        return limitRequest(limiter, ctx, keyedLimits(presented, submission, classLimits), `key:${presented.name}`, submission, presented);
       },
     };
   },
@@ -223,12 +211,10 @@ function refusalAllowance({ perSource }: TrafficLimits) {
 /** A request counted against `source` in `limits`: slots, then tokens. */
 function limitRequest(
   limiter: Limiter,
-  request: RequestContext['request'],
-  facts: Facts,
+  { request, peer, facts, tab }: RequestContext,
   limits: Buckets,
   source: string,
   submission: boolean,
-  peer: RequestContext['peer'],
   key?: ApiKey,
 ): Verdict | Promise<Verdict> {
   const { inFlight, heavyInFlight, refused, limit } = limiter;
@@ -246,15 +232,9 @@ function limitRequest(
     releaseSlot();
     releaseHeavy?.();
   };
-  if (submission || PRICED_BY_SIZE.has(request.method)) {
-    facts.set(EXTRA_COST, (tokens) => (tokens > 0 ? limit(limits, source, Math.min(tokens, limits.burst)) : undefined));
-  }
   // Not for ordinary reads: every fact is work on the read path. The gate's pool and the
   // heavy reads' turns are served per source.
   if (submission || heavy) facts.set(SOURCE, source);
-  // A plugin that answers the request itself (the gate: a submission's judgement, a frame
-  // transaction's gas estimate) charges the time it measured.
-  if (submission || heavy) facts.set(CHARGE, (tokens) => void (tokens > 0 && limits.perSource.charge(source, tokens)));
   const least = limits.costs.get(request.method) ?? 1;
   const cost =
     heavy && limits.gasPerToken !== undefined
@@ -262,18 +242,24 @@ function limitRequest(
       : request.method === PROOF_METHOD
         ? proofCost(request, least, limits.burst)
         : least;
-  if (heavy && limits.elMsPerToken !== undefined) {
-    facts.set(
-      EL_TIME,
-      elTimeCharge(limits.elMsPerToken, cost, (tokens) => void limits.perSource.charge(source, tokens)),
-    );
+  // Only a submission, a gas-heavy read or one priced by its size keeps the tab: an ordinary
+  // read's tab stays empty, no work on the read path. Later plugins take what they price once
+  // decoded (the gate: a frame's prefix gas) and owe what they measured (its pool time).
+  if (submission || heavy || PRICED_BY_SIZE.has(request.method)) {
+    const owe = (tokens: number) => limits.perSource.charge(source, tokens);
+    tab.keep({
+      take:
+        submission || PRICED_BY_SIZE.has(request.method) ? (tokens) => limit(limits, source, Math.min(tokens, limits.burst)) : undefined,
+      owe: submission || heavy ? owe : undefined,
+      elTime: heavy && limits.elMsPerToken !== undefined ? elTimeCharge(limits.elMsPerToken, cost, owe) : undefined,
+    });
   }
   // A keyed request names its tenant everywhere a source is read (the access log too).
   if (key !== undefined && !(submission || heavy)) facts.set(SOURCE, source);
   const verdict = limit(limits, source, cost);
-  if (!(verdict instanceof Promise)) return settle(verdict, release, facts);
+  if (!(verdict instanceof Promise)) return settle(verdict, release, tab);
   return verdict.then(
-    (answered) => settle(answered, release, facts),
+    (answered) => settle(answered, release, tab),
     (err: unknown) => {
       release();
       throw err;
@@ -296,9 +282,9 @@ interface Limiter {
 }
 
 /** Keeps the slot until the response closes; gives it back now if refused or already closed. */
-function settle(verdict: Verdict, release: () => void, facts: Facts): Verdict {
-  if (verdict !== undefined || facts.get(CLOSED)) release();
-  else facts.set(ON_CLOSE, release);
+function settle(verdict: Verdict, release: () => void, tab: RequestTab): Verdict {
+  if (verdict !== undefined) release();
+  else tab.onClose(release);
   return verdict;
 }
 

@@ -5,11 +5,12 @@
  */
 import type { ServerResponse } from 'node:http';
 import { errors, INVALID_REQUEST, RpcFailure, type RpcError, type TransportRefusal } from '../errors.js';
-import { CLOSED, ON_CLOSE, type Facts } from '../facts.js';
+import { CLOSED, type Facts } from '../facts.js';
 import { formatResponse, type Answer, type RpcId, type RpcRequest } from '../jsonrpc.js';
 import { describeError, type Logger } from '../log.js';
 import type { Metrics, Outcome } from '../metrics.js';
 import type { RefusalHolds } from '../refusal-hold.js';
+import type { RequestTab } from '../request-tab.js';
 import type { Runtime } from '../runtime.js';
 
 /** What one request's single 'close' listener reports: its method, once read, and outcome. */
@@ -19,8 +20,9 @@ export interface Trace {
   started: number;
   /** Releases the upstream request of an answer still streaming. */
   cancelUpstream: (() => void) | undefined;
-  /** The request's facts, once it has been read: what plugins hold for it is released on close. */
+  /** The request's facts and tab, once it has been read: what plugins hold for it is released on close. */
   facts: Facts | undefined;
+  tab: RequestTab | undefined;
   /** Gives the body budget back the declared length of a body not read yet. */
   releaseBody: (() => void) | undefined;
   /** A gas-heavy call the EL has not answered yet: what its source holds waits for the answer. */
@@ -54,6 +56,7 @@ export function newTrace(local: Trace['local'] = undefined): Trace {
     started: 0,
     cancelUpstream: undefined,
     facts: undefined,
+    tab: undefined,
     releaseBody: undefined,
     elPending: false,
     afterEl: undefined,
@@ -67,11 +70,12 @@ export function settleTrace({ runtime, res, trace, metrics }: Exchange): void {
   // An answer still streaming from the EL is abandoned.
   if (!res.writableFinished) trace.cancelUpstream?.();
   trace.releaseBody?.();
-  if (trace.facts !== undefined) {
+  if (trace.facts !== undefined && trace.tab !== undefined) {
+    const tab = trace.tab;
     // A gas-heavy call the client left is still computing on the EL: its source's slots are
     // given back when the EL has answered, not now.
-    if (trace.elPending) trace.afterEl = trace.facts.get(ON_CLOSE);
-    else trace.facts.get(ON_CLOSE)?.();
+    if (trace.elPending) trace.afterEl = () => tab.close();
+    else tab.close();
     if (!trace.facts.get(CLOSED)) trace.facts.set(CLOSED, true);
   }
   runtime.leave();

@@ -22,6 +22,7 @@ import type { MessageSink } from '../message-sink.js';
 import type { Metrics } from '../metrics.js';
 import type { RequestContext, Verdict } from '../plugin.js';
 import type { RefusalHolds, SourceHolds } from '../refusal-hold.js';
+import { RequestTab } from '../request-tab.js';
 import type { Runtime } from '../runtime.js';
 import { peerSource } from '../source-connections.js';
 import { parseBody, readBody, STALLED } from './body.js';
@@ -299,11 +300,15 @@ function handleBody(ex: Exchange, peer: RequestContext['peer'], body: Buffer): v
   const { request } = envelope;
   trace.method = request.method;
   trace.started = performance.now();
-  const ctx: RequestContext = { request, peer, facts: new Facts() };
+  const ctx: RequestContext = { request, peer, facts: new Facts(), tab: new RequestTab() };
   trace.facts = ctx.facts;
+  trace.tab = ctx.tab;
   if (trace.local !== undefined) ctx.facts.set(SUBSCRIBER, true);
   // Closed while the body was being admitted: its close has been handled without these facts.
-  if (res.destroyed) ctx.facts.set(CLOSED, true);
+  if (res.destroyed) {
+    ctx.facts.set(CLOSED, true);
+    ctx.tab.close();
+  }
   const finish = (verdict: Verdict) => {
     // The client left while a plugin was deciding: nobody to answer or stream to (an answer
     // written into a closed response would hold its upstream connection waiting for a drain).

@@ -7,7 +7,7 @@
 import { withId } from '../cache/answer-cache.js';
 import type { CacheRule } from '../cache/rules.js';
 import { callTarget, DEFAULT_RPC_GAS_CAP, GAS_HEAVY_METHODS, requestGas, runsOf } from '../call-gas.js';
-import { CALL_GAS, EL_TIME, SOURCE } from '../facts.js';
+import { CALL_GAS, SOURCE } from '../facts.js';
 import { canonicalBody } from '../jsonrpc.js';
 import type { RequestContext } from '../plugin.js';
 import { peerSource } from '../source-connections.js';
@@ -119,7 +119,6 @@ function takeTurn(ex: Exchange, ctx: RequestContext, keep: ((bytes: Buffer | und
     trace.afterEl = undefined;
     afterEl?.();
   };
-  const charge = ctx.facts.get(EL_TIME);
   runtime.elTurns.take({
     source: sourceOf(ex, ctx),
     target: callTarget(request.method, request.params),
@@ -143,7 +142,7 @@ function takeTurn(ex: Exchange, ctx: RequestContext, keep: ((bytes: Buffer | und
         (ms) => {
           elMs = ms;
           // Time the EL held the call (anvil sealing a block) is not the source's to pay for.
-          if (!runtime.elTurns.held(started, ms)) charge?.(ms);
+          if (!runtime.elTurns.held(started, ms)) ctx.tab.elTime(ms);
           // The EL has computed the answer: the turn is over, whatever the client's pace of
           // reading it (which holds one of the lane pool's spare connections, not the turn).
           ended(ms);

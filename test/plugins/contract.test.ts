@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { OptionsReader } from '../../src/config/reader.js';
 import { Facts } from '../../src/facts.js';
+import { RequestTab } from '../../src/request-tab.js';
 import { createLogger } from '../../src/log.js';
 import { KNOWN_METHODS } from '../../src/methods.js';
 import type { PluginEnv, RequestContext } from '../../src/plugin.js';
@@ -44,6 +45,7 @@ describe('plugin contract', () => {
           request: Object.freeze({ jsonrpc: '2.0' as const, id: 1, method: 'eth_chainId', params: Object.freeze([]) }),
           peer: { address: '127.0.0.1', headers: {} },
           facts: new Facts(),
+          tab: new RequestTab(),
         };
         expect(await plugin.handle?.(ctx)).to.equal(undefined);
         await plugin.close?.();
@@ -57,7 +59,12 @@ describe('plugin contract', () => {
           const candidates = [...KNOWN_METHODS, 'svc_validateTransaction', 'eth_sendTransaction', 'no_suchMethod'];
           for (const method of candidates.filter((m) => !plugin.methods!.has(m))) {
             const request = Object.freeze({ jsonrpc: '2.0' as const, id: 1, method, params: Object.freeze(['0x02ab']) });
-            const verdict = await plugin.handle!({ request, peer: { address: '127.0.0.1', headers: {} }, facts: new Facts() });
+            const verdict = await plugin.handle!({
+              request,
+              peer: { address: '127.0.0.1', headers: {} },
+              facts: new Facts(),
+              tab: new RequestTab(),
+            });
             expect(verdict, method).to.equal(undefined);
           }
         } finally {

@@ -13,6 +13,7 @@ import { localMethods } from '../../plugins/local-methods.js';
 import { OptionsReader } from '../../src/config/reader.js';
 import { errors, RpcFailure } from '../../src/errors.js';
 import { Facts, OPERATOR } from '../../src/facts.js';
+import { RequestTab } from '../../src/request-tab.js';
 import type { Answer, RpcRequest } from '../../src/jsonrpc.js';
 import { createLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -35,7 +36,7 @@ const ctxOf = (method: string, params?: RpcRequest['params'], operator?: boolean
   const facts = new Facts();
   if (operator !== undefined) facts.set(OPERATOR, operator);
   const request = Object.freeze({ jsonrpc: '2.0' as const, id: 1, method, ...(params === undefined ? {} : { params }) });
-  return { request, peer: { address: '127.0.0.1', headers: {} }, facts };
+  return { request, peer: { address: '127.0.0.1', headers: {} }, facts, tab: new RequestTab() };
 };
 
 /** What `handle` threw: an RpcFailure is how the plugin answers "node unavailable". */

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Chain, type ChainEntry } from '../../src/chain.js';
 import { CLOSED, Facts } from '../../src/facts.js';
+import { RequestTab } from '../../src/request-tab.js';
 import { createLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import type { Plugin, PluginEnv, PluginModule, RequestContext } from '../../src/plugin.js';
@@ -45,6 +46,7 @@ const ctx = (method: string): RequestContext => ({
   request: Object.freeze({ jsonrpc: '2.0' as const, id: 1, method }),
   peer: { address: '127.0.0.1', headers: {} },
   facts: new Facts(),
+  tab: new RequestTab(),
 });
 
 describe('chain', () => {

@@ -1,30 +1,29 @@
 import { expect } from 'chai';
-import { CHARGE, CLOSED, EXTRA_COST, Facts, ON_CLOSE, OPERATOR, SOURCE, type Fact } from '../../src/facts.js';
+import { CALL_GAS, CLOSED, Facts, OPERATOR, SOURCE, SUBSCRIBER, type Fact } from '../../src/facts.js';
 
 describe('facts: what one plugin records for later ones', () => {
   it("names the core's facts distinctly", () => {
-    expect([OPERATOR, EXTRA_COST, CHARGE, SOURCE, ON_CLOSE, CLOSED].map((fact) => fact.name)).to.deep.equal([
+    expect([OPERATOR, SOURCE, CALL_GAS, SUBSCRIBER, CLOSED].map((fact) => fact.name)).to.deep.equal([
       'operator',
-      'extra-cost',
-      'charge',
       'source',
-      'on-close',
+      'call-gas',
+      'subscriber',
       'closed',
     ]);
   });
 
   it('reads nothing before a fact is set', () => {
     const facts = new Facts();
-    for (const fact of [OPERATOR, EXTRA_COST, CHARGE, SOURCE, ON_CLOSE, CLOSED])
-      expect(facts.get<unknown>(fact), fact.name).to.equal(undefined);
+    for (const fact of [OPERATOR, SOURCE, CALL_GAS, SUBSCRIBER, CLOSED]) expect(facts.get<unknown>(fact), fact.name).to.equal(undefined);
   });
 
   it('returns exactly the value set, functions included', () => {
     const facts = new Facts();
+    const call: Fact<() => void> = { name: 'call' };
     const onClose = () => {};
-    facts.set(ON_CLOSE, onClose);
+    facts.set(call, onClose);
     facts.set(OPERATOR, false);
-    expect(facts.get(ON_CLOSE)).to.equal(onClose);
+    expect(facts.get(call)).to.equal(onClose);
     expect(facts.get(OPERATOR)).to.equal(false);
     expect(facts.get(CLOSED)).to.equal(undefined);
   });

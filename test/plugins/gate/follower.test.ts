@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { createFollower } from '../../../plugins/gate/follower.js';
 import { errors, RpcFailure } from '../../../src/errors.js';
 import { Facts } from '../../../src/facts.js';
+import { RequestTab } from '../../../src/request-tab.js';
 import type { Plugin, RequestContext } from '../../../src/plugin.js';
 import { Upstream } from '../../../src/upstream.js';
 import { walletFor } from '../../../support/keys.js';
@@ -56,6 +57,7 @@ const context = (method: string, params: unknown, headers: IncomingHttpHeaders =
   request: Object.freeze({ jsonrpc: '2.0', id: 7, method, params: params as unknown[] }),
   peer: { address: PEER, headers },
   facts: new Facts(),
+  tab: new RequestTab(),
 });
 
 /** What the follower answered, or the RpcFailure it threw (the server answers its `rpc`). */

@@ -7,7 +7,7 @@ import { rateLimit } from '../../../plugins/rate-limit/index.js';
 import { CarryOver } from '../../../src/carry-over.js';
 import { OptionsReader } from '../../../src/config/reader.js';
 import { createLogger } from '../../../src/log.js';
-import { CHARGE, Facts, ON_CLOSE, SOURCE, type Plugin, type RequestContext } from '../../../src/plugin.js';
+import { Facts, RequestTab, SOURCE, type Plugin, type RequestContext } from '../../../src/plugin.js';
 import { Upstream } from '../../../src/upstream.js';
 import type { RpcError } from '../../../src/errors.js';
 import { useAnvil } from '../../helpers/el.js';
@@ -491,8 +491,9 @@ describe('rate-limit across a reload (PluginEnv.carried)', () => {
       request: { jsonrpc: '2.0', id: 1, method, params: [] },
       peer: { address, headers: {} },
       facts: new Facts(),
+      tab: new RequestTab(),
     };
-    return { verdict: plugin.handle!(ctx), close: () => ctx.facts.get(ON_CLOSE)?.() };
+    return { verdict: plugin.handle!(ctx), close: () => ctx.tab.close() };
   };
   const reads = (burst: number, inFlight = 32) => ({
     max_in_flight_per_source: inFlight,
@@ -546,27 +547,28 @@ describe('rate-limit: the facts a submission leaves for the gate', () => {
       pluginEnv(upstream, createLogger('error')),
     );
     const facts = new Facts();
-    plugin.handle!({ request: { jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x00'] }, peer, facts });
-    return facts;
+    const tab = new RequestTab();
+    plugin.handle!({ request: { jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x00'] }, peer, facts, tab });
+    return { facts, tab };
   };
 
-  it('names the source behind a trusted proxy, and a charge into its submission bucket', async () => {
-    const facts = await submit(
+  it('names the source behind a trusted proxy, and keeps its tab (charges go to its submission bucket)', async () => {
+    const { facts, tab } = await submit(
       { trusted_proxies: ['127.0.0.1'], submissions: { per_source: { rate_per_second: 1, burst: 5 } } },
       { address: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.7' } },
     );
     expect(facts.get(SOURCE)).to.equal('203.0.113.7');
-    expect(facts.get(CHARGE)).to.be.a('function');
+    expect(() => tab.keep({})).to.throw('the request tab is already kept');
   });
 
-  it('names the source even when submissions are not limited (the gate queues per source)', async () => {
-    const facts = await submit(
+  it('names the source even when submissions are not limited (the gate queues per source), keeping no tab', async () => {
+    const { facts, tab } = await submit(
       { trusted_proxies: ['127.0.0.1'], reads: { per_source: { rate_per_second: 1, burst: 5 } } },
       { address: '127.0.0.1', headers: { 'x-forwarded-for': '2001:db8:1:2::7' } },
     );
     // IPv6 grouped by /48.
     expect(facts.get(SOURCE)).to.equal('2001:db8:1::/48');
-    expect(facts.get(CHARGE)).to.equal(undefined);
+    expect(() => tab.keep({})).to.not.throw();
   });
 });
 
@@ -577,9 +579,12 @@ describe('rate-limit: refusals past a source’s allowance hold it', () => {
   const build = (options: Record<string, unknown>) =>
     rateLimit.create(rateLimit.parseOptions(OptionsReader.of('rate-limit', options)), pluginEnv(upstream, createLogger('error')));
   const ask = (plugin: Plugin, address: string, method = 'eth_chainId') =>
-    plugin.handle!({ request: { jsonrpc: '2.0', id: 1, method, params: [] }, peer: { address, headers: {} }, facts: new Facts() }) as
-      | { error: RpcError }
-      | undefined;
+    plugin.handle!({
+      request: { jsonrpc: '2.0', id: 1, method, params: [] },
+      peer: { address, headers: {} },
+      facts: new Facts(),
+      tab: new RequestTab(),
+    }) as { error: RpcError } | undefined;
 
   it('refuses as often as its allowance (the quota, at least 64 at once and 32 a second) without a hold, then holds; what it is told does not change', async () => {
     const plugin = await build({ reads: { per_source: { rate_per_second: 10, burst: 10 } } });
@@ -641,6 +646,7 @@ describe('rate-limit: forwarding headers from a peer it does not trust (issue 37
         request: { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] },
         peer: { address, headers },
         facts: new Facts(),
+        tab: new RequestTab(),
       });
     ask('192.0.2.1', { 'x-forwarded-for': '198.51.100.7' });
     ask('192.0.2.20', {});
