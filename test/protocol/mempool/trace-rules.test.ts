@@ -4,8 +4,10 @@
  * test/plugins/gate/simulation/simulate.test.ts.
  */
 import { expect } from 'chai';
-import { encodeFrameTx } from '../../../support/frames.js';
+import { encodeFrameTx, type FrameTxFields } from '../../../support/frames.js';
 import {
+  APPROVE_1,
+  APPROVE_3,
   BANNED,
   callThenApprove,
   callWithoutValueThenApprove,
@@ -13,6 +15,7 @@ import {
   ENDLESS_LOOP,
   extcodehashLoop,
   GAS_NOT_FOR_A_CALL,
+  IF_TXPARAM_SENDER_IS_ME,
   READ_SLOT0,
   STOPS,
   thenApprove,
@@ -98,5 +101,58 @@ describe('protocol: the trace rules of a validation prefix', () => {
 
   it('halts an endless loop as out of gas when the budget allows it', async () => {
     expect(await judged(ENDLESS_LOOP, 90_000n)).to.deep.equal(rejected(0, 'out of gas'));
+  });
+
+  it('runs the EIP-8141 instructions: they are not bytes the fork leaves undefined', async () => {
+    expect(await judged(IF_TXPARAM_SENDER_IS_ME)).to.equal('valid');
+  });
+
+  it('calls a 23-byte code that is not a delegation', async () => {
+    expect(await judged(callThenApprove('fa', world.put({ code: `0x00${'ab'.repeat(22)}` })))).to.equal('valid');
+  });
+
+  describe('in a deploy frame', () => {
+    /** [deploy → factory running `factoryCode`, self → a sender with code]. */
+    const deployed = async (factoryCode: string) => {
+      const fields = selfFrames(world.put({ code: APPROVE_3, balance: ONE_ETH }), 20_000n);
+      fields.frames.unshift({ mode: 0, flags: 0, target: world.put({ code: factoryCode }), executionGas: 60_000n });
+      return (await world.judge(encodeFrameTx(fields))).verdict;
+    };
+
+    it('refuses a store outside the sender', async () => {
+      expect(await deployed('0x5f5f5500')).to.deep.equal(rejected(0, 'state change outside the sender', undefined, 'deploy'));
+    });
+
+    it('refuses a call that carries value', async () => {
+      const target = world.put({ code: STOPS });
+      const callWithValue = `0x5f5f5f5f6001${`73${target.slice(2)}`}5af15000`;
+      expect(await deployed(callWithValue)).to.deep.equal(rejected(0, 'value transfer in the validation prefix', undefined, 'deploy'));
+    });
+  });
+
+  describe("a code-less sender's default code", () => {
+    /** [only → a code-less sender (default code), pay → a sponsor whose code reads `read`'s size, then APPROVE(1)]. */
+    const sponsoredReading = async (read: (sender: string) => string) => {
+      const sender = `0x${'5e'.repeat(20)}`;
+      const sponsorCode = `0x73${read(sender).slice(2)}3b50${APPROVE_1.slice(2)}`;
+      const fields: FrameTxFields = {
+        sender,
+        frames: [
+          { mode: 1, flags: 2, executionGas: 20_000n },
+          { mode: 1, flags: 1, target: world.put({ code: sponsorCode, balance: ONE_ETH }), executionGas: 20_000n, stateGas: 183_600n },
+        ],
+        // Not verified here: the prefix runs once the entries have been.
+        signatures: [{ scheme: 1, signer: sender, signature: `0x00${'11'.repeat(64)}` }],
+        fees: [0n, 2_000_000_000n, 0n],
+      };
+      return (await world.judge(encodeFrameTx(fields))).verdict;
+    };
+
+    it('may be read by a sponsor; another code-less account may not', async () => {
+      expect(await sponsoredReading((sender) => sender)).to.equal('valid');
+      expect(await sponsoredReading(() => '0x00000000000000000000000000000000000e3e3e')).to.deep.equal(
+        rejected(1, 'EXTCODESIZE to an account without code'),
+      );
+    });
   });
 });
