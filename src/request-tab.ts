@@ -44,7 +44,8 @@ export class RequestTab {
   /** Runs `hook` once the response has closed (at once if it has), however it ended. */
   onClose(hook: () => void): void {
     if (this.closed) return hook();
-    (this.hooks ??= []).push(hook);
+    if (this.hooks === undefined) this.hooks = [hook];
+    else this.hooks.push(hook);
   }
 
   /** The response has closed (the core's, once): every hook runs, in the order given. */
