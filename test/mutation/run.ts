@@ -23,8 +23,8 @@ const TARGETS: Record<string, readonly string[]> = {
   // The protocol-defined step, alone and as direct evaluation takes it.
   'protocol/defined-frames.ts': ['test/protocol/defined-frames.test.ts', 'test/protocol/direct-evaluation.test.ts'],
   // The prefix run and its trace rules, over a world in memory (no anvil).
-  'protocol/mempool/trace-rules.ts': ['test/protocol/mempool/trace-rules.test.ts'],
-  'protocol/mempool/validate-prefix.ts': ['test/protocol/mempool/validate-prefix.test.ts'],
+  'protocol/mempool/trace-rules.ts': ['test/protocol/mempool/trace-rules.test.ts', 'test/protocol/mempool/validate-prefix.test.ts'],
+  'protocol/mempool/validate-prefix.ts': ['test/protocol/mempool/validate-prefix.test.ts', 'test/protocol/mempool/trace-rules.test.ts'],
   'protocol/standard-checks.ts': ['test/protocol/standard-checks.test.ts'],
   'protocol/frame-codec.ts': ['test/protocol/frame-codec.test.ts'],
   'protocol/rlp-fields.ts': ['test/protocol/frame-codec.test.ts', 'test/protocol/standard-codec.test.ts'],

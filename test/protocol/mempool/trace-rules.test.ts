@@ -4,6 +4,7 @@
  * test/plugins/gate/simulation/simulate.test.ts.
  */
 import { expect } from 'chai';
+import { getCreateAddress } from 'ethers';
 import { encodeFrameTx, type FrameTxFields } from '../../../support/frames.js';
 import {
   APPROVE_1,
@@ -16,6 +17,7 @@ import {
   extcodehashLoop,
   GAS_NOT_FOR_A_CALL,
   IF_TXPARAM_SENDER_IS_ME,
+  INIT_APPROVE_3,
   READ_SLOT0,
   STOPS,
   thenApprove,
@@ -111,6 +113,22 @@ describe('protocol: the trace rules of a validation prefix', () => {
     expect(await judged(callThenApprove('fa', world.put({ code: `0x00${'ab'.repeat(22)}` })))).to.equal('valid');
   });
 
+  it('reads a call target as the EVM does, from the low 160 bits of its stack word', async () => {
+    const target = world.put({ code: STOPS });
+    // PUSH32 with junk above the address, then STATICCALL as callThenApprove does.
+    const call = thenApprove(
+      ['5f', 'PUSH0'],
+      ['5f', 'PUSH0'],
+      ['5f', 'PUSH0'],
+      ['5f', 'PUSH0'],
+      [`7f${'ff'.repeat(12)}${target.slice(2)}`, 'PUSH32     junk, then the target'],
+      ['5a', 'GAS'],
+      ['fa', 'STATICCALL'],
+      ['50', 'POP'],
+    );
+    expect(await judged(call)).to.equal('valid');
+  });
+
   describe('in a deploy frame', () => {
     /** [deploy → factory running `factoryCode`, self → a sender with code]. */
     const deployed = async (factoryCode: string) => {
@@ -118,6 +136,31 @@ describe('protocol: the trace rules of a validation prefix', () => {
       fields.frames.unshift({ mode: 0, flags: 0, target: world.put({ code: factoryCode }), executionGas: 60_000n });
       return (await world.judge(encodeFrameTx(fields))).verdict;
     };
+    const installedNothing = rejected(
+      0,
+      'no code at the sender after deploy',
+      'the deploy frame installed none; the code there was already',
+      'deploy',
+    );
+
+    it('allows a call without value, and a STATICCALL whatever its third stack word (no value there)', async () => {
+      const target = world.put({ code: STOPS });
+      const push = `73${target.slice(2)}`;
+      // CALL with value 0; STATICCALL with argsOffset 1 where CALL would have its value.
+      expect(await deployed(`0x5f5f5f5f5f${push}5af15000`)).to.deep.equal(installedNothing);
+      expect(await deployed(`0x5f5f5f6001${push}5afa5000`)).to.deep.equal(installedNothing);
+    });
+
+    it("allows CREATE and a store at the sender: the sender's init code stores, then installs its code", async () => {
+      // PUSH1 1, PUSH0, SSTORE (slot 0 of the account being created), then APPROVE_3's init code.
+      const init = `0x60015f55${INIT_APPROVE_3.slice(2)}`;
+      const createFactory = '0x365f5f37365f5ff05000';
+      const factory = world.put({ code: createFactory, nonce: 1n });
+      const sender = world.put({ balance: ONE_ETH }, getCreateAddress({ from: factory, nonce: 1 }));
+      const fields = selfFrames(sender, 20_000n);
+      fields.frames.unshift({ mode: 0, flags: 0, target: factory, executionGas: 75_000n, stateGas: 300_000n, data: init });
+      expect((await world.judge(encodeFrameTx(fields))).verdict).to.equal('valid');
+    });
 
     it('refuses a store outside the sender', async () => {
       expect(await deployed('0x5f5f5500')).to.deep.equal(rejected(0, 'state change outside the sender', undefined, 'deploy'));

@@ -19,6 +19,8 @@ import {
 } from '../../../support/verify-code.js';
 import { ONE_ETH, rejected, selfFrames, transfer, World } from './world.js';
 
+const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+
 const sponsoredFrames = (sender: string, sponsor: string): FrameTxFields => ({
   sender,
   frames: [
@@ -75,6 +77,12 @@ describe('protocol: a validation prefix run under the trace rules, over a world 
     expect(world.reads).to.not.include(`code ${reverter}`);
   });
 
+  it('takes the expiry frame as protocol code that approves nothing: [expiry, self] is valid', async () => {
+    const fields = selfFrames(funded(APPROVE_3));
+    fields.frames.unshift({ mode: 1, flags: 0, target: EXPIRY_VERIFIER, executionGas: 5_000n, data: '0x00000000ffffffff' });
+    expect(await judged(fields)).to.equal('valid');
+  });
+
   it('counts an APPROVE made in a nested call only while every call around it succeeds', async () => {
     expect(await judged(selfFrames(funded(nestedApprove(false))))).to.equal('valid');
     expect(await judged(selfFrames(funded(nestedApprove(true))))).to.deep.equal(rejected(0, 'no APPROVE'));
@@ -105,6 +113,15 @@ describe('protocol: a validation prefix run under the trace rules, over a world 
       const fields = selfFrames(sender, 20_000n);
       fields.frames.unshift(deploy(factory));
       expect(await judged(fields)).to.equal('valid');
+    });
+
+    it('refuses one that installs code elsewhere too: a state change outside the sender', async () => {
+      // CREATE2_FACTORY, then a second CREATE2 of the same init code with salt 1.
+      const factory = world.put({ code: `${CREATE2_FACTORY.slice(0, -2)}6001365f5ff55000` });
+      const sender = world.put({ balance: ONE_ETH }, getCreate2Address(factory, `0x${'00'.repeat(32)}`, keccak256(INIT_APPROVE_3)));
+      const fields = selfFrames(sender, 10_000n);
+      fields.frames.unshift({ ...deploy(factory), executionGas: 85_000n, stateGas: 250_000n });
+      expect(await judged(fields)).to.deep.equal(rejected(0, 'state change outside the sender', undefined, 'deploy'));
     });
 
     it('refuses one that installs nothing at a sender that already has code, naming the deploy frame', async () => {
