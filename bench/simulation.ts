@@ -26,8 +26,8 @@ import { SigningKey, sha256 } from 'ethers';
 import { Piscina } from 'piscina';
 import { startAnvil } from '../devnet/anvil.js';
 import { CHAIN, checkFrameTransaction, decodeFrameTransaction } from '../protocol/index.js';
-import type { PoolSettings, SimulateAnswer } from '../plugins/gate/pool-worker.js';
-import { HeadState } from '../plugins/gate/state.js';
+import type { PoolSettings, SimulateAnswer } from '../plugins/gate/pool/pool-worker.js';
+import { HeadState } from '../plugins/gate/head/state.js';
 import { Upstream } from '../src/plugin.js';
 import { encodeFrameTx, RECIPIENT } from '../support/frames.js';
 import { pointEvaluationInput } from '../support/kzg.js';
@@ -184,7 +184,7 @@ async function main(stopLater: StopLater): Promise<void> {
   const execution = { url: anvil.url, connections: 8, headersTimeoutMs: 10_000, bodyTimeoutMs: 10_000 };
   const settings: PoolSettings = { execution, simulationBudgetMs: BUDGET_MS };
   const pool = new Piscina({
-    filename: new URL('../plugins/gate/pool-worker.js', import.meta.url).href,
+    filename: new URL('../plugins/gate/pool/pool-worker.js', import.meta.url).href,
     minThreads: 1,
     maxThreads: 1,
     concurrentTasksPerWorker: 1,

@@ -19,12 +19,12 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'src/registry.ts': 'test/plugins/contract.test.ts (every registered module, its name, order and options)',
   'src/cluster/primary.ts': 'test/e2e/workers.test.ts (workers need a forked primary)',
   'plugins/gate/judge.ts': 'test/plugins/gate/index.test.ts and concurrency.test.ts (the stages through the plugin)',
-  'plugins/gate/pool-worker.ts': 'test/plugins/gate/work-pool.test.ts (it runs inside the pool threads)',
-  'plugins/gate/simulation/estimate.ts': 'test/plugins/gate/estimation.test.ts (it runs inside the pool threads, on the devnet)',
-  'plugins/gate/timed-worker.ts':
-    'test/plugins/gate/work-pool.test.ts (the entry of the pool threads; the charge it measures, test/e2e/metered-work.test.ts)',
-  'protocol/evm/overlay-state.ts': 'test/plugins/gate/simulation/simulate.test.ts (state read for frames)',
-  'protocol/evm/frame-runner.ts': 'test/plugins/gate/simulation/simulate.test.ts and test/conformance/ (both uses of the runner)',
+  'plugins/gate/pool/pool-worker.ts': 'test/plugins/gate/pool/work-pool.test.ts (it runs inside the pool threads)',
+  'plugins/gate/pool/simulation/estimate.ts': 'test/plugins/gate/estimation.test.ts (it runs inside the pool threads, on the devnet)',
+  'plugins/gate/pool/timed-worker.ts':
+    'test/plugins/gate/pool/work-pool.test.ts (the entry of the pool threads; the charge it measures, test/e2e/metered-work.test.ts)',
+  'protocol/evm/overlay-state.ts': 'test/plugins/gate/pool/simulation/simulate.test.ts (state read for frames)',
+  'protocol/evm/frame-runner.ts': 'test/plugins/gate/pool/simulation/simulate.test.ts and test/conformance/ (both uses of the runner)',
   'protocol/evm/state-gas-owners.ts': 'test/conformance/state-gas.test.ts (refills across frames, batches and reverts)',
   'protocol/evm/execute.ts': 'test/conformance/ (execution cases) and test/devnet/frames/frame-chain.test.ts',
   'protocol/index.ts': 'test/protocol/boundary.test.ts (the door: re-exports only)',
@@ -50,7 +50,7 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   'protocol/evm/index.ts': 'test/protocol/boundary.test.ts (the EVM door: re-exports only)',
   'protocol/refusal.ts': 'test/plugins/gate/errors.test.ts (refusals as the gate answers them)',
   'protocol/evm/evm-types.ts': 'types only',
-  'protocol/evm/frame-opcodes.ts': 'test/plugins/gate/simulation/simulate.test.ts (the opcodes run in frames)',
+  'protocol/evm/frame-opcodes.ts': 'test/plugins/gate/pool/simulation/simulate.test.ts (the opcodes run in frames)',
   'protocol/mempool/index.ts': 'test/protocol/boundary.test.ts (the mempool door: re-exports only)',
 };
 

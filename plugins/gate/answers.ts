@@ -5,7 +5,7 @@
 import type { Refusal } from '../../protocol/index.js';
 import { errors, type Answer } from '../../src/plugin.js';
 import { ExecutionLayerRefusal, PoolBusy, SyncNonceGap, Unavailable } from './errors.js';
-import type { CachedRefusal } from './verdict-cache.js';
+import type { CachedRefusal } from './ledger/verdict-cache.js';
 
 /** How long a client should wait when the worker pool is full. */
 const POOL_BUSY_RETRY_MS = 1_000;

@@ -16,8 +16,8 @@ import { InvalidFrameRequest, isFrameRequest, readFrameRequest, type FrameGasReq
 import { answerFor } from './answers.js';
 import { Abandoned } from './errors.js';
 import { POOL_MS_PER_TOKEN } from './judge.js';
-import type { EstimateOutcome } from './simulation/estimate.js';
-import type { WorkPool } from './work-pool.js';
+import type { EstimateOutcome } from './pool/simulation/estimate.js';
+import type { WorkPool } from './pool/work-pool.js';
 
 export const ESTIMATE_FRAME_GAS_METHOD = 'svc_estimateFrameGas';
 const ESTIMATE_GAS_METHOD = 'eth_estimateGas';

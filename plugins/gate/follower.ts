@@ -17,8 +17,8 @@ import {
   type Verdict,
 } from '../../src/plugin.js';
 import { ESTIMATION_METHODS, isEstimation } from './estimation.js';
-import { forwardSubmission, readRawTransaction } from './raw-transaction.js';
-import { rawParams } from './sync.js';
+import { forwardSubmission, readRawTransaction } from './submission/raw-transaction.js';
+import { rawParams } from './submission/sync.js';
 
 const FOLLOWER_METHODS: ReadonlySet<string> = new Set([...SUBMISSION_ONLY, ...ESTIMATION_METHODS]);
 

@@ -19,7 +19,12 @@
  * frame transaction: estimation.ts) in its simulation lane.
  * Order: after size-limit (sizes capped before decoding), allowlist and rate-limit.
  *
- * The validator's stages are in judge.ts; a follower relays (follower.ts).
+ * The validator's stages are in judge.ts; a follower relays (follower.ts). The rest, by what
+ * it does: submission/ reads what was sent (the raw bytes, the decoded transaction, EIP-7966's
+ * receipt wait); head/ judges it against head state (admission, the validation prefix, the EL's
+ * opinion, what a verdict read, revalidation); ledger/ remembers (the duplicate window, cached
+ * verdicts, in-flight slots, paymasters' turns); pool/ works off the event loop (the worker
+ * threads, simulation/ in them). Failures are errors.ts, their wire answers answers.ts.
  */
 import {
   SOURCE,
@@ -30,22 +35,22 @@ import {
   type RequestContext,
   type Verdict,
 } from '../../src/plugin.js';
-import { createElValidation } from './el-validation.js';
+import { createElValidation } from './head/el-validation.js';
 import { createEstimator, ESTIMATION_METHODS, isEstimation } from './estimation.js';
 import { createFollower } from './follower.js';
-import { holdPool } from './held-pool.js';
+import { holdPool } from './pool/held-pool.js';
 import { createJudge, rejudgeWith } from './judge.js';
-import { Revalidator } from './revalidation.js';
-import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from './ledger.js';
+import { Revalidator } from './head/revalidation.js';
+import { carriedLedger, createLedger, MemoryLedger, type LedgerOptions } from './ledger/ledger.js';
 import { parseGateOptions, type GateOptions } from './options.js';
-import { PaymasterTurns } from './paymaster-turns.js';
-import { sharedTurns } from './paymaster-turns-shared.js';
-import { readRawTransaction } from './raw-transaction.js';
+import { PaymasterTurns } from './ledger/paymaster-turns.js';
+import { sharedTurns } from './ledger/paymaster-turns-shared.js';
+import { readRawTransaction } from './submission/raw-transaction.js';
 import { evmPatchApplied } from '../../protocol/evm/index.js';
 import { cryptoBackend } from '../../protocol/index.js';
-import { HeadState } from './state.js';
-import { rawParams, syncTimeoutOf } from './sync.js';
-import { createWorkPool } from './work-pool.js';
+import { HeadState } from './head/state.js';
+import { rawParams, syncTimeoutOf } from './submission/sync.js';
+import { createWorkPool } from './pool/work-pool.js';
 
 /** Submissions, and the gas estimates of frame transactions (estimation.ts). */
 const GATED_METHODS: ReadonlySet<string> = new Set([...SUBMISSION_ONLY, ...ESTIMATION_METHODS]);

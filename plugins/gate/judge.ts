@@ -15,23 +15,23 @@ import {
   type ThrottledWarning,
   type Upstream,
 } from '../../src/plugin.js';
-import { checkAdmission, type Release } from './admission.js';
-import { decodeSubmission, decodeSubmissionRecoveredBy, type Submission } from './decode.js';
-import { stillHolds } from './dependencies.js';
-import type { ElValidation } from './el-validation.js';
+import { checkAdmission, type Release } from './head/admission.js';
+import { decodeSubmission, decodeSubmissionRecoveredBy, type Submission } from './submission/decode.js';
+import { stillHolds } from './head/dependencies.js';
+import type { ElValidation } from './head/el-validation.js';
 import { answerFor, cachedRefusalOf, refusalError } from './answers.js';
 import { Abandoned, describeFault, InFlightRefusal, Refusal, refuse, SyncNonceGap, Unavailable } from './errors.js';
-import type { Ledger } from './ledger.js';
+import type { Ledger } from './ledger/ledger.js';
 import type { GateOptions } from './options.js';
-import { forwardSubmission, type RawTransaction } from './raw-transaction.js';
+import { forwardSubmission, type RawTransaction } from './submission/raw-transaction.js';
 import { isPrecompile } from '../../protocol/evm/index.js';
 import { authoritiesOf, cryptoBackend, type StateDependencies } from '../../protocol/index.js';
-import type { PendingFrame, Revalidator } from './revalidation.js';
-import type { Head, HeadState } from './state.js';
-import { receiptOf } from './sync.js';
-import { judgePrefix, type PrefixJudge } from './validation-prefix.js';
-import type { SlotTurns } from './paymaster-turns.js';
-import type { PoolJob, WorkPool } from './work-pool.js';
+import type { PendingFrame, Revalidator } from './head/revalidation.js';
+import type { Head, HeadState } from './head/state.js';
+import { receiptOf } from './submission/sync.js';
+import { judgePrefix, type PrefixJudge } from './head/validation-prefix.js';
+import type { SlotTurns } from './ledger/paymaster-turns.js';
+import type { PoolJob, WorkPool } from './pool/work-pool.js';
 
 export interface JudgeParts {
   readonly options: GateOptions;

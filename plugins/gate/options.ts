@@ -1,10 +1,10 @@
 /** The gate's YAML options, with the safe defaults documented in config/ingress.yaml. */
 import type { OptionsReader } from '../../src/plugin.js';
-import type { AdmissionLimits } from './admission.js';
-import type { DecodeLimits } from './decode.js';
+import type { AdmissionLimits } from './head/admission.js';
+import type { DecodeLimits } from './submission/decode.js';
 import { CHAIN, PREFIX_GAS_BUDGET, PREFIX_STATE_GAS_BUDGET } from '../../protocol/index.js';
-import { DEFAULT_ESTIMATE_BUDGET_MS, DEFAULT_SIMULATION_BUDGET_MS } from './simulation/budget.js';
-import { defaultThreads } from './work-pool.js';
+import { DEFAULT_ESTIMATE_BUDGET_MS, DEFAULT_SIMULATION_BUDGET_MS } from './pool/simulation/budget.js';
+import { defaultThreads } from './pool/work-pool.js';
 
 export interface GateOptions extends DecodeLimits, AdmissionLimits {
   readonly role: 'validator' | 'follower';

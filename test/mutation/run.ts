@@ -35,7 +35,7 @@ const TARGETS: Record<string, readonly string[]> = {
     'test/protocol/frame-checks.test.ts',
     'test/protocol/mempool/policy.test.ts',
   ],
-  'plugins/gate/admission.ts': ['test/plugins/gate/admission.test.ts'],
+  'plugins/gate/head/admission.ts': ['test/plugins/gate/head/admission.test.ts'],
   // The reader's envelope rules are pinned through the server: exact answers to malformed requests.
   'src/jsonrpc.ts': ['test/src/jsonrpc.test.ts', 'test/src/server/index.test.ts', 'test/e2e/bad-inputs.test.ts'],
   // Its refusals at load are pinned by the config tests, operator calls by auth's.

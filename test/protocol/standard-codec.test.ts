@@ -14,7 +14,7 @@ import {
   Wallet,
   type TransactionLike,
 } from 'ethers';
-import { decodeSubmission } from '../../plugins/gate/decode.js';
+import { decodeSubmission } from '../../plugins/gate/submission/decode.js';
 import { keccakHex } from '../../protocol/hex.js';
 import { authoritiesOf, decodeStandardTransaction } from '../../protocol/standard-codec.js';
 import { call, receiptOf, rpc } from '../../support/http.js';

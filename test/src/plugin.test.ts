@@ -9,7 +9,7 @@ import { importsOf, PROTOCOL_DOORS, sourcesUnder, specifiersOf } from '../helper
 
 const DOOR = 'src/plugin.ts';
 
-/** `plugins/gate/state.ts` -> `plugins/gate/`; `plugins/auth.ts` -> `plugins/auth.ts`. */
+/** `plugins/gate/head/state.ts` -> `plugins/gate/`; `plugins/auth.ts` -> `plugins/auth.ts`. */
 const pluginOf = (file: string) => {
   const [, name, rest] = file.split('/');
   return rest === undefined ? `plugins/${name}` : `plugins/${name}/`;

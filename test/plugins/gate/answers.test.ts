@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { thrown } from '../../helpers/refusals.js';
 import { answerFor, cachedRefusalOf, refusalError } from '../../../plugins/gate/answers.js';
-import type { StateDependencies } from '../../../plugins/gate/dependencies.js';
+import type { StateDependencies } from '../../../plugins/gate/head/dependencies.js';
 import { ExecutionLayerRefusal, PoolBusy, Refusal, refuseFrame, Unavailable } from '../../../plugins/gate/errors.js';
-import type { CachedRefusal } from '../../../plugins/gate/verdict-cache.js';
+import type { CachedRefusal } from '../../../plugins/gate/ledger/verdict-cache.js';
 import { errors, RpcFailure } from '../../../src/errors.js';
 
 const DEPENDENCIES: StateDependencies = {

@@ -1,7 +1,7 @@
 /**
  * The validation-prefix trace rules, each broken once in a self frame over a world in memory:
  * the refusal names the rule, and what the rules allow passes. Through the gate on anvil:
- * test/plugins/gate/simulation/simulate.test.ts.
+ * test/plugins/gate/pool/simulation/simulate.test.ts.
  */
 import { expect } from 'chai';
 import { getCreateAddress } from 'ethers';

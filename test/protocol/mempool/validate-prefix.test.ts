@@ -1,7 +1,7 @@
 /**
  * A validation prefix run in the EIP-8141 EVM under the trace rules, over a world in memory (no
  * EL): what it admits, why it refuses, where it stops. The same prefixes through the gate on
- * anvil: test/plugins/gate/simulation/simulate.test.ts.
+ * anvil: test/plugins/gate/pool/simulation/simulate.test.ts.
  */
 import { expect } from 'chai';
 import { getCreate2Address, keccak256 } from 'ethers';
