@@ -5,7 +5,28 @@
  * the registry, at their entry module.
  */
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as door from '../../src/plugin.js';
 import { importsOf, PROTOCOL_DOORS, sourcesUnder, specifiersOf } from '../helpers/imports.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+/** The names a source imports from the plugin door (type imports included). */
+const namesFromDoor = (file: string): string[] =>
+  [...readFileSync(join(ROOT, file), 'utf8').matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'[^']*src\/plugin\.js'/g)].flatMap(
+    ([, list]) =>
+      list!
+        .split(',')
+        .map(
+          (name) =>
+            name
+              .trim()
+              .replace(/^type\s+/, '')
+              .split(/\s+as\s+/)[0]!,
+        )
+        .filter((name) => name !== ''),
+  );
 
 const DOOR = 'src/plugin.ts';
 
@@ -54,5 +75,45 @@ describe('the plugin door', () => {
 
   it('the door itself imports only src/', () => {
     expect(importsOf(DOOR).filter((target) => !target.startsWith('src/'))).to.deep.equal([]);
+  });
+
+  it('exports exactly these values, each imported by some plugin: a new one is a decision, made here', () => {
+    const values = Object.keys(door).sort();
+    expect(values).to.deep.equal([
+      'CALL_GAS',
+      'CLOSED',
+      'DEFAULT_RPC_GAS_CAP',
+      'Facts',
+      'FairQueue',
+      'GAS_HEAVY_METHODS',
+      'INGRESS_METHODS',
+      'LIMIT_EXCEEDED',
+      'METHOD_NOT_FOUND',
+      'MemoryBuckets',
+      'NODE_LOCAL_METHODS',
+      'OPERATOR',
+      'OptionsReader',
+      'PRICED_BY_SIZE',
+      'PROXIED_SVC_METHODS',
+      'READ_METHODS',
+      'RequestTab',
+      'RpcFailure',
+      'SOURCE',
+      'SUBMISSION_ONLY',
+      'SUBSCRIBER',
+      'SYNC_SUBMISSION_METHOD',
+      'Upstream',
+      'callsOf',
+      'errors',
+      'gasOf',
+      'idOf',
+      'namesGasOtherwise',
+      'readSecret',
+      'requestGas',
+      'sharedFor',
+      'throttledWarning',
+    ]);
+    const imported = new Set(sourcesUnder('plugins').flatMap(namesFromDoor));
+    expect(values.filter((name) => !imported.has(name))).to.deep.equal([]);
   });
 });
