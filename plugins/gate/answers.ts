@@ -3,15 +3,17 @@
  * ledger keeps of a refusal to answer it again.
  */
 import type { Refusal } from '../../protocol/index.js';
-import { errors, type Answer } from '../../src/plugin.js';
+import { errors, RpcFailure, type Answer } from '../../src/plugin.js';
 import { ExecutionLayerRefusal, PoolBusy, SyncNonceGap, Unavailable } from './errors.js';
 import type { CachedRefusal } from './ledger/verdict-cache.js';
 
 /** How long a client should wait when the worker pool is full. */
 const POOL_BUSY_RETRY_MS = 1_000;
 
-/** The answer for what a judgement threw, or undefined for a bug (rethrown by the caller). */
+/** The answer for a failure that is no verdict, or undefined for a bug (rethrown by the caller). */
 export function answerFor(err: unknown): Answer | undefined {
+  // The forward's own failure (the submission target unreachable, or its answer unreadable).
+  if (err instanceof RpcFailure) return { error: err.rpc };
   if (err instanceof PoolBusy) return { error: errors.rateLimited(err.scope, POOL_BUSY_RETRY_MS) };
   if (err instanceof Unavailable) return { error: errors.validationUnavailable() };
   if (err instanceof SyncNonceGap) return { error: errors.syncNonceGap(err.next) };

@@ -1,9 +1,11 @@
 /**
- * The validator gate's verdict on one raw transaction, in three stages:
+ * The validator gate's verdict on one raw transaction, in three stages, each ending in an
+ * `Outcome` value (what the parts below them throw is classified at the stage's edge):
  * - `replay`: what the gate already said about these bytes (duplicate window, cached refusal);
  * - `decide`: decode, signatures, the head state, the validation prefix, the EL's opinion;
  *   an admission holds an in-flight slot;
  * - `admit`: claim the bytes across the fleet, forward them, answer (with the receipt for sync).
+ * `conclude` turns an outcome into the answer, remembering refusals (answers.ts maps failures).
  * The same bytes judged twice at once wait for the first verdict.
  */
 import {
@@ -20,7 +22,7 @@ import { decodeSubmission, decodeSubmissionRecoveredBy, type Submission } from '
 import { stillHolds } from './head/dependencies.js';
 import type { ElValidation } from './head/el-validation.js';
 import { answerFor, cachedRefusalOf, refusalError } from './answers.js';
-import { Abandoned, describeFault, InFlightRefusal, Refusal, refuse, SyncNonceGap, Unavailable } from './errors.js';
+import { Abandoned, describeFault, InFlightRefusal, PoolBusy, Refusal, refuse, SyncNonceGap, Unavailable } from './errors.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './submission/raw-transaction.js';
@@ -63,6 +65,19 @@ interface Admission {
   readonly release: Release;
   readonly dependencies?: StateDependencies;
 }
+
+/**
+ * What a stage comes to: an admission (decide's, holding a slot); an answer as it stands (a
+ * replayed verdict, over quota, the forward's); a refusal, a verdict on the transaction judged at
+ * `head`, remembered; or a failure that is no verdict (the EL unreadable, the pool full, the
+ * client gone, EIP-7966's nonce gap, the forward's transport), answered and forgotten.
+ */
+type Outcome =
+  | { readonly admitted: Admission }
+  | { readonly answer: Answer }
+  | { readonly refused: Refusal; readonly head: bigint | undefined }
+  | { readonly failed: unknown };
+type Concluded = Exclude<Outcome, { readonly admitted: Admission }>;
 
 /** A standard transaction's sender is recovered on the event loop only where that is native (~70 µs). */
 const INLINE_RECOVERY = cryptoBackend.kind === 'native';
@@ -121,7 +136,18 @@ async function decodeOf({ options, pool }: JudgeParts, raw: RawTransaction, job:
   return { ...sub, authorities };
 }
 
-async function replay({ ledger, state, verdicts }: JudgeParts, hash: string): Promise<Answer | undefined> {
+/** What the gate already said of these bytes, or undefined: judge them. */
+async function replay(parts: JudgeParts, hash: string): Promise<Concluded | undefined> {
+  try {
+    const earlier = await replayed(parts, hash);
+    return earlier === undefined ? undefined : { answer: earlier };
+  } catch (err) {
+    if (err instanceof Unavailable) return { failed: err };
+    throw err;
+  }
+}
+
+async function replayed({ ledger, state, verdicts }: JudgeParts, hash: string): Promise<Answer | undefined> {
   if (await ledger.isAdmitted(hash)) {
     verdicts.inc('refused', 'already-known');
     return { error: errors.alreadyKnown() };
@@ -143,8 +169,22 @@ async function replay({ ledger, state, verdicts }: JudgeParts, hash: string): Pr
 /** What the gate reads of the request that asked (its client gone?) and charges to its tab. */
 export type Asked = Pick<RequestContext, 'facts' | 'tab'>;
 
+/** An admission, or what refuses it, or the failure that kept it from a verdict. */
+async function decide(parts: JudgeParts, raw: RawTransaction, asked: Asked, sync: Sync, meter: Meter): Promise<Outcome> {
+  const judged: { head?: bigint } = {};
+  try {
+    const decided = await admission(parts, raw, asked, sync, judged, meter);
+    return 'release' in decided ? { admitted: decided } : { answer: decided };
+  } catch (err) {
+    if (err instanceof Refusal) return { refused: err, head: judged.head };
+    if (err instanceof Abandoned || err instanceof Unavailable || err instanceof PoolBusy || err instanceof SyncNonceGap)
+      return { failed: err };
+    return { refused: unexpected(parts, err), head: judged.head };
+  }
+}
+
 /** An admission, or the over-quota answer; throws what refuses. `judged.head`: the head read, once state is. */
-async function decide(
+async function admission(
   parts: JudgeParts,
   raw: RawTransaction,
   asked: Asked,
@@ -202,15 +242,21 @@ async function decide(
   }
 }
 
-async function refused(parts: JudgeParts, err: unknown, hash: string, head: bigint | undefined): Promise<Answer> {
-  if (err instanceof Abandoned) return ABANDONED;
-  if (err instanceof Unavailable) parts.unavailable({ error: err.message });
-  const answer = answerFor(err);
-  if (answer !== undefined) return answer;
-  const verdict = err instanceof Refusal ? err : unexpected(parts, err);
-  const refusal = cachedRefusalOf(verdict, head);
-  if (!(verdict instanceof InFlightRefusal)) await parts.ledger.remember(hash, refusal);
-  parts.verdicts.inc('refused', verdict.reason);
+/** The answer an outcome comes to: a refusal remembered for these bytes (unless it rests on what is in flight), a failure mapped. */
+async function conclude(parts: JudgeParts, hash: string, outcome: Concluded): Promise<Answer> {
+  if ('answer' in outcome) return outcome.answer;
+  if ('failed' in outcome) {
+    const { failed } = outcome;
+    if (failed instanceof Abandoned) return ABANDONED;
+    if (failed instanceof Unavailable) parts.unavailable({ error: failed.message });
+    const answer = answerFor(failed);
+    if (answer === undefined) throw failed;
+    return answer;
+  }
+  const { refused, head } = outcome;
+  const refusal = cachedRefusalOf(refused, head);
+  if (!(refused instanceof InFlightRefusal)) await parts.ledger.remember(hash, refusal);
+  parts.verdicts.inc('refused', refused.reason);
   return { error: refusalError(refusal, false) };
 }
 
@@ -232,39 +278,39 @@ async function admit(
   sync: Sync,
   { sub, head, release, dependencies }: Admission,
   source: string,
-): Promise<Answer> {
+): Promise<Concluded> {
   const { ledger, state, verdicts } = parts;
   // A client gone while the gate judged (closed, or half-closed: Node aborts the request then)
   // would never learn that its transaction was ordered: it is not forwarded.
   if (asked.facts.get(CLOSED)) {
     await release();
-    return ABANDONED;
+    return { failed: new Abandoned('the client left before its transaction was forwarded') };
   }
   // Claimed across the fleet before forwarding: another instance admitting the same bytes at
   // the same moment gets "already known" instead of forwarding them twice.
   if (!(await ledger.claim(raw.hash))) {
     await release();
     verdicts.inc('refused', 'already-known');
-    return { error: errors.alreadyKnown() };
+    return { answer: { error: errors.alreadyKnown() } };
   }
   let answer: Answer;
   try {
     answer = await forwardSubmission(parts.submit, raw);
   } catch (err) {
     await Promise.all([release(), ledger.unclaim(raw.hash)]);
-    throw err;
+    return { failed: err };
   }
   if ('error' in answer) {
     await Promise.all([release(), ledger.unclaim(raw.hash)]);
     verdicts.inc('refused', 'submit-rejected');
-    return answer;
+    return { answer };
   }
   verdicts.inc('admitted', '');
   parts.sequenced();
   // Ordered now: pending until a block after the head as it stands (skip_after_blocks from
   // there). Noted after the answer: the client does not wait for one more head read.
   void acknowledge(parts, sub, head, dependencies, source);
-  return sync === undefined ? answer : receiptOf(raw.hash, sync.timeoutMs, asked.facts, state, parts.stateReads);
+  return { answer: sync === undefined ? answer : await receiptOf(raw.hash, sync.timeoutMs, asked.facts, state, parts.stateReads) };
 }
 
 async function acknowledge(
@@ -292,7 +338,6 @@ function settle(meter: Meter, asked: Asked): void {
 export function createJudge(parts: JudgeParts): (raw: RawTransaction, asked: Asked, sync: Sync, source: string) => Promise<Answer> {
   const judging = new Map<string, Promise<Answer>>();
   const judge = async (raw: RawTransaction, asked: Asked, sync: Sync, source: string): Promise<Answer> => {
-    const judged: { head?: bigint } = {};
     const meter: Meter = {
       source,
       gone: () => asked.facts.get(CLOSED) === true,
@@ -302,15 +347,14 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, asked: Ask
       ms: 0,
       paid: 1,
     };
-    let decided: Admission | Answer;
+    let decided: Outcome;
     try {
-      decided = await decide(parts, raw, asked, sync, judged, meter);
-    } catch (err) {
-      return refused(parts, err, raw.hash, judged.head);
+      decided = await decide(parts, raw, asked, sync, meter);
     } finally {
       settle(meter, asked);
     }
-    return 'release' in decided ? admit(parts, raw, asked, sync, decided, source) : decided;
+    const concluded = 'admitted' in decided ? await admit(parts, raw, asked, sync, decided.admitted, source) : decided;
+    return conclude(parts, raw.hash, concluded);
   };
 
   const judgeOnce = (raw: RawTransaction, asked: Asked, sync: Sync, source: string): Promise<Answer> => {
@@ -330,12 +374,8 @@ export function createJudge(parts: JudgeParts): (raw: RawTransaction, asked: Ask
 
   return (raw, asked, sync, source) => {
     if (judging.has(raw.hash)) return judgeOnce(raw, asked, sync, source);
-    return replay(parts, raw.hash).then(
-      (earlier) => earlier ?? judgeOnce(raw, asked, sync, source),
-      (err) => {
-        if (!(err instanceof Unavailable)) throw err;
-        return { error: errors.validationUnavailable() };
-      },
+    return replay(parts, raw.hash).then((earlier) =>
+      earlier === undefined ? judgeOnce(raw, asked, sync, source) : conclude(parts, raw.hash, earlier),
     );
   };
 }
