@@ -63,6 +63,14 @@ function functionsOf(file: string): Array<[string, number]> {
   return found;
 }
 
+/** A circle written from its least file, so that each is named once, whichever of its files found it. */
+function nameOf(circle: readonly string[]): string {
+  const ring = circle.slice(0, -1);
+  const from = ring.indexOf([...ring].sort()[0]!);
+  const turned = [...ring.slice(from), ...ring.slice(0, from)];
+  return [...turned, turned[0]].join(' -> ');
+}
+
 describe('the house', () => {
   it('has no circle in its import graph, type imports included', () => {
     const files = FOLDERS.flatMap(sourcesUnder);
@@ -70,7 +78,7 @@ describe('the house', () => {
     const graph = new Map(files.map((file) => [file, importsOf(file).filter((target) => existsSync(join(ROOT, target)))]));
     const done = new Set<string>();
     const circles = files.map((file) => circleFrom(file, graph, done)).filter((circle) => circle !== undefined);
-    expect(circles.map((circle) => circle.join(' -> '))).to.deep.equal([]);
+    expect([...new Set(circles.map(nameOf))]).to.deep.equal([]);
   });
 
   it('finds a circle where there is one (the check itself)', () => {
@@ -80,6 +88,8 @@ describe('the house', () => {
       ['c.ts', ['a.ts']],
     ]);
     expect(circleFrom('a.ts', graph, new Set())).to.deep.equal(['a.ts', 'b.ts', 'c.ts', 'a.ts']);
+    // Found from another of its files, it is named the same.
+    expect(nameOf(circleFrom('b.ts', graph, new Set())!)).to.equal('a.ts -> b.ts -> c.ts -> a.ts');
   });
 
   it('exempts from type checks, in the mutation run, every folder the build compiles (else no instrumented file compiles)', () => {
