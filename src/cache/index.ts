@@ -72,14 +72,14 @@ export class ReadCache {
   }
 
   /**
-   * The answer another instance kept for `rule`, with `id` in it, kept here too; undefined when the
-   * fleet has none, or Redis does not answer (then the EL is asked, as without it).
+   * The answer another instance kept for `rule`, with `id` in it, kept here too (for `source`, asked
+   * only then); undefined when the fleet has none, or Redis does not answer (then the EL is asked).
    */
-  async sharedAnswer(rule: CacheRule, id: RpcId, source: string): Promise<Buffer | undefined> {
+  async sharedAnswer(rule: CacheRule, id: RpcId, source: () => string): Promise<Buffer | undefined> {
     if (this.remote === undefined) return undefined;
     const bytes = await this.remote.getBuffer(sharedKey(rule)).catch(() => null);
     if (bytes === null) return undefined;
-    this.answers.keep(rule, bytes, source);
+    this.answers.keep(rule, bytes, source());
     return withId(bytes, id);
   }
 

@@ -27,7 +27,7 @@ export function answerRead(ex: Exchange, ctx: RequestContext): void {
   // Another instance of the fleet may have kept it (cache.shared): asked before the EL.
   if (rule !== undefined && runtime.cache!.shared) {
     return void runtime
-      .cache!.sharedAnswer(rule, request.id, sourceOf(ex, ctx))
+      .cache!.sharedAnswer(rule, request.id, () => sourceOf(ex, ctx))
       .then((shared) => {
         if (res.destroyed) return;
         if (shared === undefined) return ask(ex, ctx, rule);
