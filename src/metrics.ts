@@ -93,7 +93,12 @@ export class Metrics implements PluginMetrics {
   /** Reads the WebSocket connections and subscriptions open at scrape time (set by the ingress). */
   webSockets: () => { readonly connections: number; readonly subscriptions: number } = () => ({ connections: 0, subscriptions: 0 });
   /** Reads the gas-heavy reads waiting for an EL turn, and running per lane, at scrape time (set by the request listener). */
-  elCalls: () => { readonly waiting: number; readonly quick: number; readonly heavy: number } = () => ({ waiting: 0, quick: 0, heavy: 0 });
+  elCalls: () => { readonly waiting: number; readonly quick: number; readonly heavy: number; readonly sources: number } = () => ({
+    waiting: 0,
+    quick: 0,
+    heavy: 0,
+    sources: 0,
+  });
 
   /** Reads the answer cache's counts at scrape time (set by the ingress); undefined: no cache. */
   cache: () => CacheCounts | undefined = () => undefined;
@@ -136,6 +141,11 @@ export class Metrics implements PluginMetrics {
       'svc_ingress_el_calls_waiting',
       'eth_call, eth_estimateGas, eth_createAccessList and eth_simulateV1 waiting for a turn on the EL.',
       () => this.elCalls().waiting,
+    );
+    this.gauge(
+      'svc_ingress_el_sources',
+      'Sources whose EL time the gas-heavy reads are shared by, remembered now (bounded; idle ones go first).',
+      () => this.elCalls().sources,
     );
     this.gauge('svc_ingress_websocket_connections', 'WebSocket connections open.', () => this.webSockets().connections);
     this.gauge(

@@ -62,7 +62,7 @@ export function createRequestListener(
   metrics.bodyBytesInFlight = () => budget.inFlight;
   metrics.elCalls = () => {
     const { elTurns } = current();
-    return { waiting: elTurns.queued, quick: elTurns.runningOn('quick'), heavy: elTurns.runningOn('heavy') };
+    return { waiting: elTurns.queued, quick: elTurns.runningOn('quick'), heavy: elTurns.runningOn('heavy'), sources: elTurns.remembered };
   };
   return function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const runtime = current();

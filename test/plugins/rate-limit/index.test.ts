@@ -388,6 +388,8 @@ describe('rate-limit', () => {
         expect(scraped).to.match(/^svc_ingress_el_calls_waiting 3$/m);
         expect(scraped).to.match(/^svc_ingress_el_calls_running\{lane="heavy"\} 1$/m);
         expect(scraped).to.match(/^svc_ingress_el_calls_running\{lane="quick"\} 0$/m);
+        // a and b, each with a call counted.
+        expect(scraped).to.match(/^svc_ingress_el_sources 2$/m);
         held.release();
         const queued = [a2, a3];
         for (const reply of await Promise.all([a1, ...queued, b1])) expect(reply.body.result).to.equal('0x');
