@@ -38,6 +38,8 @@ describe("protocol: a protocol-defined frame's step (the runner's and direct eva
       expect([0, 1, 2].map((i) => isExpiryFrame(tx, i, tx.frames[i]!))).to.deep.equal([false, false, false]);
       const first = txOf([expiryFrame, self]);
       expect(isExpiryFrame(first, 0, first.frames[0]!)).to.equal(true);
+      const sending = txOf([{ ...expiryFrame, mode: 2 }, self]);
+      expect(isExpiryFrame(sending, 0, sending.frames[0]!)).to.equal(false);
     });
   });
 
