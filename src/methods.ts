@@ -66,8 +66,8 @@ export const SYNC_SUBMISSION_METHOD = 'eth_sendRawTransactionSync';
 export const SUBMISSION_ONLY: ReadonlySet<string> = new Set([SUBMISSION_METHOD, SYNC_SUBMISSION_METHOD]);
 
 /**
- * Reads whose work grows with their params: rate-limit records EXTRA_COST for them, and the
- * plugin that answers one charges by its size (fee-rewrite: blocks × percentiles).
+ * Reads whose work grows with their params: rate-limit keeps their request tab, and the
+ * plugin that answers one takes from it by its size (fee-rewrite: blocks × percentiles).
  */
 export const PRICED_BY_SIZE: ReadonlySet<string> = new Set(['eth_feeHistory']);
 
