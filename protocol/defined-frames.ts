@@ -17,9 +17,13 @@ export interface StepFailure {
   readonly detail?: string;
 }
 
-/** The expiry frame: frame 0, a VERIFY frame aimed at the canonical expiry verifier. */
-export const isExpiryFrame = (tx: FrameTransaction, i: number, frame: Frame): boolean =>
-  i === 0 && frame.mode === FrameMode.Verify && (frame.target ?? tx.sender) === CHAIN.expiryVerifier;
+/**
+ * The expiry frame: frame 0, a VERIFY frame whose `target` names the expiry verifier (EIP-8141:
+ * the field itself, as the static checks read it; a frame without one runs at the sender, even
+ * a sender at that address, and must approve like any other).
+ */
+export const isExpiryFrame = (i: number, frame: Frame): boolean =>
+  i === 0 && frame.mode === FrameMode.Verify && frame.target === CHAIN.expiryVerifier;
 
 /**
  * What frame `i` costs at entry, given what its target's access costs (EIP-2929: cold, or warm
@@ -27,12 +31,11 @@ export const isExpiryFrame = (tx: FrameTransaction, i: number, frame: Frame): bo
  * below it halts the frame as out of gas.
  */
 export function entryCharge(
-  tx: FrameTransaction,
   i: number,
   frame: Frame,
   accessGas: bigint,
 ): { readonly ok: true; readonly gas: bigint; readonly expiry: boolean } | StepFailure {
-  const expiry = isExpiryFrame(tx, i, frame);
+  const expiry = isExpiryFrame(i, frame);
   const gas = accessGas + (expiry ? CHAIN.expiryVerifierGas : 0n);
   if (gas > frame.executionGas)
     return { ok: false, halt: true, cause: 'out of gas', detail: `the frame needs ${gas}, its limit is ${frame.executionGas}` };

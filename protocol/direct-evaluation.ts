@@ -47,7 +47,7 @@ export async function evaluateDirectly({ tx, prefixEnd, maxCost, senderExists, b
     const frame = tx.frames[i]!;
     const target = frame.target ?? tx.sender;
     const species = frame.mode === FrameMode.Verify ? 'VERIFY' : 'deploy';
-    const entry = entryCharge(tx, i, frame, access(target));
+    const entry = entryCharge(i, frame, access(target));
     if (!entry.ok) refuseFrame(i, species, entry.cause, entry.detail);
     if (entry.expiry) continue;
     // Aimed at a code-less account, a deploy frame runs empty code: it installs nothing.

@@ -215,7 +215,7 @@ export class FrameRunner {
       ...failure,
     });
     const halted = (cause: string, detail?: string) => done(0, frame.executionGas, { cause, detail });
-    const charge = entryCharge(tx, i, frame, entry);
+    const charge = entryCharge(i, frame, entry);
     if (!charge.ok) return halted(charge.cause, charge.detail);
     if (charge.expiry) {
       const deadline = frame.data.length === 8 ? Buffer.from(frame.data).readBigUInt64BE() : -1n;

@@ -10,7 +10,7 @@
  */
 import { createAddressFromString } from '@ethereumjs/util';
 import { FrameRunner, installJumpAnalysisCache, type OverlayStateManager } from '../evm/index.js';
-import { EXPIRY_VERIFIER } from '../frame-checks.js';
+import { isExpiryFrame } from '../defined-frames.js';
 import { FrameMode, type FrameTransaction } from '../frame-codec.js';
 import { refuseFrame } from '../refusal.js';
 import type { FrameFacts } from './policy.js';
@@ -83,7 +83,7 @@ export async function validatePrefix({ tx, facts, state, progress, checkBudget, 
       continue;
     }
     // The expiry frame approves nothing: its verifier only reverts past the deadline.
-    if (i === 0 && (frame.target ?? tx.sender) === EXPIRY_VERIFIER) continue;
+    if (isExpiryFrame(i, frame)) continue;
     const required = BigInt(frame.flags & 3);
     const { granted, approveRefused } = runner.ctx;
     if (granted.length === 0) fail('no APPROVE', approveRefused);
@@ -91,4 +91,7 @@ export async function validatePrefix({ tx, facts, state, progress, checkBudget, 
       fail('wrong APPROVE scope', `granted ${granted.join(', ')}, the frame calls for exactly ${required}`);
     }
   }
+  // Each frame approved what its flags call for, so the payer is set; checked all the same: a
+  // prefix that ends without one is a transaction the chain would skip.
+  if (runner.approvals.payer === undefined) refuseFrame(facts.prefixEnd, 'VERIFY', 'no payment approved');
 }

@@ -18,28 +18,33 @@ describe("protocol: a protocol-defined frame's step (the runner's and direct eva
   describe('the entry charge', () => {
     it("charges the access it is given, plus the verifier's 51 for the expiry frame", () => {
       const tx = txOf([expiryFrame, self]);
-      expect(entryCharge(tx, 0, tx.frames[0]!, 2_600n)).to.deep.equal({ ok: true, gas: 2_651n, expiry: true });
-      expect(entryCharge(tx, 1, tx.frames[1]!, 100n)).to.deep.equal({ ok: true, gas: 100n, expiry: false });
+      expect(entryCharge(0, tx.frames[0]!, 2_600n)).to.deep.equal({ ok: true, gas: 2_651n, expiry: true });
+      expect(entryCharge(1, tx.frames[1]!, 100n)).to.deep.equal({ ok: true, gas: 100n, expiry: false });
     });
 
     it('halts a frame whose limit is below its charge as out of gas; takes a limit exactly at it', () => {
       const tx = txOf([{ ...expiryFrame, executionGas: 2_650n }, self]);
-      expect(entryCharge(tx, 0, tx.frames[0]!, 2_600n)).to.deep.equal({
+      expect(entryCharge(0, tx.frames[0]!, 2_600n)).to.deep.equal({
         ok: false,
         halt: true,
         cause: 'out of gas',
         detail: 'the frame needs 2651, its limit is 2650',
       });
-      expect(entryCharge(tx, 1, tx.frames[1]!, 10_000n)).to.include({ ok: true, gas: 10_000n });
+      expect(entryCharge(1, tx.frames[1]!, 10_000n)).to.include({ ok: true, gas: 10_000n });
     });
 
     it('knows the expiry frame only as frame 0 of VERIFY mode aimed at the verifier', () => {
       const tx = txOf([self, expiryFrame, { ...expiryFrame, mode: 2 }]);
-      expect([0, 1, 2].map((i) => isExpiryFrame(tx, i, tx.frames[i]!))).to.deep.equal([false, false, false]);
+      expect([0, 1, 2].map((i) => isExpiryFrame(i, tx.frames[i]!))).to.deep.equal([false, false, false]);
       const first = txOf([expiryFrame, self]);
-      expect(isExpiryFrame(first, 0, first.frames[0]!)).to.equal(true);
+      expect(isExpiryFrame(0, first.frames[0]!)).to.equal(true);
       const sending = txOf([{ ...expiryFrame, mode: 2 }, self]);
-      expect(isExpiryFrame(sending, 0, sending.frames[0]!)).to.equal(false);
+      expect(isExpiryFrame(0, sending.frames[0]!)).to.equal(false);
+      // A frame without a target runs at the sender, even a sender at the verifier's address.
+      const atVerifier = decodeFrameTransaction(
+        encodeFrameTx({ sender: EXPIRY, frames: [self], signatures: [{ scheme: 1, signature: SIG65 }], fees: [0n, 1n, 0n] }),
+      );
+      expect(isExpiryFrame(0, atVerifier.frames[0]!)).to.equal(false);
     });
   });
 

@@ -83,6 +83,11 @@ describe('protocol: a validation prefix run under the trace rules, over a world 
     expect(await judged(fields)).to.equal('valid');
   });
 
+  it("refuses a sender at the expiry verifier's address: its frame without a target is no expiry frame, and approves nothing", async () => {
+    const fields = selfFrames(world.put({ balance: ONE_ETH }, EXPIRY_VERIFIER));
+    expect(await judged(fields)).to.deep.equal(rejected(0, 'reverted'));
+  });
+
   it('counts an APPROVE made in a nested call only while every call around it succeeds', async () => {
     expect(await judged(selfFrames(funded(nestedApprove(false))))).to.equal('valid');
     expect(await judged(selfFrames(funded(nestedApprove(true))))).to.deep.equal(rejected(0, 'no APPROVE'));
