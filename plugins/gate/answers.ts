@@ -3,17 +3,23 @@
  * ledger keeps of a refusal to answer it again.
  */
 import type { Refusal } from '../../protocol/index.js';
-import { errors, RpcFailure, type Answer } from '../../src/plugin.js';
-import { ExecutionLayerRefusal, PoolBusy, SyncNonceGap, Unavailable } from './errors.js';
+import { errors, type Answer } from '../../src/plugin.js';
+import { Abandoned, ExecutionLayerRefusal, PoolBusy, SyncNonceGap, Unavailable } from './errors.js';
 import type { CachedRefusal } from './ledger/verdict-cache.js';
 
 /** How long a client should wait when the worker pool is full. */
 const POOL_BUSY_RETRY_MS = 1_000;
 
-/** The answer for a failure that is no verdict, or undefined for a bug (rethrown by the caller). */
+/**
+ * Whether what a judgement threw is a failure that is no verdict on the transaction (the client
+ * gone, the pool full, the EL unreadable, EIP-7966's nonce gap): answered, never remembered.
+ */
+export function isNoVerdict(err: unknown): boolean {
+  return err instanceof Abandoned || err instanceof PoolBusy || err instanceof Unavailable || err instanceof SyncNonceGap;
+}
+
+/** The answer for a failure that is no verdict, or undefined for anything else (rethrown by the caller). */
 export function answerFor(err: unknown): Answer | undefined {
-  // The forward's own failure (the submission target unreachable, or its answer unreadable).
-  if (err instanceof RpcFailure) return { error: err.rpc };
   if (err instanceof PoolBusy) return { error: errors.rateLimited(err.scope, POOL_BUSY_RETRY_MS) };
   if (err instanceof Unavailable) return { error: errors.validationUnavailable() };
   if (err instanceof SyncNonceGap) return { error: errors.syncNonceGap(err.next) };

@@ -21,8 +21,8 @@ import { checkAdmission, type Release } from './head/admission.js';
 import { decodeSubmission, decodeSubmissionRecoveredBy, type Submission } from './submission/decode.js';
 import { stillHolds } from './head/dependencies.js';
 import type { ElValidation } from './head/el-validation.js';
-import { answerFor, cachedRefusalOf, refusalError } from './answers.js';
-import { Abandoned, describeFault, InFlightRefusal, PoolBusy, Refusal, refuse, SyncNonceGap, Unavailable } from './errors.js';
+import { answerFor, cachedRefusalOf, isNoVerdict, refusalError } from './answers.js';
+import { Abandoned, describeFault, InFlightRefusal, Refusal, refuse, SyncNonceGap, Unavailable } from './errors.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { GateOptions } from './options.js';
 import { forwardSubmission, type RawTransaction } from './submission/raw-transaction.js';
@@ -69,8 +69,9 @@ interface Admission {
 /**
  * What a stage comes to: an admission (decide's, holding a slot); an answer as it stands (a
  * replayed verdict, over quota, the forward's); a refusal, a verdict on the transaction judged at
- * `head`, remembered; or a failure that is no verdict (the EL unreadable, the pool full, the
- * client gone, EIP-7966's nonce gap, the forward's transport), answered and forgotten.
+ * `head`, remembered; or a failure that is no verdict (answers.ts `isNoVerdict`), answered and
+ * forgotten, or the forward's transport failure, thrown on to the core as before (counted as an
+ * error, not a refusal).
  */
 type Outcome =
   | { readonly admitted: Admission }
@@ -177,8 +178,7 @@ async function decide(parts: JudgeParts, raw: RawTransaction, asked: Asked, sync
     return 'release' in decided ? { admitted: decided } : { answer: decided };
   } catch (err) {
     if (err instanceof Refusal) return { refused: err, head: judged.head };
-    if (err instanceof Abandoned || err instanceof Unavailable || err instanceof PoolBusy || err instanceof SyncNonceGap)
-      return { failed: err };
+    if (isNoVerdict(err)) return { failed: err };
     return { refused: unexpected(parts, err), head: judged.head };
   }
 }
@@ -242,7 +242,10 @@ async function admission(
   }
 }
 
-/** The answer an outcome comes to: a refusal remembered for these bytes (unless it rests on what is in flight), a failure mapped. */
+/**
+ * The answer an outcome comes to: a refusal remembered for these bytes (unless it rests on what
+ * is in flight), a failure mapped by answers.ts; one it does not map is thrown on to the core.
+ */
 async function conclude(parts: JudgeParts, hash: string, outcome: Concluded): Promise<Answer> {
   if ('answer' in outcome) return outcome.answer;
   if ('failed' in outcome) {
@@ -263,7 +266,7 @@ async function conclude(parts: JudgeParts, hash: string, outcome: Concluded): Pr
 /**
  * Any other error while judging is a classified refusal, cached like the rest (at the head it was
  * judged at, if any), naming only the error's class; what it was goes to the log, throttled.
- * A simulation's own are classified in the thread (simulation/simulate.ts).
+ * A simulation's own are classified in the thread (pool/simulation/simulate.ts).
  */
 function unexpected(parts: JudgeParts, err: unknown): Refusal {
   const { errorClass, bug } = describeFault(err);

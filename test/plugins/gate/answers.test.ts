@@ -26,10 +26,6 @@ describe('gate: answers, the one place what it throws becomes a wire answer', ()
       });
     });
 
-    it("answers an RpcFailure (the forward's transport) with its own error", () => {
-      expect(answerFor(new RpcFailure(errors.submissionUnavailable()))).to.deep.equal({ error: errors.submissionUnavailable() });
-    });
-
     it('answers an unreadable EL (Unavailable) as -32603 "validation unavailable", keeping its detail out of the answer', () => {
       expect(answerFor(new Unavailable('eth_getBalance: ECONNREFUSED 10.0.0.3:8545'))).to.deep.equal({
         error: { code: -32603, message: 'validation unavailable: the ingress could not reach its execution layer' },
@@ -39,6 +35,7 @@ describe('gate: answers, the one place what it throws becomes a wire answer', ()
     for (const [label, err] of [
       ['a Refusal (the caller words it)', new Refusal('nonce-too-low', 'nonce 3 is below 4')],
       ['an ExecutionLayerRefusal', new ExecutionLayerRefusal('invalid')],
+      ['an RpcFailure (the server answers its own rpc)', new RpcFailure(errors.submissionUnavailable())],
       ['a plain Error (a bug)', new TypeError('x is undefined')],
       ['a thrown string', 'boom'],
     ] as const) {
