@@ -48,12 +48,24 @@ export class RequestTab {
     else this.hooks.push(hook);
   }
 
-  /** The response has closed (the core's, once): every hook runs, in the order given. */
+  /**
+   * The response has closed (the core's, once): every hook runs, in the order given, each even if
+   * one before it threw (what it holds is given back); the first error is thrown after them all.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     const hooks = this.hooks;
     this.hooks = undefined;
-    if (hooks !== undefined) for (const hook of hooks) hook();
+    if (hooks === undefined) return;
+    let failed: { error: unknown } | undefined;
+    for (const hook of hooks) {
+      try {
+        hook();
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+    if (failed !== undefined) throw failed.error;
   }
 }

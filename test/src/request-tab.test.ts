@@ -54,4 +54,18 @@ describe('request tab: what a request costs its source, and what runs when it cl
     tab.onClose(() => ran.push('late'));
     expect(ran).to.deep.equal(['first', 'second', 'late']);
   });
+
+  it('runs every hook even when one throws, then throws the first error', () => {
+    const ran: string[] = [];
+    const tab = new RequestTab();
+    tab.onClose(() => {
+      throw new Error('first');
+    });
+    tab.onClose(() => ran.push('released'));
+    tab.onClose(() => {
+      throw new Error('second');
+    });
+    expect(() => tab.close()).to.throw('first');
+    expect(ran).to.deep.equal(['released']);
+  });
 });
