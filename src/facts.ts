@@ -25,12 +25,15 @@ export const CALL_GAS: Fact<bigint> = { name: 'call-gas' };
 /** Set by the core on a WebSocket message: its connection can take subscriptions' notifications. */
 export const SUBSCRIBER: Fact<true> = { name: 'subscriber' };
 
-/** Set by the core when the response closed while plugins were still deciding: hold nothing for it. */
+/**
+ * Set by the core once the response has closed (also when it closed before the chain ran): nobody
+ * reads the answer, so a plugin still deciding may stop (the gate forwards nothing then).
+ */
 export const CLOSED: Fact<true> = { name: 'closed' };
 
 export class Facts {
-  // Fact, value, fact, value...: a request records a handful at most, and most reads one (their
-  // in-flight slot): a flat list costs a read less than a Map.
+  // Fact, value, fact, value...: a request records a handful at most, and most reads none: a flat
+  // list costs a read less than a Map.
   private readonly values: unknown[] = [];
 
   get<T>(fact: Fact<T>): T | undefined {

@@ -49,7 +49,7 @@ const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
     'test/plugins/rate-limit/bucket.test.ts (a bucket in a fleet, two instances on a real Redis) and test/src/fleet.test.ts',
   'protocol/evm/index.ts': 'test/protocol/boundary.test.ts (the EVM door: re-exports only)',
   'protocol/refusal.ts': 'test/plugins/gate/errors.test.ts (refusals as the gate answers them)',
-  'protocol/evm/evm-types.ts': 'types only',
+  'protocol/evm/evm-types.ts': 'test/protocol/mempool/trace-rules.test.ts (the fork opcodes the trace rules wrap, and their halts)',
   'protocol/evm/frame-opcodes.ts': 'test/plugins/gate/pool/simulation/simulate.test.ts (the opcodes run in frames)',
   'protocol/mempool/index.ts': 'test/protocol/boundary.test.ts (the mempool door: re-exports only)',
 };

@@ -8,7 +8,7 @@
  *
  * `tx` is ox's `TransactionRequest.Rpc` for type 0x6 (protocol/frame-request.ts); `block` a tag,
  * number or hash (EIP-1898 objects too), `latest` by default, `pending` read as `latest`. The
- * estimate runs in a thread of a lane of its own (simulation/estimate.ts), served by source as
+ * estimate runs in a thread of a lane of its own (pool/simulation/estimate.ts), served by source as
  * the simulations are; its compute time beyond what the request paid is the source's debt.
  */
 import { CLOSED, errors, SOURCE, type Answer, type RequestContext } from '../../src/plugin.js';

@@ -9,7 +9,7 @@
  *   (direct-evaluation.ts). This is an ordinary EOA-like or ML-DSA account, most of the traffic;
  * - otherwise (a smart account, a contract sponsor, a deploy frame, an EIP-7702 delegation, a
  *   precompile): the embedded EVM simulates the prefix under the ERC-7562-style rules, in a
- *   worker thread (simulation/simulate.ts).
+ *   worker thread (pool/simulation/simulate.ts).
  */
 import type { Submission } from '../submission/decode.js';
 import { codeHashOf, evaluateDirectly, EXPIRY_VERIFIER, EXPIRY_VERIFIER_CODE, type StateDependencies } from '../../../protocol/index.js';

@@ -7,7 +7,7 @@
  * (~500/s per core). Where only the pure-JS recovery runs (~1.7 ms, crypto-backend.ts) the judge
  * recovers it in the worker pool instead (`decodeUnrecovered`, then `withSender`).
  * Type 0x06 goes through the frame decoder and static checks; its signature entries are verified
- * afterwards, in the signature pool (signature-pool.ts), once the source has paid for them.
+ * afterwards, in the worker pool (pool/work-pool.ts), once the source has paid for them.
  */
 import {
   checkFrameTransaction,

@@ -548,19 +548,25 @@ describe('rate-limit: the facts a submission leaves for the gate', () => {
       rateLimit.parseOptions(OptionsReader.of('rate-limit', options)),
       pluginEnv(upstream, createLogger('error')),
     );
+    const send = (facts = new Facts(), tab = new RequestTab()) =>
+      plugin.handle!({ request: { jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x00'] }, peer, facts, tab });
     const facts = new Facts();
     const tab = new RequestTab();
-    plugin.handle!({ request: { jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x00'] }, peer, facts, tab });
-    return { facts, tab };
+    await send(facts, tab);
+    return { facts, tab, again: () => send() };
   };
 
-  it('names the source behind a trusted proxy, and keeps its tab (charges go to its submission bucket)', async () => {
-    const { facts, tab } = await submit(
+  it("names the source behind a trusted proxy, and keeps its tab: what is taken or owed comes from the source's submission bucket", async () => {
+    const { facts, tab, again } = await submit(
       { trusted_proxies: ['127.0.0.1'], submissions: { per_source: { rate_per_second: 1, burst: 5 } } },
       { address: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.7' } },
     );
     expect(facts.get(SOURCE)).to.equal('203.0.113.7');
     expect(() => tab.keep({})).to.throw('the request tab is already kept');
+    // Burst 5, one token for the submission: three more fit, and a debt of four leaves none.
+    expect(await tab.take(3)).to.equal(undefined);
+    tab.owe(4);
+    expect(((await again()) as { error: { code: number } }).error.code).to.equal(-32005);
   });
 
   it('names the source even when submissions are not limited (the gate queues per source), keeping no tab', async () => {
