@@ -511,4 +511,18 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     // Tiny: within a window of one at first (as a 5 ms call on the budget, ten would run).
     expect(h.turns.runningOn('quick')).to.equal(1);
   });
+
+  it('keeps the EL time of a source that still has calls waiting: a call it sends then waits behind the others', () => {
+    const h = harness({ ...LANES, quick: 0 });
+    h.take('a1', LARGE);
+    h.take('a2', LARGE);
+    h.take('b1', LARGE);
+    h.end('a1', 1_000);
+    // b has used nothing: its call goes before a's second.
+    h.take('a3', LARGE);
+    h.take('b2', LARGE);
+    h.end('b1', 10);
+    expect(h.started).to.deep.equal(['a1', 'b1', 'b2']);
+    expect(h.turns.remembered).to.equal(2);
+  });
 });
