@@ -45,6 +45,21 @@ function harness(lanes: ElLanes = LANES) {
   return { turns, take, end, warm, started, lanesOf, dropped, advance: (ms: number) => (clock += ms) };
 }
 
+/** A quick lane of 50 ms for two calls, where a's, b's and c's calls to their targets are known to take 40, 40 and 8 ms. */
+function learnt() {
+  const h = harness({ ...LANES, quickMost: 2 });
+  // Learnt on the heavy lane, each a first call to its target.
+  for (const [name, target, elMs] of [
+    ['a0', 't40', 40],
+    ['b0', 't40b', 40],
+    ['c0', 't8', 8],
+  ] as const) {
+    h.take(name, LARGE, { target });
+    h.end(name, elMs);
+  }
+  return h;
+}
+
 describe('EL turns: gas-heavy reads shared by measured EL time', () => {
   it('runs a small call on the quick lane while a large one holds the heavy lane', () => {
     const h = harness();
@@ -524,5 +539,24 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.end('b1', 10);
     expect(h.started).to.deep.equal(['a1', 'b1', 'b2']);
     expect(h.turns.remembered).to.equal(2);
+  });
+
+  it("counts in the quick lane's budget only the calls that run on it: one sent to the heavy lane leaves room for the next", () => {
+    const h = learnt();
+    h.take('a1', LARGE, { target: 't40' });
+    // 40 + 40 ms is over the lane's 50: b1 goes to the heavy lane, and takes nothing of the budget.
+    h.take('b1', LARGE, { target: 't40b' });
+    h.take('c1', LARGE, { target: 't8' });
+    expect([h.lanesOf.get('a1'), h.lanesOf.get('b1'), h.lanesOf.get('c1')]).to.deep.equal(['quick', 'heavy', 'quick']);
+  });
+
+  it("gives back to the quick lane's budget what an ended call was expected to take, while another still runs", () => {
+    const h = learnt();
+    h.take('a1', LARGE, { target: 't40' });
+    h.take('c1', LARGE, { target: 't8' });
+    h.end('a1', 40);
+    // 8 ms still expected of c1: b1's 40 fit beside it.
+    h.take('b1', LARGE, { target: 't40b' });
+    expect([h.lanesOf.get('c1'), h.lanesOf.get('b1')]).to.deep.equal(['quick', 'quick']);
   });
 });
