@@ -3,11 +3,8 @@ import { Approvals } from '../../protocol/approval.js';
 import { entryCharge, isExpiryFrame, runDefaultCode } from '../../protocol/defined-frames.js';
 import { decodeFrameTransaction, type FrameTransaction } from '../../protocol/frame-codec.js';
 import { encodeFrameTx, type FrameFields } from '../../support/frames.js';
+import { EXPIRY, SENDER, SIG65, SPONSOR } from './frame-fields.js';
 
-const SENDER = '0x7e5f4552091a69125d5dfcb7b8c2659029395bdf';
-const SPONSOR = '0x000000000000000000000000000000000000beef';
-const EXPIRY = '0x0000000000000000000000000000000000008141';
-const SIG65 = `0x00${'11'.repeat(64)}`;
 const expiryFrame: FrameFields = { mode: 1, flags: 0, target: EXPIRY, executionGas: 2_651n, data: '0x00000000ffffffff' };
 const self: FrameFields = { mode: 1, flags: 3, executionGas: 10_000n };
 

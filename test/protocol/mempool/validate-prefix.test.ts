@@ -18,8 +18,7 @@ import {
   STOPS,
 } from '../../../support/verify-code.js';
 import { ONE_ETH, rejected, selfFrames, transfer, World } from './world.js';
-
-const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+import { EXPIRY as EXPIRY_VERIFIER } from '../frame-fields.js';
 
 const sponsoredFrames = (sender: string, sponsor: string): FrameTxFields => ({
   sender,
