@@ -245,11 +245,11 @@ function limitRequest(
   // Only a submission, a gas-heavy read or one priced by its size keeps the tab: an ordinary
   // read's tab stays empty, no work on the read path. Later plugins take what they price once
   // decoded (the gate: a frame's prefix gas) and owe what they measured (its pool time).
-  if (submission || heavy || PRICED_BY_SIZE.has(request.method)) {
+  const bySize = PRICED_BY_SIZE.has(request.method);
+  if (submission || heavy || bySize) {
     const owe = (tokens: number) => limits.perSource.charge(source, tokens);
     tab.keep({
-      take:
-        submission || PRICED_BY_SIZE.has(request.method) ? (tokens) => limit(limits, source, Math.min(tokens, limits.burst)) : undefined,
+      take: submission || bySize ? (tokens) => limit(limits, source, Math.min(tokens, limits.burst)) : undefined,
       owe: submission || heavy ? owe : undefined,
       elTime: heavy && limits.elMsPerToken !== undefined ? elTimeCharge(limits.elMsPerToken, cost, owe) : undefined,
     });
