@@ -44,7 +44,8 @@ export class Fleet implements SharedState {
   readonly redis: Redis | undefined;
   /** A cluster worker without Redis: the primary process holds the shared state. */
   readonly viaPrimary: boolean;
-  private lastLog = 0;
+  /** When each kind of line (a connection error, a fallback) was last logged. */
+  private readonly lastLogged = new Map<'connection' | 'fallback', number>();
 
   constructor(
     options: FleetOptions,
@@ -79,7 +80,7 @@ export class Fleet implements SharedState {
       return;
     }
     // ioredis emits 'error' on every failed reconnect; unhandled, that would crash the process.
-    this.redis.on('error', (err) => this.note('redis connection error', err));
+    this.redis.on('error', (err) => this.note('connection', 'redis connection error', err));
     this.redis.on('ready', () => log.info('redis ready: shared state in use'));
   }
 
@@ -104,7 +105,8 @@ export class Fleet implements SharedState {
     } catch (err) {
       this.fallbacks++;
       this.metrics?.redisFallback();
-      this.note(`${this.redis !== undefined ? 'redis' : 'the primary process'} unavailable: ${what} uses its local fallback`, err);
+      const store = this.redis !== undefined ? 'redis' : 'the primary process';
+      this.note('fallback', `${store} unavailable: ${what} uses its local fallback`, err);
       return local();
     }
   }
@@ -114,10 +116,12 @@ export class Fleet implements SharedState {
     this.redis.disconnect();
   }
 
-  private note(message: string, err: unknown): void {
+  // Throttled per kind: the reconnect errors of a Redis going down must not hide the warning that
+  // shared state went local.
+  private note(kind: 'connection' | 'fallback', message: string, err: unknown): void {
     const now = Date.now();
-    if (now - this.lastLog < LOG_EVERY_MS) return;
-    this.lastLog = now;
+    if (now - (this.lastLogged.get(kind) ?? 0) < LOG_EVERY_MS) return;
+    this.lastLogged.set(kind, now);
     // The error's code only: its message would carry Redis's address into the log.
     const code = (err as { code?: unknown } | null)?.code ?? (err instanceof Error ? err.name : 'error');
     this.log.warn(message, { fallbacks: this.fallbacks, code });
