@@ -151,6 +151,16 @@ describe('gate: frame transactions judged by the ingress (stock anvil, no valida
         );
       });
 
+      it("a sender at the expiry verifier's address: its frame without a target runs the verifier, which approves nothing", async () => {
+        const EXPIRY_VERIFIER = '0x0000000000000000000000000000000000008141';
+        await fund(EXPIRY_VERIFIER);
+        const signer = secpAccount();
+        const fields = selfTransfer(EXPIRY_VERIFIER, SECP256K1);
+        fields.signatures[0]!.signer = signer.address;
+        const raw = signed(fields, [signer.sign]);
+        expect(await submit(raw, 7)).to.equal(verifyRejected(7, 0, 'reverted'));
+      });
+
       it('a code-less sender whose entry 0 is P256 (default code accepts SECP256K1 and MLDSA65 only)', async () => {
         const { p256 } = await import('@noble/curves/nist.js');
         const secret = p256SecretFor('code-less sender with a P256 entry 0');
