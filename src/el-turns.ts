@@ -77,6 +77,11 @@ const PEAK_KEYS = 100_000;
 /** What a call is charged when it starts, until its EL time is known. */
 const PROVISIONAL_MS = 1;
 const pairOf = (source: string, target: string) => `${source}\n${target}`;
+/** Whether `line`'s next call starts before `other`'s: by start tag, then by which had a call waiting first. */
+const earlier = (line: Line, other: Line) =>
+  line.finish < other.finish || (line.finish === other.finish && line.readySince < other.readySince);
+/** Measured short, and lately so: within `quickMs`. */
+const isShort = (peaks: Peaks | undefined, quickMs: number) => peaks !== undefined && peaks.least <= quickMs && peaks.lately <= quickMs;
 /** A quick call expected within this share of `quickMs` is tiny: it runs beside the others. */
 const TINY_SHARE = 10;
 /** Sources whose virtual time is kept while they are idle; past it the idle ones are forgotten. */
@@ -85,15 +90,37 @@ const MAX_LINES = 10_000;
 interface Line {
   /** Virtual time at which this source's next call may start. */
   finish: number;
-  readonly waiting: ElTurn[];
+  readonly waiting: Waiting[];
   running: number;
+  /** Its place in `ready` while it has a call waiting, else -1. */
+  slot: number;
+  /** When it last came to have a call waiting (a count): ties go to the earliest. */
+  readySince: number;
+}
+
+/** A call waiting, with its key in `pairs` made once (a key built anew is hashed anew at each look). */
+interface Waiting {
+  readonly turn: ElTurn;
+  readonly pair: string | undefined;
+}
+
+/** What the quick lane expects of a call: its EL time, and whether that is the target's (a probe). */
+interface QuickExpectation {
+  readonly ms: number;
+  readonly probe: boolean;
 }
 
 export class ElTurns {
   private virtual = 0;
+  /**
+   * Every source seen, idle ones too until MAX_LINES (forgetIdle): a Map that gains and loses an
+   * entry per call costs V8 a new table every few calls once it is old, ~1 µs a call.
+   */
   private readonly lines = new Map<string, Line>();
-  /** Lines with a call waiting, in the order they became so (ties go to the earliest). */
-  private readonly ready = new Set<Line>();
+  /** Lines with a call waiting, in no order (`readySince` orders ties); an array, for the same reason as `lines`. */
+  private readonly ready: Array<Line | undefined> = [];
+  private readyCount = 0;
+  private readySeq = 0;
   private readonly running: Record<Lane, number> = { quick: 0, heavy: 0 };
   /** The EL time expected of the calls running on the quick lane, tiny ones aside, in all. */
   private quickLoad = 0;
@@ -132,7 +159,7 @@ export class ElTurns {
   resize(lanes: ElLanes): void {
     this.lanes = lanes;
     this.quickLimit = Math.min(this.quickLimit, Math.max(1, lanes.quickMost));
-    this.pump();
+    this.pump(this.now());
   }
 
   /** Calls waiting for their turn (for tests and metrics). */
@@ -142,7 +169,11 @@ export class ElTurns {
 
   /** Another read answered in `elMs`: one within `quickMs` shows the EL was serving reads then. */
   answered(elMs: number): void {
-    if (elMs <= this.lanes.quickMs) this.lastResponsive = this.now();
+    this.answeredAt(elMs, this.now());
+  }
+
+  private answeredAt(elMs: number, at: number): void {
+    if (elMs <= this.lanes.quickMs) this.lastResponsive = at;
   }
 
   /**
@@ -154,9 +185,11 @@ export class ElTurns {
     return elMs > this.lanes.quickMs && this.lastResponsive <= startedAt + this.lanes.quickMs;
   }
 
-  /** Sources whose virtual time is kept (bounded: idle ones go past MAX_LINES). */
+  /** Sources whose virtual time counts: with calls waiting or running, or owed time ahead of the clock (a count, for metrics). */
   get remembered(): number {
-    return this.lines.size;
+    let counted = 0;
+    for (const line of this.lines.values()) if (!this.forgotten(line)) counted++;
+    return counted;
   }
 
   /** Calls running on `lane` now. */
@@ -168,90 +201,109 @@ export class ElTurns {
     let line = this.lines.get(turn.source);
     if (line === undefined) {
       if (this.lines.size >= MAX_LINES) this.forgetIdle();
-      line = { finish: this.virtual, waiting: [], running: 0 };
+      line = { finish: this.virtual, waiting: [], running: 0, slot: -1, readySince: 0 };
       this.lines.set(turn.source, line);
+    } else if (this.forgotten(line)) {
+      // Kept idle, it starts where a new line would.
+      line.finish = this.virtual;
     }
-    line.waiting.push(turn);
+    line.waiting.push({ turn, pair: turn.target === undefined ? undefined : pairOf(turn.source, turn.target) });
     this.waiting++;
-    this.ready.add(line);
-    this.pump();
+    if (line.slot < 0) {
+      line.slot = this.readyCount;
+      line.readySince = ++this.readySeq;
+      this.ready[this.readyCount++] = line;
+    }
+    this.pump(this.now());
   }
 
   /**
-   * The EL time `turn` is expected to take if it is quick, undefined if not: a call within
+   * The EL time a call is expected to take if it is quick, undefined if not: a call within
    * `quickGas` at most `quickMs` scaled by its gas (what the gas buys of the dearest code), a
    * call to a target the least the source's own calls to it, or the target's, ever took (`probe`:
-   * on the target's, the source being new to it).
+   * on the target's, the source being new to it). `at`: now, read once by the caller.
    */
-  private quick(turn: ElTurn): { readonly ms: number; readonly probe: boolean } | undefined {
+  private quick({ turn, pair }: Waiting, at: number): QuickExpectation | undefined {
     const { quickGas, quickMs } = this.lanes;
     if (turn.gas <= quickGas) return { ms: (quickMs * Number(turn.gas)) / Number(quickGas), probe: false };
-    if (turn.target === undefined || (this.sources.peaks(turn.source)?.lately ?? 0) > quickMs) return undefined;
+    // No pair: the call has no target to learn.
+    if (pair === undefined || (this.sources.peaks(turn.source, at)?.lately ?? 0) > quickMs) return undefined;
     // The source's own calls to the target first: what others' calls did to it (marked it dear
     // through their calldata) says nothing of the source's.
-    const short = (peaks: Peaks | undefined) => peaks !== undefined && peaks.least <= quickMs && peaks.lately <= quickMs;
-    const own = this.pairs.peaks(pairOf(turn.source, turn.target));
+    const own = this.pairs.peaks(pair, at);
     // The least it ever took: what it costs the EL; more was its waits on a busy one.
-    if (short(own)) return { ms: own!.least, probe: false };
+    if (isShort(own, quickMs)) return { ms: own!.least, probe: false };
     // A source's first calls to a target go by what the target's calls took, one at a time: a
     // crowd of sources new to a target (each with calldata of its own) must not all run on what
     // the target's cheap calls promised. The first that breaks the promise marks its source.
-    const target = this.targets.peaks(turn.target);
-    if (!short(target) || this.probing.has(turn.target)) return undefined;
+    const target = this.targets.peaks(turn.target!, at);
+    if (!isShort(target, quickMs) || this.probing.has(turn.target!)) return undefined;
     return { ms: target!.least, probe: true };
   }
 
-  /** The waiting line whose head `fits` with the earliest start tag. */
-  private earliest(fits: (turn: ElTurn) => boolean): Line | undefined {
-    let best: Line | undefined;
-    for (const line of this.ready) {
-      if (!fits(line.waiting[0]!)) continue;
-      if (best === undefined || line.finish < best.finish) best = line;
+  /** The waiting line with the earliest start tag whose head may go on the quick lane, and what is expected of that head. */
+  private earliestQuick(at: number): { readonly line: Line; readonly quick: QuickExpectation } | undefined {
+    let best: { line: Line; quick: QuickExpectation } | undefined;
+    for (let i = 0; i < this.readyCount; i++) {
+      const line = this.ready[i]!;
+      // Only a line that would start earlier is worth asking about.
+      if (best !== undefined && !earlier(line, best.line)) continue;
+      const quick = this.quick(line.waiting[0]!, at);
+      if (quick !== undefined) best = { line, quick };
     }
     return best;
   }
 
-  private pump(): void {
+  /** The waiting line with the earliest start tag. */
+  private earliest(): Line | undefined {
+    let best: Line | undefined;
+    for (let i = 0; i < this.readyCount; i++) {
+      const line = this.ready[i]!;
+      if (best === undefined || earlier(line, best)) best = line;
+    }
+    return best;
+  }
+
+  /** Starts what the lanes have room for; `at`: now, read once by the caller. */
+  private pump(at: number): void {
     for (;;) {
       let lane: Lane | undefined;
       let line: Line | undefined;
       let expected = 0;
       let probe = false;
       if (this.lanes.quick > 0 && this.running.quick < this.lanes.quickMost) {
-        line = this.earliest((turn) => this.quick(turn) !== undefined);
-        const head = line?.waiting[0];
-        const quick = head === undefined ? undefined : this.quick(head)!;
-        const expects = quick?.ms ?? 0;
-        probe = quick?.probe ?? false;
+        const found = this.earliestQuick(at);
+        line = found?.line;
+        const expects = found?.quick.ms ?? 0;
+        probe = found?.quick.probe ?? false;
         expected = expects <= this.lanes.quickMs / TINY_SHARE ? 0 : expects;
         // Tiny calls bound by their gas at once; tiny calls expected by their target up to the
         // limit (their cost is only known once they end); others while the EL time expected of
         // them fits the budget (one alone always runs).
         const fits =
-          head !== undefined &&
+          found !== undefined &&
           (expected > 0
             ? this.quickLoad === 0 || this.quickLoad + expected <= this.lanes.quick * this.lanes.quickMs
-            : head.gas <= this.lanes.quickGas || this.tinyRunning < Math.floor(this.quickLimit));
+            : found.line.waiting[0]!.turn.gas <= this.lanes.quickGas || this.tinyRunning < Math.floor(this.quickLimit));
         if (fits) lane = 'quick';
       }
       if (lane === undefined && this.running.heavy < this.lanes.heavy) {
-        line = this.earliest(() => true);
+        line = this.earliest();
         if (line !== undefined) lane = 'heavy';
       }
       if (lane === undefined || line === undefined) return;
-      const turn = line.waiting.shift()!;
+      const waiting = line.waiting.shift()!;
       this.waiting--;
-      if (line.waiting.length === 0) this.ready.delete(line);
-      if (turn.gone()) {
-        turn.dropped();
-        this.settle(turn.source, line);
+      if (line.waiting.length === 0) this.unready(line);
+      if (waiting.turn.gone()) {
+        waiting.turn.dropped();
         continue;
       }
-      this.run(turn, line, lane, lane === 'quick' ? expected : 0, lane === 'quick' && probe);
+      this.run(waiting, line, lane, lane === 'quick' ? expected : 0, lane === 'quick' && probe, at);
     }
   }
 
-  private run(turn: ElTurn, line: Line, lane: Lane, expected: number, probing: boolean): void {
+  private run({ turn, pair }: Waiting, line: Line, lane: Lane, expected: number, probing: boolean, startedAt: number): void {
     const start = Math.max(this.virtual, line.finish);
     this.virtual = start;
     line.finish = start + PROVISIONAL_MS;
@@ -263,20 +315,19 @@ export class ElTurns {
     if (tiny) this.tinyRunning++;
     if (probe !== undefined) this.probing.add(probe);
     let over = false;
-    const startedAt = this.now();
     turn.start(lane, (elMs) => {
       if (over) return;
       over = true;
+      const at = this.now();
       this.running[lane]--;
       this.quickLoad = this.running.quick === 0 ? 0 : this.quickLoad - expected;
       if (tiny) this.tinyRunning--;
       if (probe !== undefined) this.probing.delete(probe);
       line.running--;
       line.finish += Math.max(0, elMs - PROVISIONAL_MS);
-      this.learn(turn, lane, elMs, startedAt, expected);
-      this.answered(elMs);
-      this.settle(turn.source, line);
-      this.pump();
+      this.learn(turn, pair, lane, elMs, startedAt, expected, at);
+      this.answeredAt(elMs, at);
+      this.pump(at);
     });
   }
 
@@ -284,7 +335,7 @@ export class ElTurns {
    * What a large call's EL time teaches of its target, and on the quick lane of its source and of
    * the lane's limit (`expected` 0: it ran as a tiny call).
    */
-  private learn(turn: ElTurn, lane: Lane, elMs: number, startedAt: number, expected: number): void {
+  private learn(turn: ElTurn, pair: string | undefined, lane: Lane, elMs: number, startedAt: number, expected: number, at: number): void {
     if (turn.gas <= this.lanes.quickGas) return;
     if (this.held(startedAt, elMs)) return;
     if (lane === 'quick' && expected === 0) {
@@ -292,18 +343,26 @@ export class ElTurns {
       this.quickLimit =
         elMs > this.lanes.quickMs ? Math.max(1, this.quickLimit / 2) : Math.min(most, this.quickLimit + 1 / this.quickLimit);
     }
-    if (turn.target !== undefined) {
-      const pair = pairOf(turn.source, turn.target);
-      const counted = (this.pairs.peaks(pair)?.highest ?? 0) > this.lanes.quickMs;
-      if (elMs <= this.lanes.quickMs || !counted) this.targets.record(turn.target, elMs);
-      this.pairs.record(pair, elMs);
+    if (pair !== undefined) {
+      const counted = (this.pairs.peaks(pair, at)?.highest ?? 0) > this.lanes.quickMs;
+      if (elMs <= this.lanes.quickMs || !counted) this.targets.record(turn.target!, elMs, at);
+      this.pairs.record(pair, elMs, at);
     }
-    if (lane === 'quick') this.sources.record(turn.source, elMs);
+    if (lane === 'quick') this.sources.record(turn.source, elMs, at);
   }
 
-  /** An idle source whose calls no longer count against it is forgotten. */
-  private settle(source: string, line: Line): void {
-    if (line.waiting.length === 0 && line.running === 0 && line.finish <= this.virtual) this.lines.delete(source);
+  /** An idle source whose calls no longer count against it: as good as new. */
+  private forgotten(line: Line): boolean {
+    return line.waiting.length === 0 && line.running === 0 && line.finish <= this.virtual;
+  }
+
+  /** Out of `ready`: the last line takes its place. */
+  private unready(line: Line): void {
+    const last = this.ready[--this.readyCount]!;
+    this.ready[line.slot] = last;
+    last.slot = line.slot;
+    this.ready[this.readyCount] = undefined;
+    line.slot = -1;
   }
 
   /** Past MAX_LINES, the idle sources go, whatever they used: memory is bounded first. */

@@ -3,7 +3,7 @@
  * measurements, each halving every `halfLifeMs` after it was made, and the least ever measured.
  * `lately` is the second highest: one measurement far above the rest (a call that waited on a
  * busy EL) is forgiven, two are not. Bounded in keys: past `maxKeys`, the key measured longest
- * ago is forgotten first.
+ * ago (to within a sixteenth of a half-life) is forgotten first.
  */
 export interface Peaks {
   /** The highest measurement, decayed. */
@@ -19,10 +19,19 @@ interface Kept {
   second: number;
   at: number;
   least: number;
+  /** When it was last moved to the end of the eviction order. */
+  moved: number;
 }
 
+/**
+ * A key measured again is moved to the end of the eviction order only this share of a half-life
+ * after its last move: a Map that loses and regains an entry at each call costs V8 a new table
+ * every few calls once the Map is old (~0.7 µs a call, three per gas-heavy read).
+ */
+const MOVE_SHARE = 16;
+
 export class PeakHistory {
-  /** In order of the last measurement (oldest first). */
+  /** In order of the last move (oldest first). */
   private readonly kept = new Map<string, Kept>();
 
   constructor(
@@ -35,24 +44,26 @@ export class PeakHistory {
     return this.kept.size;
   }
 
-  /** Undefined for a key never measured (or forgotten). */
-  peaks(key: string): Peaks | undefined {
+  /**
+   * Undefined for a key never measured (or forgotten). `at`: the time to decay to, when the caller
+   * has read the clock already (a scheduler asks several keys about one call).
+   */
+  peaks(key: string, at = this.now()): Peaks | undefined {
     const kept = this.kept.get(key);
     if (kept === undefined) return undefined;
-    const decay = this.decay(kept.at);
+    const decay = decayed(at - kept.at, this.halfLifeMs);
     return { highest: kept.highest * decay, lately: kept.second * decay, least: kept.least };
   }
 
-  record(key: string, ms: number): void {
-    const at = this.now();
+  record(key: string, ms: number, at = this.now()): void {
     const kept = this.kept.get(key);
     if (kept === undefined) {
       if (this.kept.size >= this.maxKeys) this.kept.delete(this.kept.keys().next().value!);
-      this.kept.set(key, { highest: ms, second: 0, at, least: ms });
+      this.kept.set(key, { highest: ms, second: 0, at, least: ms, moved: at });
       return;
     }
     // Every gas-heavy read records here: the two highest kept without an array to sort.
-    const decay = this.decay(kept.at);
+    const decay = decayed(at - kept.at, this.halfLifeMs);
     const highest = kept.highest * decay;
     const second = kept.second * decay;
     kept.highest = Math.max(ms, highest);
@@ -60,11 +71,12 @@ export class PeakHistory {
     kept.at = at;
     kept.least = Math.min(ms, kept.least);
     // Last in the map's order: the key measured longest ago stays first, to go first.
+    if (at - kept.moved < this.halfLifeMs / MOVE_SHARE) return;
+    kept.moved = at;
     this.kept.delete(key);
     this.kept.set(key, kept);
   }
-
-  private decay(at: number): number {
-    return 2 ** (-(this.now() - at) / this.halfLifeMs);
-  }
 }
+
+/** What is left of a measurement `ms` milliseconds old. */
+const decayed = (ms: number, halfLifeMs: number): number => 2 ** (-ms / halfLifeMs);

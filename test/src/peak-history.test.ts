@@ -32,11 +32,24 @@ describe('peak history: the dearest EL times measured lately, per key', () => {
   });
 
   it('forgets the key measured longest ago once it holds maxKeys', () => {
-    const peaks = new PeakHistory(1_000, 2, () => 0);
+    let clock = 0;
+    const peaks = new PeakHistory(1_000, 2, () => clock);
     peaks.record('a', 1);
     peaks.record('b', 2);
+    clock = 1_000 / 16;
     peaks.record('a', 3);
     peaks.record('c', 4);
     expect([peaks.peaks('a')?.least, peaks.peaks('b'), peaks.peaks('c')?.least, peaks.size]).to.deep.equal([1, undefined, 4, 2]);
+  });
+
+  it('orders keys measured again within a sixteenth of a half-life by their earlier measurement', () => {
+    let clock = 0;
+    const peaks = new PeakHistory(1_000, 2, () => clock);
+    peaks.record('a', 1);
+    peaks.record('b', 2);
+    clock = 1_000 / 16 - 1;
+    peaks.record('a', 3);
+    peaks.record('c', 4);
+    expect([peaks.peaks('a'), peaks.peaks('b')?.least, peaks.peaks('c')?.least]).to.deep.equal([undefined, 2, 4]);
   });
 });
