@@ -20,10 +20,16 @@ describe('rate-limit: slots', () => {
     expect(slots.take('a')).to.equal(undefined);
   });
 
-  it('forgets a source whose slots are all back', () => {
+  it('forgets the sources whose slots are all back once there are 1,024 entries, keeping those that hold one', () => {
     const slots = new Slots(1);
-    slots.take('a')!();
     const held = (slots as unknown as { held: Map<string, number> }).held;
-    expect(held.size).to.equal(0);
+    const holding = slots.take('holding');
+    for (let i = 0; i < 1_023; i++) slots.take(`s${i}`)!();
+    expect(held.size, 'kept at zero').to.equal(1_024);
+    expect(slots.take('s0'), 'a source kept at zero takes its slot again').to.be.a('function');
+    expect(held.size).to.equal(1_024);
+    expect(slots.take('new')).to.be.a('function');
+    expect([...held.keys()]).to.deep.equal(['holding', 's0', 'new']);
+    expect(holding).to.be.a('function');
   });
 });
