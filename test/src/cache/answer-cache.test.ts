@@ -79,6 +79,24 @@ describe("answer cache: final answers kept by bytes, given with the asker's id (
     expect(cache.counts).to.include({ bytes: 0, entries: 0 });
   });
 
+  it("keeps the order of use to within half of a holder's answers: one used in the newer half is not moved", () => {
+    const text = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${'0'.repeat(n)}"}`;
+    const one = text(100).length + 2;
+    const cache = textCache(4 * one);
+    for (const key of ['a', 'b', 'c', 'd']) cache.offer(always(key), text(100), undefined);
+    // c is in the newer half: it stays third. a is not: it goes last.
+    expect([cache.answer('c', 1), cache.answer('a', 1)].every((answer) => typeof answer === 'string')).to.equal(true);
+    for (const key of ['e', 'f']) cache.offer(always(key), text(100), undefined);
+    expect(['a', 'b', 'c', 'd', 'e', 'f'].map((key) => cache.answer(key, 1) !== undefined)).to.deep.equal([
+      true,
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+  });
+
   it('takes space back from the source holding the most: one filling the cache evicts its own answers', () => {
     const text = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${n.toString(16).padStart(100, '0')}"}`;
     const one = text(0).length + 2 * 'k000'.length;

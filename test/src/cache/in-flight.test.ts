@@ -32,4 +32,24 @@ describe('in-flight reads: identical reads at once share one answer (cache/in-fl
     expect(told).to.deep.equal(['a', 'a']);
     expect(reads.follow('k', () => {})).to.equal(false);
   });
+
+  it('keeps the keys of settled reads until there are 1,024 keys, then sweeps them, never one in flight', () => {
+    const reads = new InFlightReads();
+    const leading = (reads as unknown as { leading: Map<string, unknown> }).leading;
+    const inFlight = reads.lead('in flight');
+    for (let i = 0; i < 1_023; i++) reads.lead(`k${i}`)(undefined);
+    expect(leading.size).to.equal(1_024);
+    expect(
+      reads.follow('k0', () => {}),
+      'a settled key is led again, not followed',
+    ).to.equal(false);
+    reads.lead('k0')(undefined);
+    expect(leading.size).to.equal(1_024);
+    reads.lead('new');
+    expect([...leading.keys()]).to.deep.equal(['in flight', 'new']);
+    const told: unknown[] = [];
+    expect(reads.follow('in flight', (answer) => told.push(answer))).to.equal(true);
+    inFlight(undefined);
+    expect(told).to.deep.equal([undefined]);
+  });
 });
