@@ -365,8 +365,13 @@ export class ElTurns {
     line.slot = -1;
   }
 
-  /** Past MAX_LINES, the idle sources go, whatever they used: memory is bounded first. */
+  /**
+   * Past MAX_LINES, the idle sources go: those as good as new first, then, if that left more than
+   * half, every idle one whatever it used (memory is bounded first).
+   */
   private forgetIdle(): void {
+    for (const [source, line] of this.lines) if (this.forgotten(line)) this.lines.delete(source);
+    if (this.lines.size < MAX_LINES / 2) return;
     for (const [source, line] of this.lines) if (line.waiting.length === 0 && line.running === 0) this.lines.delete(source);
   }
 }

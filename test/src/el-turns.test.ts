@@ -408,6 +408,20 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.turns.remembered).to.equal(1);
   });
 
+  it('takes a source back from idle where a new one starts: an old, small tag puts it ahead of nobody waiting', () => {
+    const h = harness({ ...LANES, quick: 0 });
+    h.take('r1', SMALL);
+    h.end('r1', 1);
+    h.take('a1', SMALL);
+    h.end('a1', 100);
+    h.take('a2', SMALL);
+    // The clock is at a2's start now: r's 1 ms is long behind it, and w comes first.
+    h.take('w1', SMALL);
+    h.take('r2', SMALL);
+    h.end('a2', 1);
+    expect(h.started).to.deep.equal(['r1', 'a1', 'a2', 'w1']);
+  });
+
   it('remembers at most 10,000 sources: past that the idle ones go, the ones with calls stay', () => {
     const h = harness({ ...LANES, heavy: 2, quick: 0 });
     h.take('busy1', SMALL);
@@ -420,6 +434,25 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect([h.turns.remembered, h.turns.queued]).to.deep.equal([10_000, 1]);
     h.take('newcomer1', SMALL);
     expect(h.turns.remembered, 'two running, one waiting, and the newcomer').to.equal(4);
+  });
+
+  it('past 10,000 sources forgets first the idle ones the clock has caught up with, keeping one still owed time', () => {
+    const h = harness({ ...LANES, heavy: 2, quick: 0 });
+    for (let i = 0; i < 9_996; i++) {
+      h.take(`idle${i}x`, SMALL);
+      h.end(`idle${i}x`, 1);
+    }
+    h.take('a1', SMALL);
+    h.end('a1', 1_000);
+    h.take('a2', SMALL);
+    // The clock is at 1,000 ms: every idle source is caught up. o's call ends ahead of it.
+    h.take('o1', SMALL);
+    h.end('o1', 5);
+    h.take('p1', SMALL);
+    h.take('q1', SMALL);
+    expect([h.turns.remembered, h.turns.queued]).to.deep.equal([4, 1]);
+    h.take('newcomer1', SMALL);
+    expect(h.turns.remembered, 'a and p running, o owed, q and the newcomer waiting').to.equal(5);
   });
 
   it('takes a target, and a source, measured at exactly quick_call_ms as short', () => {
