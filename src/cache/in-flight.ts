@@ -34,12 +34,15 @@ export type Follower = (answer: Buffer | undefined) => void;
 /** A read no longer in flight: its key stays until a sweep (see `leading`). */
 const SETTLED: readonly Follower[] = Object.freeze([]);
 const SWEEP_AT_LEAST = 1_024;
+/** A settled key longer than this goes at once: params may be as large as a body, and are rare. */
+const KEPT_KEY_MAX = 256;
 
 export class InFlightReads {
   /**
    * By key, the followers of the read in flight, or SETTLED: a Map that gains and loses an entry
    * at each read costs V8 a new table every few reads once the Map is old (~0.7 µs a read), so
-   * settled keys stay until they are many, and are swept when a new key would pass `sweepAt`.
+   * settled keys (short ones: KEPT_KEY_MAX) stay until they are many, and are swept when a new key
+   * would pass `sweepAt`.
    */
   private readonly leading = new Map<string, readonly Follower[]>();
   private sweepAt = SWEEP_AT_LEAST;
@@ -66,7 +69,10 @@ export class InFlightReads {
     return (answer) => {
       if (settled) return;
       settled = true;
-      if (this.leading.get(key) === followers) this.leading.set(key, SETTLED);
+      if (this.leading.get(key) === followers) {
+        if (key.length > KEPT_KEY_MAX) this.leading.delete(key);
+        else this.leading.set(key, SETTLED);
+      }
       for (const follower of followers) follower(answer);
     };
   }

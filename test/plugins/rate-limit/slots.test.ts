@@ -32,4 +32,14 @@ describe('rate-limit: slots', () => {
     expect([...held.keys()]).to.deep.equal(['holding', 's0', 'new']);
     expect(holding).to.be.a('function');
   });
+
+  it('sweeps again only past twice what the last sweep kept: many sources holding slots are not scanned at each new one', () => {
+    const slots = new Slots(1);
+    const held = (slots as unknown as { held: Map<string, number> }).held;
+    for (let i = 0; i < 1_500; i++) slots.take(`holding${i}`);
+    for (let i = 0; i < 548; i++) slots.take(`s${i}`)!();
+    expect(held.size, 'the sweep at 1,024 kept every source then: the next is at 2,048').to.equal(2_048);
+    slots.take('next');
+    expect(held.size).to.equal(1_501);
+  });
 });

@@ -97,6 +97,19 @@ describe("answer cache: final answers kept by bytes, given with the asker's id (
     ]);
   });
 
+  it('counts a move: an answer moved once and used again soon after stays in the newer half where it went', () => {
+    const text = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${'0'.repeat(n)}"}`;
+    const one = text(100).length + 2;
+    const cache = textCache(4 * one);
+    for (const key of ['a', 'b', 'c', 'd']) cache.offer(always(key), text(100), undefined);
+    expect(cache.answer('a', 1)).to.be.a('string');
+    cache.offer(always('e'), text(100), undefined);
+    // c, d, a, e: a used again stays before e, and goes before it.
+    expect(cache.answer('a', 1)).to.be.a('string');
+    for (const key of ['f', 'g', 'h']) cache.offer(always(key), text(100), undefined);
+    expect(['a', 'e'].map((key) => cache.answer(key, 1) !== undefined)).to.deep.equal([false, true]);
+  });
+
   it('takes space back from the source holding the most: one filling the cache evicts its own answers', () => {
     const text = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${n.toString(16).padStart(100, '0')}"}`;
     const one = text(0).length + 2 * 'k000'.length;

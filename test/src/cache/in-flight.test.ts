@@ -52,4 +52,25 @@ describe('in-flight reads: identical reads at once share one answer (cache/in-fl
     inFlight(undefined);
     expect(told).to.deep.equal([undefined]);
   });
+
+  it('lets a settled key over 256 characters go at once: params may be as large as a body', () => {
+    const reads = new InFlightReads();
+    const leading = (reads as unknown as { leading: Map<string, unknown> }).leading;
+    const long = reads.keyOf(request('eth_getBalance', ['0xab', 'latest', 'x'.repeat(512 * 1024)]))!;
+    reads.lead(long)(undefined);
+    reads.lead('x'.repeat(256))(undefined);
+    expect([...leading.keys()].map((key) => key.length)).to.deep.equal([256]);
+  });
+
+  it('sweeps again only past twice what the last sweep kept: many reads in flight are not scanned at each new key', () => {
+    const reads = new InFlightReads();
+    const leading = (reads as unknown as { leading: Map<string, unknown> }).leading;
+    for (let i = 0; i < 1_500; i++) reads.lead(`held${i}`);
+    expect(leading.size, 'nothing settled, nothing swept').to.equal(1_500);
+    // The sweep at 1,024 kept every key: the next is at 2,048, so settled keys stay until then.
+    for (let i = 0; i < 548; i++) reads.lead(`s${i}`)(undefined);
+    expect(leading.size).to.equal(2_048);
+    reads.lead('next');
+    expect(leading.size).to.equal(1_501);
+  });
 });
