@@ -17,37 +17,44 @@ describe('peak history: the dearest EL times measured lately, per key', () => {
   });
 
   it('halves the peaks every half-life after they were made', () => {
-    let clock = 0;
+    let clock = 5_000;
     const peaks = new PeakHistory(1_000, 10, () => clock);
     peaks.record('a', 400);
     peaks.record('a', 200);
-    clock = 1_000;
+    clock = 6_000;
     expect(peaks.peaks('a')?.highest).to.equal(200);
     expect(peaks.peaks('a')?.lately).to.equal(100);
-    clock = 2_000;
+    clock = 7_000;
     peaks.record('a', 10);
     // 400 and 200 are now 100 and 50.
-    expect(peaks.peaks('a')?.lately).to.equal(50);
-    expect(peaks.peaks('a')?.least).to.equal(10);
+    expect(peaks.peaks('a')).to.deep.equal({ highest: 100, lately: 50, least: 10 });
+    clock = 8_000;
+    expect(peaks.peaks('a')).to.deep.equal({ highest: 50, lately: 25, least: 10 });
+  });
+
+  it('reads the time itself when not given a clock', () => {
+    const peaks = new PeakHistory(60_000, 10);
+    peaks.record('a', 400);
+    expect(peaks.peaks('a')?.highest).to.be.within(399, 400);
   });
 
   it('forgets the key measured longest ago once it holds maxKeys', () => {
-    let clock = 0;
+    let clock = 5_000;
     const peaks = new PeakHistory(1_000, 2, () => clock);
     peaks.record('a', 1);
     peaks.record('b', 2);
-    clock = 1_000 / 16;
+    clock = 5_000 + 1_000 / 16;
     peaks.record('a', 3);
     peaks.record('c', 4);
     expect([peaks.peaks('a')?.least, peaks.peaks('b'), peaks.peaks('c')?.least, peaks.size]).to.deep.equal([1, undefined, 4, 2]);
   });
 
   it('orders keys measured again within a sixteenth of a half-life by their earlier measurement', () => {
-    let clock = 0;
+    let clock = 5_000;
     const peaks = new PeakHistory(1_000, 2, () => clock);
     peaks.record('a', 1);
     peaks.record('b', 2);
-    clock = 1_000 / 16 - 1;
+    clock = 5_000 + 1_000 / 16 - 1;
     peaks.record('a', 3);
     peaks.record('c', 4);
     expect([peaks.peaks('a'), peaks.peaks('b')?.least, peaks.peaks('c')?.least]).to.deep.equal([undefined, 2, 4]);
