@@ -144,7 +144,7 @@ export class Metrics implements PluginMetrics {
     );
     this.gauge(
       'svc_ingress_el_sources',
-      'Sources whose EL time the gas-heavy reads are shared by, remembered now (past 10,000, idle ones are forgotten).',
+      'Sources the gas-heavy reads are shared between now: with calls waiting or running, or EL time owed ahead of the scheduler clock.',
       () => this.elCalls().sources,
     );
     this.gauge('svc_ingress_websocket_connections', 'WebSocket connections open.', () => this.webSockets().connections);
