@@ -408,6 +408,34 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.turns.remembered).to.equal(1);
   });
 
+  it('weighs a source by the EL time its calls took, the 1 ms charged up front included: two calls of 5 ms as one of 10', () => {
+    const h = harness({ ...LANES, quick: 0 });
+    h.take('a1', SMALL);
+    h.end('a1', 5);
+    h.take('b1', SMALL);
+    h.end('b1', 10);
+    h.take('a2', SMALL);
+    h.end('a2', 5);
+    // a and b have used 10 ms each: a tie, which goes to a, ready first.
+    h.take('c1', SMALL);
+    h.take('a3', SMALL);
+    h.take('b2', SMALL);
+    h.end('c1', 1);
+    expect(h.started).to.deep.equal(['a1', 'b1', 'a2', 'c1', 'a3']);
+  });
+
+  it("runs a source's backlog one call after another, then leaves nothing behind it waiting", () => {
+    const h = harness({ ...LANES, quick: 0 });
+    h.take('a1', SMALL);
+    h.take('a2', SMALL);
+    h.take('a3', SMALL);
+    h.take('a4', SMALL);
+    for (const name of ['a1', 'a2', 'a3', 'a4']) h.end(name, 1);
+    h.take('b1', SMALL);
+    expect(h.started).to.deep.equal(['a1', 'a2', 'a3', 'a4', 'b1']);
+    expect([h.turns.queued, h.turns.runningOn('heavy')]).to.deep.equal([0, 1]);
+  });
+
   it('takes a source back from idle where a new one starts: an old, small tag puts it ahead of nobody waiting', () => {
     const h = harness({ ...LANES, quick: 0 });
     h.take('r1', SMALL);
