@@ -566,6 +566,36 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.started).to.deep.equal(['big1', 'x1', 'y1', 'z1']);
   });
 
+  it("counts a budgeted call on the quick lane in its budget only, not in the tiny calls' window", () => {
+    const h = learnt();
+    h.take('d0', LARGE, { target: 'view' });
+    h.end('d0', 1);
+    // a's 40 ms call takes the quick lane's budget; d's view (1 ms) is tiny: it runs beside it.
+    h.take('a1', LARGE, { target: 't40' });
+    h.take('d1', LARGE, { target: 'view' });
+    expect([h.lanesOf.get('a1'), h.lanesOf.get('d1')]).to.deep.equal(['quick', 'quick']);
+  });
+
+  it("takes a newcomer's call to a known target that the quick lane had no room for as no probe of it: the next newcomer probes", () => {
+    const h = harness({ ...LANES, quickMost: 2 });
+    // u and t are known to answer in 1 ms (learnt on the heavy lane).
+    for (const [name, target] of [
+      ['s1', 'u'],
+      ['s2', 't'],
+    ] as const) {
+      h.take(name, LARGE, { target });
+      h.end(name, 1);
+    }
+    h.take('u1', LARGE, { target: 'u' });
+    // The quick lane's window (one tiny call) is full: n's probe of t goes to the heavy lane.
+    h.take('n1', LARGE, { target: 't' });
+    expect([h.lanesOf.get('u1'), h.lanesOf.get('n1')]).to.deep.equal(['quick', 'heavy']);
+    h.end('u1', 1);
+    // n1 still runs, as no probe of t: m may probe t on the quick lane beside it.
+    h.take('m1', LARGE, { target: 't' });
+    expect(h.lanesOf.get('m1')).to.equal('quick');
+  });
+
   it("leaves a small call out of the tiny calls' window, and out of a target's probes", () => {
     const h = harness({ ...LANES, quickMost: 8 });
     h.take('a1', LARGE, { target: 'view' });
