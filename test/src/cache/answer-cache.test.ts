@@ -20,6 +20,20 @@ function textCache(maxBytes: number) {
   };
 }
 
+/** An answer of `n` hex zeros as the EL writes it, and what one of 100 takes in the cache (its one-letter key counted twice). */
+const zeros = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${'0'.repeat(n)}"}`;
+const ONE = zeros(100).length + 2;
+
+/** A cache with room for `room` answers of 100 zeros, holding one under each of `keys`, offered in order. */
+function holding(room: number, keys: readonly string[]) {
+  const cache = textCache(room * ONE);
+  for (const key of keys) cache.offer(always(key), zeros(100), undefined);
+  return cache;
+}
+
+/** Which of `keys` the cache answers. */
+const answered = (cache: ReturnType<typeof textCache>, keys: readonly string[]) => keys.map((key) => cache.answer(key, 1) !== undefined);
+
 describe("answer cache: final answers kept by bytes, given with the asker's id (cache/answer-cache.ts)", () => {
   it("gives the EL's bytes with the asker's id spliced in, whatever the EL's spacing", () => {
     const cache = textCache(1 << 20);
@@ -65,49 +79,33 @@ describe("answer cache: final answers kept by bytes, given with the asker's id (
   });
 
   it('stays within its bytes, dropping the least recently used first', () => {
-    const text = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${'0'.repeat(n)}"}`;
-    const one = text(100).length + 2;
-    const cache = textCache(3 * one);
-    for (const key of ['a', 'b', 'c']) cache.offer(always(key), text(100), undefined);
+    const cache = holding(3, ['a', 'b', 'c']);
     expect(cache.answer('a', 1)).to.be.a('string');
-    cache.offer(always('d'), text(100), undefined);
-    expect(['a', 'b', 'c', 'd'].map((key) => cache.answer(key, 1) !== undefined)).to.deep.equal([true, false, true, true]);
-    expect(cache.counts).to.include({ evictions: 1, entries: 3, bytes: 3 * one });
-    cache.offer(always('huge'), text(10 * one), undefined);
-    expect(cache.counts.bytes).to.be.at.most(3 * one);
+    cache.offer(always('d'), zeros(100), undefined);
+    expect(answered(cache, ['a', 'b', 'c', 'd'])).to.deep.equal([true, false, true, true]);
+    expect(cache.counts).to.include({ evictions: 1, entries: 3, bytes: 3 * ONE });
+    cache.offer(always('huge'), zeros(10 * ONE), undefined);
+    expect(cache.counts.bytes).to.be.at.most(3 * ONE);
     cache.clear();
     expect(cache.counts).to.include({ bytes: 0, entries: 0 });
   });
 
   it("keeps the order of use to within half of a holder's answers: one used in the newer half is not moved", () => {
-    const text = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${'0'.repeat(n)}"}`;
-    const one = text(100).length + 2;
-    const cache = textCache(4 * one);
-    for (const key of ['a', 'b', 'c', 'd']) cache.offer(always(key), text(100), undefined);
+    const cache = holding(4, ['a', 'b', 'c', 'd']);
     // c is in the newer half: it stays third. a is not: it goes last.
     expect([cache.answer('c', 1), cache.answer('a', 1)].every((answer) => typeof answer === 'string')).to.equal(true);
-    for (const key of ['e', 'f']) cache.offer(always(key), text(100), undefined);
-    expect(['a', 'b', 'c', 'd', 'e', 'f'].map((key) => cache.answer(key, 1) !== undefined)).to.deep.equal([
-      true,
-      false,
-      false,
-      true,
-      true,
-      true,
-    ]);
+    for (const key of ['e', 'f']) cache.offer(always(key), zeros(100), undefined);
+    expect(answered(cache, ['a', 'b', 'c', 'd', 'e', 'f'])).to.deep.equal([true, false, false, true, true, true]);
   });
 
   it('counts a move: an answer moved once and used again soon after stays in the newer half where it went', () => {
-    const text = (n: number) => `{"jsonrpc":"2.0","id":1,"result":"0x${'0'.repeat(n)}"}`;
-    const one = text(100).length + 2;
-    const cache = textCache(4 * one);
-    for (const key of ['a', 'b', 'c', 'd']) cache.offer(always(key), text(100), undefined);
+    const cache = holding(4, ['a', 'b', 'c', 'd']);
     expect(cache.answer('a', 1)).to.be.a('string');
-    cache.offer(always('e'), text(100), undefined);
+    cache.offer(always('e'), zeros(100), undefined);
     // c, d, a, e: a used again stays before e, and goes before it.
     expect(cache.answer('a', 1)).to.be.a('string');
-    for (const key of ['f', 'g', 'h']) cache.offer(always(key), text(100), undefined);
-    expect(['a', 'e'].map((key) => cache.answer(key, 1) !== undefined)).to.deep.equal([false, true]);
+    for (const key of ['f', 'g', 'h']) cache.offer(always(key), zeros(100), undefined);
+    expect(answered(cache, ['a', 'e'])).to.deep.equal([false, true]);
   });
 
   it('takes space back from the source holding the most: one filling the cache evicts its own answers', () => {
