@@ -18,24 +18,18 @@ import type { PluginEnv, RequestContext } from '../src/plugin.js';
 import { RequestTab } from '../src/request-tab.js';
 import { Upstream } from '../src/upstream.js';
 import { median } from './measure.js';
-import { ONE_ADDRESS_LOAD, productionChain, runBench, UNLIMITED_READS } from './production.js';
+import { allowlistOnly, BENCH_READS, ONE_ADDRESS_LOAD, productionChain, runBench, UNLIMITED_READS } from './production.js';
 
 const REQUESTS = Number(process.argv[2] ?? 300_000);
 const ROUNDS = Number(process.argv[3] ?? 5);
-const DEV = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
-const PARAMS: Record<string, unknown[]> = {
-  eth_blockNumber: [],
-  eth_getBalance: [DEV, 'latest'],
-  eth_call: [{ to: DEV, data: '0x' }, 'latest'],
-};
 const METHODS = (process.env.BENCH_METHODS ?? 'eth_blockNumber,eth_getBalance,eth_call').split(',');
 /** Never asked: the chain answers reads without the EL, and the gate reads it only for submissions. */
 const NO_EL = 'http://127.0.0.1:9';
 
-async function chainOf(allowlistOnly: boolean): Promise<Chain> {
+async function chainOf(allowlistAlone: boolean): Promise<Chain> {
   process.env.SVC_BENCH_TOKEN ??= 'bench-operator-token-of-32-chars!';
   const shipped = productionChain(NO_EL, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD]);
-  const yaml = allowlistOnly ? `${shipped.slice(0, shipped.indexOf('\nplugins:'))}\nplugins:\n  - allowlist\n` : shipped;
+  const yaml = allowlistAlone ? allowlistOnly(shipped) : shipped;
   const log = createLogger('error');
   const metrics = new Metrics();
   const upstream = new Upstream({ url: NO_EL, connections: 1, headersTimeoutMs: 1_000, bodyTimeoutMs: 1_000 });
@@ -63,8 +57,8 @@ function ageTheHeap(): void {
 runBench(async (stopLater) => {
   const headers = { host: '127.0.0.1:8545', 'content-type': 'application/json', 'content-length': '64' };
   console.log(`${REQUESTS} requests per round, ${ROUNDS} rounds; µs per request (chain.run and the tab's close), median [each round]`);
-  for (const allowlistOnly of [false, true]) {
-    const chain = await chainOf(allowlistOnly);
+  for (const allowlistAlone of [false, true]) {
+    const chain = await chainOf(allowlistAlone);
     stopLater(() => chain.close());
     for (const method of METHODS) {
       const perRequest: number[] = [];
@@ -72,7 +66,7 @@ runBench(async (stopLater) => {
         const started = performance.now();
         for (let i = 0; i < REQUESTS; i++) {
           const ctx: RequestContext = {
-            request: { jsonrpc: '2.0', id: 1, method, params: PARAMS[method] ?? [] },
+            request: { jsonrpc: '2.0', id: 1, method, params: BENCH_READS[method] ?? [] },
             peer: { address: '127.0.0.1', headers, path: '/' },
             facts: new Facts(),
             tab: new RequestTab(),
@@ -86,7 +80,7 @@ runBench(async (stopLater) => {
       }
       const each = perRequest.map((us) => us.toFixed(2)).join(' ');
       console.log(
-        `${allowlistOnly ? 'allowlist alone' : 'shipped chain  '} ${method.padEnd(16)} ${median(perRequest).toFixed(2)} [${each}]`,
+        `${allowlistAlone ? 'allowlist alone' : 'shipped chain  '} ${method.padEnd(16)} ${median(perRequest).toFixed(2)} [${each}]`,
       );
     }
   }

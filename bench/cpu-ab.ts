@@ -18,7 +18,16 @@ import { startAnvil } from '../devnet/anvil.js';
 import { followIngress, writeConfig } from '../support/child.js';
 import { LOAD_CPU, pin, PROXY_CPU } from './cores.js';
 import { median, rotated } from './measure.js';
-import { ONE_ADDRESS_LOAD, productionChain, runBench, stopIngress, UNLIMITED_READS } from './production.js';
+import {
+  allowlistOnly,
+  BENCH_READS,
+  NO_READ_CACHE,
+  ONE_ADDRESS_LOAD,
+  productionChain,
+  runBench,
+  stopIngress,
+  UNLIMITED_READS,
+} from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
 import { wrk } from './wrk.js';
 
@@ -26,21 +35,14 @@ const [A = '.', B = '.'] = process.argv.slice(2, 4);
 const ROUNDS = Number(process.argv[4] ?? 6);
 const SECONDS = Number(process.argv[5] ?? 3);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
-const DEV = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
-const PARAMS: Record<string, unknown[]> = {
-  eth_blockNumber: [],
-  eth_chainId: [],
-  eth_getBalance: [DEV, 'latest'],
-  eth_call: [{ to: DEV, data: '0x' }, 'latest'],
-};
 const METHODS = (process.env.BENCH_METHODS ?? 'eth_blockNumber,eth_call').split(',');
 
 /** The shipped chain, or (`allowlist`) that configuration with allowlist as its only plugin. */
 function chainYaml(elUrl: string, chain: string | undefined): string {
-  const shipped = productionChain(elUrl, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD, ['max_bytes: 67108864', 'max_bytes: 0']]);
+  const shipped = productionChain(elUrl, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD, NO_READ_CACHE]);
   if (chain === undefined) return shipped;
   if (chain !== 'allowlist') throw new Error(`BENCH_B_CHAIN: only "allowlist" is known, not ${chain}`);
-  return `${shipped.slice(0, shipped.indexOf('\nplugins:'))}\nplugins:\n  - allowlist\n`;
+  return allowlistOnly(shipped);
 }
 
 runBench(async (stopLater) => {
@@ -70,7 +72,7 @@ runBench(async (stopLater) => {
   console.log(`A: ${A}, B: ${B}${process.env.BENCH_B_CHAIN ? ` (chain: ${process.env.BENCH_B_CHAIN})` : ''}; ${CLIENTS} clients`);
   console.log(`${ROUNDS} paired rounds of ${SECONDS} s; CPU µs per call, median [each round], and req/s median`);
   for (const method of METHODS) {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: PARAMS[method] ?? [] });
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: BENCH_READS[method] ?? [] });
     const cpu: Record<string, number[]> = { A: [], B: [], reference: [] };
     const rates: Record<string, number[]> = { A: [], B: [], reference: [] };
     for (let round = 0; round < ROUNDS; round++) {

@@ -15,7 +15,7 @@ import { DEV_ADDRESS } from '../support/keys.js';
 import { deployEmitter, emit } from '../support/log-emitter.js';
 import { canPin, LOAD_CPU, pin, PROXY_CPU } from './cores.js';
 import { median, rotated } from './measure.js';
-import { benchIngress, ONE_ADDRESS_LOAD, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
+import { benchIngress, NO_READ_CACHE, ONE_ADDRESS_LOAD, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
 import { wrk, type Run } from './wrk.js';
 
@@ -71,7 +71,7 @@ async function main(stopLater: StopLater): Promise<void> {
   const bodies = await makeHistory(anvil.url);
   const edits = [UNLIMITED_READS, ...ONE_ADDRESS_LOAD];
   const cached = await benchIngress(stopLater, productionChain(anvil.url, edits));
-  const uncached = await benchIngress(stopLater, productionChain(anvil.url, [...edits, ['  max_bytes: 67108864', '  max_bytes: 0']]));
+  const uncached = await benchIngress(stopLater, productionChain(anvil.url, [...edits, NO_READ_CACHE]));
   const reference = await startReferenceProcess(anvil.url);
   stopLater(() => reference.stop());
   const pinned = canPin();

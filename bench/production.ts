@@ -42,6 +42,23 @@ export const UNLIMITED_SUBMISSIONS = [
   ['host: {rate_per_second: 3000, burst: 6000}', 'host: {rate_per_second: 10000000, burst: 10000000}'],
 ] as const;
 
+/** The read cache off (`cache.max_bytes: 0`): nothing kept or shared, the forwarding path alone. */
+export const NO_READ_CACHE = ['  max_bytes: 67108864', '  max_bytes: 0'] as const;
+
+/** `yaml` (a production configuration) with `allowlist` as its only plugin. */
+export function allowlistOnly(yaml: string): string {
+  return `${yaml.slice(0, yaml.indexOf('\nplugins:'))}\nplugins:\n  - allowlist\n`;
+}
+
+const DEV = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+/** The reads the read benches send, by method: their params. */
+export const BENCH_READS: Readonly<Record<string, readonly unknown[]>> = {
+  eth_chainId: [],
+  eth_blockNumber: [],
+  eth_getBalance: [DEV, 'latest'],
+  eth_call: [{ to: DEV, data: '0x' }, 'latest'],
+};
+
 /** Registers how to stop something a bench started; run last-first however the bench ends. */
 export type StopLater = (stop: () => unknown) => void;
 

@@ -33,7 +33,16 @@ import { startAnvil } from '../devnet/anvil.js';
 import { freePort } from '../support/ports.js';
 import { canPin, LOAD_CPU, onCpu, pin, PROXY_CPU } from './cores.js';
 import { median, rotated } from './measure.js';
-import { benchIngress, ONE_ADDRESS_LOAD, productionChain, runBench, UNLIMITED_READS, type StopLater } from './production.js';
+import {
+  BENCH_READS,
+  benchIngress,
+  NO_READ_CACHE,
+  ONE_ADDRESS_LOAD,
+  productionChain,
+  runBench,
+  UNLIMITED_READS,
+  type StopLater,
+} from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
 import { wrk, type Run } from './wrk.js';
 
@@ -41,15 +50,8 @@ const SECONDS = Number(process.argv[2] ?? 2);
 const ROUNDS = Number(process.argv[3] ?? 3);
 const PAIRED_ROUNDS = Number(process.argv[4] ?? 7);
 const CLIENTS = [1, 32, 256];
-const DEV = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
-const ALL_METHODS: Record<string, unknown[]> = {
-  eth_chainId: [],
-  eth_blockNumber: [],
-  eth_getBalance: [DEV, 'latest'],
-  eth_call: [{ to: DEV, data: '0x' }, 'latest'],
-};
 const NAMED = process.env.BENCH_METHODS?.split(',');
-const METHODS = Object.fromEntries(Object.entries(ALL_METHODS).filter(([method]) => NAMED?.includes(method) ?? true));
+const METHODS = Object.fromEntries(Object.entries(BENCH_READS).filter(([method]) => NAMED?.includes(method) ?? true));
 
 async function startNginx(upstream: string, dir: string, cpu: number | undefined): Promise<{ url: string; stop(): void }> {
   const port = await freePort();
@@ -185,11 +187,7 @@ async function main(stopLater: StopLater): Promise<void> {
   stopLater(() => nginx.stop());
   const ingress = await benchIngress(
     stopLater,
-    productionChain(anvil.url, [
-      UNLIMITED_READS,
-      ...ONE_ADDRESS_LOAD,
-      ...(process.env.BENCH_CACHE === '0' ? ([['max_bytes: 67108864', 'max_bytes: 0']] as const) : []),
-    ]),
+    productionChain(anvil.url, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD, ...(process.env.BENCH_CACHE === '0' ? [NO_READ_CACHE] : [])]),
     process.env.BENCH_PROF === '1' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof-reads'] : [],
   );
   if (pinned) {
