@@ -3,9 +3,15 @@
  * dispatcher calls for the request's start, the answer's headers, each chunk and the end.
  * undici's own `stream()` wraps the same calls in an AsyncResource, an abort-signal listener and
  * `stream.finished` (several listeners on the response per call); a proxied read needs none.
+ *
+ * It implements undici's raw handler calls (`onConnect`, `onHeaders`, `onData`, `onComplete`,
+ * `onError`), the ones its HTTP/1.1 client makes: a handler of the newer controller API is
+ * wrapped per request in two more objects that parse every header of the answer into an object
+ * and its trailers into another; this one reads the two headers it needs from the raw list
+ * (docs/decisions/0001-forwarding-handler.md).
  */
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { errors as undiciErrors, type Dispatcher } from 'undici';
+import type { ServerResponse } from 'node:http';
+import { errors as undiciErrors, util, type Dispatcher } from 'undici';
 import { ENTRY_MAX_BYTES } from './cache/answer-cache.js';
 import { errors, RpcFailure } from './errors.js';
 import { isJsonContentType } from './jsonrpc.js';
@@ -15,8 +21,16 @@ export type AnswerStreamDone = (err: Error | undefined, declaredBytes: number) =
 
 const JSON_HEADER_LIST = ['content-type', 'application/json'];
 
+/** undici's raw header list: names and values alternating, as the EL sent them. */
+type RawHeaders = readonly (Buffer | string)[];
+
+/** A header sent once, as latin1 text; a repeated one counts as absent (`repeated`). */
+const repeated = Symbol('repeated');
+
 export class AnswerStream implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
+  private abort: ((err: Error) => void) | undefined;
+  /** Reads the EL's answer on once undici has stopped for a drain (the client's). */
+  private resume: (() => void) | undefined;
   private waitingForDrain = false;
   /** Cuts an answer the client stopped reading (see constructor). */
   private stallTimer: NodeJS.Timeout | undefined;
@@ -60,38 +74,48 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
    * request has started there is nothing to release yet; it will find the response closed.
    */
   cancel(): void {
-    if (this.outliveClient && this.controller !== undefined && !this.answered) return;
-    this.controller?.abort(new undiciErrors.RequestAbortedError());
+    if (this.outliveClient && this.abort !== undefined && !this.answered) return;
+    this.abort?.(new undiciErrors.RequestAbortedError());
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
+  /** The request is going out on a connection: `abort` ends it (and `onError` is told). */
+  onConnect(abort: (err: Error) => void): void {
+    this.abort = abort;
     this.sentAt = performance.now();
-    if (this.res.destroyed) controller.abort(new undiciErrors.RequestAbortedError());
+    if (this.res.destroyed) abort(new undiciErrors.RequestAbortedError());
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
-    if (statusCode < 200) return;
+  /** The answer's status and headers; returning false would stop undici reading (never wanted here). */
+  onHeaders(statusCode: number, headers: RawHeaders, resume: () => void): boolean {
+    if (statusCode < 200) return true;
+    this.resume = resume;
     this.elAnswered();
-    if (this.res.destroyed) return controller.abort(new undiciErrors.RequestAbortedError());
+    if (this.res.destroyed) return this.aborted(new undiciErrors.RequestAbortedError());
+    let type: string | typeof repeated | undefined;
+    let length: string | typeof repeated | undefined;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = util.headerNameToString(headers[i]!);
+      if (name === 'content-type') type = type === undefined ? headers[i + 1]!.toString('latin1') : repeated;
+      else if (name === 'content-length') length = length === undefined ? headers[i + 1]!.toString('latin1') : repeated;
+    }
     // An EL answers JSON-RPC errors with 200 and JSON; anything else is an HTML error page or a
     // broken proxy, which must not reach the client as if it were an answer. The body itself is
     // never parsed here: that is what keeps streaming cheap.
-    const type = headers['content-type'];
     if (statusCode !== 200 || typeof type !== 'string' || !isJsonContentType(type)) {
-      return controller.abort(new RpcFailure(errors.upstreamInvalid()));
+      return this.aborted(new RpcFailure(errors.upstreamInvalid()));
     }
-    const length = headers['content-length'];
-    if (length === '0') return controller.abort(new RpcFailure(errors.upstreamInvalid()));
+    if (length === '0') return this.aborted(new RpcFailure(errors.upstreamInvalid()));
     if (typeof length === 'string') this.declaredBytes = Number(length);
     if (this.keep !== undefined) this.kept = [];
     // Headers as a flat list: written as given, without setHeader's bookkeeping.
     this.head = typeof length === 'string' ? [...JSON_HEADER_LIST, 'content-length', length] : JSON_HEADER_LIST;
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  /** One chunk of the answer; false stops undici reading until the client's response drains. */
+  onData(chunk: Buffer): boolean {
     // A closed response never drains: waiting for it would hold the upstream connection.
-    if (this.res.destroyed) return controller.abort(new undiciErrors.RequestAbortedError());
+    if (this.res.destroyed) return this.aborted(new undiciErrors.RequestAbortedError());
     if (this.kept !== undefined) {
       this.keptBytes += chunk.length;
       if (this.keptBytes <= ENTRY_MAX_BYTES) this.kept.push(chunk);
@@ -103,28 +127,34 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
       // The whole answer in one small chunk (most reads): written and ended at once, without the
       // cork Node sets up for a first write and undoes at the end. A larger one is written as
       // any other, so that a client not reading it is cut (stallMs) rather than held.
-      if (chunk.length === this.declaredBytes && chunk.length < this.res.writableHighWaterMark) return void this.res.end(chunk);
+      if (chunk.length === this.declaredBytes && chunk.length < this.res.writableHighWaterMark) {
+        this.res.end(chunk);
+        return true;
+      }
     }
-    if (this.res.write(chunk) || this.waitingForDrain) return;
+    const written = this.res.write(chunk);
+    if (this.waitingForDrain) return false;
+    if (written) return true;
     // undici stops reading until the client has taken what is buffered. Whoever waits for the
     // whole answer (a read sharing it) must not wait on this client's pace.
     this.abandonKeep();
-    controller.pause();
     this.waitingForDrain = true;
     if (this.stallMs !== Infinity) {
       this.stallTimer = setTimeout(() => {
-        controller.abort(new undiciErrors.RequestAbortedError());
+        this.abort?.(new undiciErrors.RequestAbortedError());
         this.res.destroy();
       }, this.stallMs);
     }
     this.res.once('drain', () => {
       clearTimeout(this.stallTimer);
       this.waitingForDrain = false;
-      controller.resume();
+      this.resume?.();
     });
+    return false;
   }
 
-  onResponseEnd(): void {
+  /** The answer is complete (trailers, never sent by an EL, are ignored). */
+  onComplete(): void {
     // HTTP 200 and JSON, but not a byte of it (a chunked answer that ended at once).
     if (this.head !== undefined) return this.finish(new RpcFailure(errors.upstreamInvalid()));
     if (!this.res.writableEnded) this.res.end();
@@ -132,10 +162,16 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     this.finish(undefined);
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     // No answer (a timeout, a reset, an abort): the EL had the request this long all the same.
     if (this.sentAt > 0) this.elAnswered();
     this.finish(err);
+  }
+
+  /** Ends the request with `err` (`onError` reports it); what undici is told to do next is moot. */
+  private aborted(err: Error): true {
+    this.abort?.(err);
+    return true;
   }
 
   /** The answer will not be kept: `keep` is told at once (undefined) rather than at the end. */

@@ -94,18 +94,20 @@ describe("answer-stream: an upstream answer written into the client's response",
       });
       if (destroyFirst) res.destroy();
       const watched: Dispatcher.DispatchHandler = {
-        onRequestStart: (controller) => stream.onRequestStart(controller),
-        onResponseStart: (controller, status, headers) => {
-          stream.onResponseStart(controller, status, headers);
+        onConnect: (abort) => stream.onConnect(abort),
+        onHeaders: (status, headers, resume) => {
+          const reading = stream.onHeaders(status, headers, resume);
           if (status >= 200) probe.emit('start', res.headersSent);
+          return reading;
         },
-        onResponseData: (controller, chunk) => {
-          stream.onResponseData(controller, chunk);
+        onData: (chunk) => {
+          const reading = stream.onData(chunk);
           probe.emit('data');
           if (res.writableNeedDrain) probe.emit('paused');
+          return reading;
         },
-        onResponseEnd: () => stream.onResponseEnd(),
-        onResponseError: (controller, err) => stream.onResponseError(controller, err),
+        onComplete: () => stream.onComplete(),
+        onError: (err) => stream.onError(err),
       };
       pool.dispatch(
         { path: '/', method: 'POST', headers: JSON_TYPE, body: '{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{}]}' },
@@ -145,6 +147,12 @@ describe("answer-stream: an upstream answer written into the client's response",
         ANSWER.length,
       ],
       [
+        'with its header names in capitals (the names are matched without case)',
+        (res) => res.writeHead(200, ['Content-Type', 'application/json', 'CONTENT-LENGTH', String(ANSWER.length)]).end(ANSWER),
+        { 'content-type': 'application/json', 'content-length': String(ANSWER.length) },
+        ANSWER.length,
+      ],
+      [
         'chunked as chunked, declaring 0 bytes',
         (res) => void res.writeHead(200, JSON_TYPE).write(ANSWER.slice(0, 10), () => res.end(ANSWER.slice(10))),
         { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
@@ -179,6 +187,10 @@ describe("answer-stream: an upstream answer written into the client's response",
       ['HTTP 429 with JSON', (res) => res.writeHead(429, JSON_TYPE).end(BODY)],
       ['HTTP 200 as text/plain', (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(BODY)],
       ['HTTP 200 without a content type', (res) => res.writeHead(200, { 'content-length': BODY.length }).end(BODY)],
+      [
+        'HTTP 200 with two content types, JSON and HTML',
+        (res) => res.writeHead(200, ['Content-Type', 'application/json', 'content-type', 'text/html']).end(BODY),
+      ],
       ['HTTP 200 JSON with Content-Length: 0', (res) => res.writeHead(200, { ...JSON_TYPE, 'content-length': 0 }).end()],
       ['HTTP 200 JSON, chunked, ending without a byte', (res) => res.writeHead(200, JSON_TYPE).end()],
     ];
@@ -333,8 +345,8 @@ describe("answer-stream: an upstream answer written into the client's response",
   it('reports once: a late error after the end is not reported', () => {
     const calls: unknown[][] = [];
     const stream = new AnswerStream(undefined as unknown as ServerResponse, (...args) => calls.push(args));
-    stream.onResponseError(undefined as unknown as Dispatcher.DispatchController, new Error('first'));
-    stream.onResponseError(undefined as unknown as Dispatcher.DispatchController, new Error('late'));
+    stream.onError(new Error('first'));
+    stream.onError(new Error('late'));
     expect(calls.map(([err, declaredBytes]) => [(err as Error).message, declaredBytes])).to.deep.equal([['first', 0]]);
   });
 
