@@ -11,6 +11,11 @@ interface Pending<L extends string> {
   count: number;
 }
 
+/** One label set's count, to add to directly (`count++`) where the label values are known ahead. */
+export interface CounterSeries {
+  count: number;
+}
+
 export class BatchedCounter<L extends string> {
   private readonly pending = new Map<string, Pending<L>>();
 
@@ -37,6 +42,11 @@ export class BatchedCounter<L extends string> {
 
   /** Counts one, for the label values given in `labelNames` order. */
   inc(...values: string[]): void {
+    this.series(...values).count++;
+  }
+
+  /** The count of the label values given in `labelNames` order, shown once it is above zero. */
+  series(...values: string[]): CounterSeries {
     const key = values.join('\0');
     let entry = this.pending.get(key);
     if (entry === undefined) {
@@ -44,6 +54,6 @@ export class BatchedCounter<L extends string> {
       entry = { labels, count: 0 };
       this.pending.set(key, entry);
     }
-    entry.count++;
+    return entry;
   }
 }

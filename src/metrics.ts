@@ -6,7 +6,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { CacheCounts } from './cache/answer-cache.js';
-import { BatchedCounter } from './batched-counter.js';
+import { BatchedCounter, type CounterSeries } from './batched-counter.js';
 import { DurationHistogram } from './duration-histogram.js';
 import { KNOWN_METHODS } from './methods.js';
 import type { LabelledCounter, PluginMetrics } from './plugin.js';
@@ -15,11 +15,21 @@ const NO_CACHE: CacheCounts = { hits: 0, misses: 0, evictions: 0, bytes: 0, entr
 
 /** `abandoned`: the client left before the ingress had an answer for it. */
 export type Outcome = 'proxied' | 'answered' | 'refused' | 'error' | 'abandoned';
+const OUTCOMES: readonly Outcome[] = ['proxied', 'answered', 'refused', 'error', 'abandoned'];
+
+/** A method label's series, found with one lookup per request. */
+interface MethodSeries {
+  readonly outcomes: Readonly<Record<Outcome, CounterSeries>>;
+  readonly duration: { observe(seconds: number): void };
+}
 
 export class Metrics implements PluginMetrics {
   readonly registry = new Registry();
   private readonly declared = new Map<string, { readonly shape: string; readonly counter: BatchedCounter<string> }>();
   private sequencedCount = 0;
+  /** Known methods' series by name; every other method shares `otherSeries`. */
+  private readonly methodSeries = new Map<string, MethodSeries>();
+  private otherSeries: MethodSeries | undefined;
 
   private readonly requests = new BatchedCounter(
     'svc_ingress_requests_total',
@@ -185,9 +195,19 @@ export class Metrics implements PluginMetrics {
   }
 
   request(method: string, outcome: Outcome, seconds: number): void {
+    const series = this.methodSeries.get(method) ?? this.seriesOf(method);
+    series.outcomes[outcome].count++;
+    series.duration.observe(seconds);
+  }
+
+  private seriesOf(method: string): MethodSeries {
     const label = this.label(method);
-    this.requests.inc(label, outcome);
-    this.duration.child(label).observe(seconds);
+    if (label === 'other' && this.otherSeries !== undefined) return this.otherSeries;
+    const outcomes = Object.fromEntries(OUTCOMES.map((outcome) => [outcome, this.requests.series(label, outcome)]));
+    const series = { outcomes: outcomes as Record<Outcome, CounterSeries>, duration: this.duration.child(label) };
+    if (label === 'other') this.otherSeries = series;
+    else this.methodSeries.set(method, series);
+    return series;
   }
 
   refused(plugin: string, code: number): void {

@@ -39,6 +39,27 @@ describe('metrics', () => {
     });
   });
 
+  it('counts requests by method and outcome, every method outside the known surface as "other"', async () => {
+    const metrics = new Metrics();
+    metrics.request('eth_chainId', 'proxied', 0.0001);
+    metrics.request('eth_chainId', 'proxied', 0.002);
+    metrics.request('eth_chainId', 'refused', 0.0001);
+    metrics.request('debug_traceCall', 'refused', 0.0001);
+    metrics.request('made_up', 'refused', 0.0001);
+    metrics.request('made_up', 'error', 0.0001);
+    const lines = (await metrics.registry.metrics())
+      .split('\n')
+      .filter((line) => /^svc_ingress_request(s_total|_duration_seconds_count)\{/.test(line));
+    expect(lines).to.deep.equal([
+      'svc_ingress_requests_total{method="eth_chainId",outcome="proxied"} 2',
+      'svc_ingress_requests_total{method="eth_chainId",outcome="refused"} 1',
+      'svc_ingress_requests_total{method="other",outcome="refused"} 2',
+      'svc_ingress_requests_total{method="other",outcome="error"} 1',
+      'svc_ingress_request_duration_seconds_count{method="eth_chainId"} 3',
+      'svc_ingress_request_duration_seconds_count{method="other"} 3',
+    ]);
+  });
+
   it('counts sequenced transactions for svc_dropStats and /metrics', async () => {
     const metrics = new Metrics();
     expect(metrics.sequencedTotal).to.equal(0);
