@@ -27,7 +27,7 @@ const JSON_CONTENT_TYPE = /^application\/(?:json|json-rpc|jsonrequest)\s*(?:;|$)
 
 /** A JSON media type, parameters allowed (`application/json; charset=utf-8`): requests and EL answers alike. */
 export function isJsonContentType(value: string | undefined): boolean {
-  return value !== undefined && JSON_CONTENT_TYPE.test(value);
+  return value === 'application/json' || (value !== undefined && JSON_CONTENT_TYPE.test(value));
 }
 
 const MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params']);

@@ -163,25 +163,26 @@ function serveRequest(ex: Exchange, budget: BodyBudget, req: IncomingMessage): v
   // X-Forwarded-For last, a client's own copy sent first would win. Refused outright.
   if (req.rawHeaders.length > 2 * MAX_HEADERS) return refuseTransport(res, metrics, transport.tooManyHeaders);
   runtime.cors.decorate(req, res);
+  const { headers } = req;
   // Bodies are read only for POST, and only with a declared length: one that is not read is
   // never drained either, its connection closes with the answer.
-  const declaresBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  const chunked = headers['transfer-encoding'] !== undefined;
+  const declared = Number(headers['content-length'] ?? 0);
   if (req.method === 'OPTIONS') {
-    if (declaresBody) res.shouldKeepAlive = false;
+    if (chunked || declared > 0) res.shouldKeepAlive = false;
     return runtime.cors.preflight(req, res);
   }
-  if (req.headers.upgrade?.toLowerCase() === 'websocket') return refuseTransport(res, metrics, transport.webSocketRefused);
+  if (headers.upgrade?.toLowerCase() === 'websocket') return refuseTransport(res, metrics, transport.webSocketRefused);
   if (req.method !== 'POST') return refuseTransport(res, metrics, transport.methodNotAllowed, { allow: 'POST, OPTIONS' });
-  if (!isJsonContentType(req.headers['content-type'])) {
+  if (!isJsonContentType(headers['content-type'])) {
     return refuseTransport(res, metrics, transport.unsupportedMediaType);
   }
-  const encoding = req.headers['content-encoding'];
+  const encoding = headers['content-encoding'];
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
     return refuseTransport(res, metrics, transport.unsupportedEncoding);
   }
-  if (req.headers['transfer-encoding'] !== undefined) return refuseTransport(res, metrics, transport.lengthRequired);
+  if (chunked) return refuseTransport(res, metrics, transport.lengthRequired);
   const cap = runtime.maxBodyBytes;
-  const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > cap) return refuseTransport(res, metrics, bodyTooLarge(cap));
   admitUnread(ex, budget, req, declared, (peer, body) => handleBody(ex, peer, body));
 }
