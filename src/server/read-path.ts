@@ -48,36 +48,20 @@ function sourceOf({ runtime }: Exchange, { facts, peer }: RequestContext): strin
 }
 
 /** The answer's end, told by the upstream: its bytes counted, or what failed answered. */
-const streamedTo = (ex: Exchange, ctx: RequestContext) => (err: unknown, declaredBytes: number) => {
+function streamed(ex: Exchange, ctx: RequestContext, err: unknown, declaredBytes: number): void {
   if (err !== undefined) return fail(ex, ctx.request, err);
   ex.trace.streamedBytes = declaredBytes;
   ex.metrics.streamedBytes(declaredBytes);
-};
+}
 
 /** The rest of a read's way, once no kept answer has come: shared, or asked of the EL. */
 function ask(ex: Exchange, ctx: RequestContext, rule: CacheRule | undefined): void {
-  const { runtime, res, trace } = ex;
+  const { runtime } = ex;
   const { request } = ctx;
-  trace.outcome = 'proxied';
-  const streamed = streamedTo(ex, ctx);
-  const forward = () => {
-    trace.cancelUpstream = runtime.execution.stream(
-      canonicalBody(request),
-      res,
-      streamed,
-      runtime.config.clientTimeouts.readStallMs,
-      runtime.readAnswered,
-    );
-  };
+  ex.trace.outcome = 'proxied';
   // The same read already at the EL: its answer, with this request's id (src/cache/in-flight.ts).
   const shared = rule === undefined ? runtime.inFlightReads?.keyOf(request) : undefined;
-  const followed = (answer: Buffer | undefined) => {
-    if (res.destroyed) return;
-    const mine = answer === undefined ? undefined : withId(answer, request.id);
-    if (mine === undefined) return forward();
-    sendKept(ex, mine);
-  };
-  if (shared !== undefined && runtime.inFlightReads!.follow(shared, followed)) return;
+  if (shared !== undefined && runtime.inFlightReads!.follow(shared, (answer) => followed(ex, ctx, answer))) return;
   const settle = shared === undefined ? undefined : runtime.inFlightReads!.lead(shared);
   const keep =
     rule === undefined && settle === undefined
@@ -87,18 +71,33 @@ function ask(ex: Exchange, ctx: RequestContext, rule: CacheRule | undefined): vo
           settle?.(bytes);
         };
   if (GAS_HEAVY_METHODS.has(request.method)) return takeTurn(ex, ctx, keep);
-  trace.cancelUpstream = runtime.execution.stream(
+  ex.trace.cancelUpstream = runtime.execution.stream(
     canonicalBody(request),
-    res,
+    ex.res,
     (err, declaredBytes) => {
       // An answer not kept (too large, failed, cut): the followers ask for themselves.
       settle?.(undefined);
-      streamed(err, declaredBytes);
+      streamed(ex, ctx, err, declaredBytes);
     },
     runtime.config.clientTimeouts.readStallMs,
     runtime.readAnswered,
     false,
     keep,
+  );
+}
+
+/** A read that followed the same read at the EL: its answer with this request's id, or asked itself. */
+function followed(ex: Exchange, ctx: RequestContext, answer: Buffer | undefined): void {
+  const { runtime, res } = ex;
+  if (res.destroyed) return;
+  const mine = answer === undefined ? undefined : withId(answer, ctx.request.id);
+  if (mine !== undefined) return sendKept(ex, mine);
+  ex.trace.cancelUpstream = runtime.execution.stream(
+    canonicalBody(ctx.request),
+    res,
+    (err, declaredBytes) => streamed(ex, ctx, err, declaredBytes),
+    runtime.config.clientTimeouts.readStallMs,
+    runtime.readAnswered,
   );
 }
 
@@ -111,7 +110,6 @@ function ask(ex: Exchange, ctx: RequestContext, rule: CacheRule | undefined): vo
 function takeTurn(ex: Exchange, ctx: RequestContext, keep: ((bytes: Buffer | undefined) => void) | undefined): void {
   const { runtime, res, trace } = ex;
   const { request } = ctx;
-  const streamed = streamedTo(ex, ctx);
   trace.elPending = true;
   const elSettled = () => {
     trace.elPending = false;
@@ -136,7 +134,7 @@ function takeTurn(ex: Exchange, ctx: RequestContext, keep: ((bytes: Buffer | und
           // An answer that never began (the EL failed, or the call was cut) ends the turn here.
           ended(elMs ?? performance.now() - started);
           elSettled();
-          streamed(err, declaredBytes);
+          streamed(ex, ctx, err, declaredBytes);
         },
         runtime.config.clientTimeouts.readStallMs,
         (ms) => {
