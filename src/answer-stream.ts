@@ -20,6 +20,8 @@ import { isJsonContentType } from './jsonrpc.js';
 export type AnswerStreamDone = (err: Error | undefined, declaredBytes: number) => void;
 
 const JSON_HEADER_LIST = ['content-type', 'application/json'];
+const CONTENT_TYPE = 'content-type';
+const CONTENT_LENGTH = 'content-length';
 
 /** undici's raw header list: names and values alternating, as the EL sent them. */
 type RawHeaders = readonly (Buffer | string)[];
@@ -94,9 +96,12 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     let type: string | typeof repeated | undefined;
     let length: string | typeof repeated | undefined;
     for (let i = 0; i < headers.length; i += 2) {
-      const name = util.headerNameToString(headers[i]!);
-      if (name === 'content-type') type = type === undefined ? headers[i + 1]!.toString('latin1') : repeated;
-      else if (name === 'content-length') length = length === undefined ? headers[i + 1]!.toString('latin1') : repeated;
+      const raw = headers[i]!;
+      // Only names of these two lengths are looked up: an EL sends a few more (date, vary, ...).
+      if (raw.length !== CONTENT_TYPE.length && raw.length !== CONTENT_LENGTH.length) continue;
+      const name = util.headerNameToString(raw);
+      if (name === CONTENT_TYPE) type = type === undefined ? headers[i + 1]!.toString('latin1') : repeated;
+      else if (name === CONTENT_LENGTH) length = length === undefined ? headers[i + 1]!.toString('latin1') : repeated;
     }
     // An EL answers JSON-RPC errors with 200 and JSON; anything else is an HTML error page or a
     // broken proxy, which must not reach the client as if it were an answer. The body itself is
@@ -108,7 +113,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     if (typeof length === 'string') this.declaredBytes = Number(length);
     if (this.keep !== undefined) this.kept = [];
     // Headers as a flat list: written as given, without setHeader's bookkeeping.
-    this.head = typeof length === 'string' ? [...JSON_HEADER_LIST, 'content-length', length] : JSON_HEADER_LIST;
+    this.head = typeof length === 'string' ? ['content-type', 'application/json', CONTENT_LENGTH, length] : JSON_HEADER_LIST;
     return true;
   }
 
