@@ -90,11 +90,13 @@ export class Metrics implements PluginMetrics {
     help: 'Times a local fallback answered because the shared store failed (Redis in fleet mode, or the primary process with workers).',
     registers: [this.registry],
   });
-  private readonly streamed = new Counter({
-    name: 'svc_ingress_streamed_bytes_total',
-    help: 'Bytes of EL answers streamed to clients (as declared by the EL).',
-    registers: [this.registry],
-  });
+  /** Added to on every streamed answer: counted as a plain number, handed over at scrape. */
+  private readonly streamed = new BatchedCounter(
+    'svc_ingress_streamed_bytes_total',
+    'Bytes of EL answers streamed to clients (as declared by the EL).',
+    [],
+    this.registry,
+  ).series();
 
   /** Reads the requests in flight at scrape time (set by the ingress that owns the listener). */
   inFlight: () => number = () => 0;
@@ -261,6 +263,6 @@ export class Metrics implements PluginMetrics {
   }
 
   streamedBytes(bytes: number): void {
-    this.streamed.inc(bytes);
+    this.streamed.count += bytes;
   }
 }

@@ -60,6 +60,16 @@ describe('metrics', () => {
     ]);
   });
 
+  it('counts the bytes streamed, from 0', async () => {
+    const metrics = new Metrics();
+    expect(await metrics.registry.metrics()).to.include('\nsvc_ingress_streamed_bytes_total 0\n');
+    metrics.streamedBytes(39);
+    metrics.streamedBytes(1_000);
+    expect(await metrics.registry.metrics()).to.include('\nsvc_ingress_streamed_bytes_total 1039\n');
+    metrics.streamedBytes(1);
+    expect(await metrics.registry.metrics()).to.include('\nsvc_ingress_streamed_bytes_total 1040\n');
+  });
+
   it('counts sequenced transactions for svc_dropStats and /metrics', async () => {
     const metrics = new Metrics();
     expect(metrics.sequencedTotal).to.equal(0);
