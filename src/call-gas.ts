@@ -27,11 +27,18 @@ const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
  */
 const folded = (key: string): string => key.toLowerCase().replaceAll('\u017f', 's');
 
+/**
+ * Whether geth would read `key` as `name` (lower case). Folding keeps a key's length wherever it
+ * can give an ASCII name (only U+0130 lowers to two characters, one of them not ASCII), so a key
+ * of another length is never folded.
+ */
+const readAs = (key: string, name: string): boolean => key.length === name.length && folded(key) === name;
+
 /** Every value an object holds under a key geth would read as `name` (lower case). */
 function valuesOf(object: unknown, name: string): unknown[] {
   if (object === null || typeof object !== 'object' || Array.isArray(object)) return [];
   const values: unknown[] = [];
-  for (const [key, value] of Object.entries(object)) if (key.length === name.length && folded(key) === name) values.push(value);
+  for (const key of Object.keys(object)) if (readAs(key, name)) values.push((object as Record<string, unknown>)[key]);
   return values;
 }
 
@@ -76,7 +83,7 @@ export function callsOf(method: string, params: unknown): unknown[] {
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const SELECTOR = /^0x[0-9a-fA-F]{0,8}/;
 /** Call object keys that name what runs exactly; any other key geth would read as one of them is refused a name. */
-const NAMING_KEYS = new Set(['to', 'data', 'input']);
+const NAMING_KEYS = ['to', 'data', 'input'] as const;
 
 /**
  * What a call's EL time is learned by (src/el-turns.ts): its method, contract and selector, at
@@ -84,19 +91,18 @@ const NAMING_KEYS = new Set(['to', 'data', 'input']);
  * at a block of its own (the code there may differ), with state or block overrides or an EIP-7702
  * authorization list (code of the caller's choosing), a contract creation, `to`, `data` or
  * `input` spelt other than exactly (an EL reading keys exactly would run something else), or a
- * `to` that is not an address.
+ * `to` that is not an address. Every gas-heavy read asks: it allocates nothing it can avoid.
  */
 export function callTarget(method: string, params: unknown): string | undefined {
-  if (!Array.isArray(params) || method === SIMULATE_METHOD || params.slice(2).some((p) => p !== null && p !== undefined)) {
-    return undefined;
-  }
+  if (!Array.isArray(params) || method === SIMULATE_METHOD) return undefined;
+  for (let i = 2; i < params.length; i++) if (params[i] !== null && params[i] !== undefined) return undefined;
   const block = params[1];
   if (!(block === undefined || block === null || block === 'latest' || block === 'pending')) return undefined;
   const call = params[0];
   if (call === null || typeof call !== 'object' || Array.isArray(call)) return undefined;
   for (const key of Object.keys(call)) {
-    const name = folded(key);
-    if ((NAMING_KEYS.has(name) && key !== name) || name === 'authorizationlist') return undefined;
+    if (readAs(key, 'authorizationlist')) return undefined;
+    for (const name of NAMING_KEYS) if (key !== name && readAs(key, name)) return undefined;
   }
   const { to, data, input } = call as Record<string, unknown>;
   if (typeof to !== 'string' || !ADDRESS.test(to) || (data !== undefined && input !== undefined)) return undefined;

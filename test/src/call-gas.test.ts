@@ -116,6 +116,8 @@ describe('call-gas', () => {
       expect(callTarget('eth_call', [call, 'latest', { [TOKEN]: { code: '0x00' } }]), 'state overrides').to.equal(undefined);
       expect(callTarget('eth_call', [call, 'latest', null, { number: '0x1' }]), 'block overrides').to.equal(undefined);
       expect(callTarget('eth_call', [{ ...call, authorizationList: [] }]), 'an EIP-7702 delegation').to.equal(undefined);
+      expect(callTarget('eth_call', [{ ...call, authorizationLi\u017ft: [] }]), 'one under a long s').to.equal(undefined);
+      expect(callTarget('eth_call', [{ to: TOKEN, data: balanceOf, Input: '0x' }]), 'Input beside data').to.equal(undefined);
       expect(callTarget('eth_call', [{ data: balanceOf }]), 'a creation').to.equal(undefined);
       expect(callTarget('eth_call', [{ To: TOKEN, data: balanceOf }]), 'To: an exact reader sees a creation').to.equal(undefined);
       expect(callTarget('eth_call', [{ to: TOKEN, Data: balanceOf }]), 'Data').to.equal(undefined);
