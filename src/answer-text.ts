@@ -1,7 +1,9 @@
 /**
  * Reads one small upstream answer whole, as undici delivers it: the dispatch handler behind
  * `Upstream.call()`. undici's `request()` hands the body over as a Readable, read here with an
- * async iterator; every submission's forward pays for that, and it needs none of it.
+ * async iterator; every submission's forward pays for that, and it needs none of it. Like
+ * `AnswerStream`, it implements undici's raw handler calls (docs/decisions/0001): undici's retry
+ * interceptor, in front of the reads that may be sent twice, adapts them itself.
  */
 import type { Dispatcher } from 'undici';
 import { errors, RpcFailure } from './errors.js';
@@ -12,6 +14,7 @@ const invalid = () => new RpcFailure(errors.upstreamInvalid());
 export class AnswerText implements Dispatcher.DispatchHandler {
   private readonly chunks: Buffer[] = [];
   private size = 0;
+  private abort: ((err: Error) => void) | undefined;
 
   constructor(
     private readonly limitBytes: number,
@@ -20,25 +23,31 @@ export class AnswerText implements Dispatcher.DispatchHandler {
     private settle: ((err: Error | undefined, text: string) => void) | undefined,
   ) {}
 
-  /** Present so that undici treats this as a handler of its current API (it checks for it). */
-  onRequestStart(): void {}
+  onConnect(abort: (err: Error) => void): void {
+    this.abort = abort;
+  }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
+  onHeaders(statusCode: number): boolean {
     // 1xx are interim; a final status other than 200 (or the ingress's 429) is not an answer.
-    if (statusCode > 200 && statusCode !== this.highestStatus) controller.abort(invalid());
+    if (statusCode > 200 && statusCode !== this.highestStatus) this.abort?.(invalid());
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     this.size += chunk.length;
-    if (this.size > this.limitBytes) return controller.abort(invalid());
+    if (this.size > this.limitBytes) {
+      this.abort?.(invalid());
+      return true;
+    }
     this.chunks.push(chunk);
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.once(undefined, (this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size)).toString('utf8'));
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     this.once(err, '');
   }
 

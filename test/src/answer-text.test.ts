@@ -58,14 +58,15 @@ describe('answer-text: one small upstream answer read whole', () => {
         });
         // Passed through as is; only tells the upstream when a chunk has been taken.
         const watched: Dispatcher.DispatchHandler = {
-          onRequestStart: () => handler.onRequestStart(),
-          onResponseStart: (controller, status) => handler.onResponseStart(controller, status),
-          onResponseData: (controller, chunk) => {
-            handler.onResponseData(controller, chunk);
+          onConnect: (abort) => handler.onConnect(abort),
+          onHeaders: (status) => handler.onHeaders(status),
+          onData: (chunk) => {
+            const reading = handler.onData(chunk);
             chunkWaiter?.();
+            return reading;
           },
-          onResponseEnd: () => handler.onResponseEnd(),
-          onResponseError: (controller, err) => handler.onResponseError(controller, err),
+          onComplete: () => handler.onComplete(),
+          onError: (err) => handler.onError(err),
         };
         pool.dispatch({ path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }, watched);
       }),
@@ -164,8 +165,8 @@ describe('answer-text: one small upstream answer read whole', () => {
   it('settles once: a late error after the end is not reported', () => {
     const calls: Array<[Error | undefined, string]> = [];
     const handler = new AnswerText(LIMIT, 200, (err, text) => calls.push([err, text]));
-    handler.onResponseEnd();
-    handler.onResponseError(undefined as unknown as Dispatcher.DispatchController, new Error('late'));
+    handler.onComplete();
+    handler.onError(new Error('late'));
     expect(calls).to.deep.equal([[undefined, '']]);
   });
 });
