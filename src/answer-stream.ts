@@ -19,14 +19,14 @@ import { isJsonContentType } from './jsonrpc.js';
 /** `err` undefined: the answer is complete. Otherwise whatever undici reported, as it reported it. */
 export type AnswerStreamDone = (err: Error | undefined, declaredBytes: number) => void;
 
-const JSON_HEADER_LIST = ['content-type', 'application/json'];
 const CONTENT_TYPE = 'content-type';
 const CONTENT_LENGTH = 'content-length';
+const JSON_HEADER_LIST = [CONTENT_TYPE, 'application/json'];
 
 /** undici's raw header list: names and values alternating, as the EL sent them. */
 type RawHeaders = readonly (Buffer | string)[];
 
-/** A header sent once, as latin1 text; a repeated one counts as absent (`repeated`). */
+/** A header the EL sent twice: no one value to go by (no JSON type; no declared length). */
 const repeated = Symbol('repeated');
 
 export class AnswerStream implements Dispatcher.DispatchHandler {
@@ -113,7 +113,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     if (typeof length === 'string') this.declaredBytes = Number(length);
     if (this.keep !== undefined) this.kept = [];
     // Headers as a flat list: written as given, without setHeader's bookkeeping.
-    this.head = typeof length === 'string' ? ['content-type', 'application/json', CONTENT_LENGTH, length] : JSON_HEADER_LIST;
+    this.head = typeof length === 'string' ? [CONTENT_TYPE, 'application/json', CONTENT_LENGTH, length] : JSON_HEADER_LIST;
     return true;
   }
 
