@@ -23,6 +23,7 @@ export class AnswerText implements Dispatcher.DispatchHandler {
     private settle: ((err: Error | undefined, text: string) => void) | undefined,
   ) {}
 
+  /** The request is going out on a connection: `abort` ends it (and `onError` is told). */
   onConnect(abort: (err: Error) => void): void {
     this.abort = abort;
   }
