@@ -75,6 +75,7 @@ export {
 } from './methods.js';
 export { sharedFor } from './recent.js';
 export { FairQueue } from './fair-queue.js';
+export { IdleSweep } from './idle-sweep.js';
 export { OptionsReader } from './config/reader.js';
 export { readSecret } from './config/secret.js';
 // A class for worker threads, which cannot be handed the env's upstreams (the gate's pool).

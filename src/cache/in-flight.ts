@@ -6,6 +6,7 @@
  * methods (filters, submissions) never share. An answer over ENTRY_MAX_BYTES, or none (the EL
  * failed, the first client left), sends each follower to the EL itself.
  */
+import { IdleSweep } from '../idle-sweep.js';
 import type { RpcRequest } from '../jsonrpc.js';
 
 /** Reads whose answer is the same for everyone asking at the same moment. */
@@ -33,19 +34,14 @@ export type Follower = (answer: Buffer | undefined) => void;
 
 /** A read no longer in flight: its key stays until a sweep (see `leading`). */
 const SETTLED: readonly Follower[] = Object.freeze([]);
-const SWEEP_AT_LEAST = 1_024;
+const isSettled = (followers: readonly Follower[]) => followers === SETTLED;
 /** A settled key longer than this goes at once: params may be as large as a body, and are rare. */
 const KEPT_KEY_MAX = 256;
 
 export class InFlightReads {
-  /**
-   * By key, the followers of the read in flight, or SETTLED: a Map that gains and loses an entry
-   * at each read costs V8 a new table every few reads once the Map is old (~0.7 µs a read), so
-   * settled keys (short ones: KEPT_KEY_MAX) stay until they are many, and are swept when a new key
-   * would pass `sweepAt`.
-   */
+  /** By key, the followers of the read in flight, or SETTLED: settled keys (short ones: KEPT_KEY_MAX) stay until they are many (`IdleSweep`). */
   private readonly leading = new Map<string, readonly Follower[]>();
-  private sweepAt = SWEEP_AT_LEAST;
+  private readonly sweep = new IdleSweep();
 
   /** The key `request` shares under; undefined: it never shares. */
   keyOf(request: RpcRequest): string | undefined {
@@ -63,7 +59,7 @@ export class InFlightReads {
   /** Leads the read under `key` (the caller asks the EL); what it returns tells the followers, once. */
   lead(key: string): (answer: Buffer | undefined) => void {
     const followers: Follower[] = [];
-    if (this.leading.size >= this.sweepAt && !this.leading.has(key)) this.sweep();
+    this.sweep.makeRoom(this.leading, key, isSettled);
     this.leading.set(key, followers);
     let settled = false;
     return (answer) => {
@@ -75,10 +71,5 @@ export class InFlightReads {
       }
       for (const follower of followers) follower(answer);
     };
-  }
-
-  private sweep(): void {
-    for (const [key, followers] of this.leading) if (followers === SETTLED) this.leading.delete(key);
-    this.sweepAt = Math.max(SWEEP_AT_LEAST, 2 * this.leading.size);
   }
 }

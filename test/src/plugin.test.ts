@@ -87,6 +87,7 @@ describe('the plugin door', () => {
       'FairQueue',
       'GAS_HEAVY_METHODS',
       'INGRESS_METHODS',
+      'IdleSweep',
       'LIMIT_EXCEEDED',
       'METHOD_NOT_FOUND',
       'MemoryBuckets',
