@@ -7,16 +7,15 @@
  *   node dist/bench/chain.js [requests per round] [rounds]
  *   BENCH_METHODS=eth_blockNumber,eth_call,eth_getBalance
  */
-import { CarryOver } from '../src/carry-over.js';
 import { Chain } from '../src/chain.js';
 import { parseConfig } from '../src/config/load.js';
 import { Facts } from '../src/facts.js';
-import { Fleet } from '../src/fleet.js';
 import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
-import type { PluginEnv, RequestContext } from '../src/plugin.js';
+import type { RequestContext } from '../src/plugin.js';
 import { RequestTab } from '../src/request-tab.js';
 import { Upstream } from '../src/upstream.js';
+import { pluginEnv } from '../test/helpers/plugin-env.js';
 import { median } from './measure.js';
 import { allowlistOnly, BENCH_READS, ONE_ADDRESS_LOAD, productionChain, runBench, UNLIMITED_READS } from './production.js';
 
@@ -30,21 +29,9 @@ async function chainOf(allowlistAlone: boolean): Promise<Chain> {
   process.env.SVC_BENCH_TOKEN ??= 'bench-operator-token-of-32-chars!';
   const shipped = productionChain(NO_EL, [UNLIMITED_READS, ...ONE_ADDRESS_LOAD]);
   const yaml = allowlistAlone ? allowlistOnly(shipped) : shipped;
-  const log = createLogger('error');
   const metrics = new Metrics();
   const upstream = new Upstream({ url: NO_EL, connections: 1, headersTimeoutMs: 1_000, bodyTimeoutMs: 1_000 });
-  const env: PluginEnv = {
-    execution: upstream,
-    stateReads: upstream,
-    submit: upstream,
-    node: upstream,
-    relayTo: () => upstream,
-    log,
-    shared: new Fleet({ store: 'memory', redisUrl: undefined }, log),
-    metrics,
-    carried: new CarryOver(),
-  };
-  return Chain.create(parseConfig(yaml).plugins, env, metrics);
+  return Chain.create(parseConfig(yaml).plugins, pluginEnv(upstream, createLogger('error'), metrics), metrics);
 }
 
 /** Allocates and drops enough to run a few scavenges: what the chain holds is old afterwards. */
