@@ -36,7 +36,7 @@
  * both wait, the second is served about 500 times as often, and a source that used nothing
  * lately is served first. Within a source, first come first served.
  */
-import { PeakHistory, type Peaks } from './peak-history.js';
+import { PeakHistory } from './peak-history.js';
 
 export type Lane = 'quick' | 'heavy';
 
@@ -80,8 +80,6 @@ const pairOf = (source: string, target: string) => `${source}\n${target}`;
 /** Whether `line`'s next call starts before `other`'s: by start tag, then by which had a call waiting first. */
 const earlier = (line: Line, other: Line) =>
   line.finish < other.finish || (line.finish === other.finish && line.readySince < other.readySince);
-/** Measured short, and lately so: within `quickMs`. */
-const isShort = (peaks: Peaks | undefined, quickMs: number) => peaks !== undefined && peaks.least <= quickMs && peaks.lately <= quickMs;
 /** A quick call expected within this share of `quickMs` is tiny: it runs beside the others. */
 const TINY_SHARE = 10;
 /** Sources whose virtual time is kept while they are idle; past it the idle ones are forgotten. */
@@ -227,18 +225,18 @@ export class ElTurns {
     const { quickGas, quickMs } = this.lanes;
     if (turn.gas <= quickGas) return { ms: (quickMs * Number(turn.gas)) / Number(quickGas), probe: false };
     // No pair: the call has no target to learn.
-    if (pair === undefined || (this.sources.peaks(turn.source, at)?.lately ?? 0) > quickMs) return undefined;
+    if (pair === undefined || this.sources.latelyAbove(turn.source, quickMs, at)) return undefined;
     // The source's own calls to the target first: what others' calls did to it (marked it dear
     // through their calldata) says nothing of the source's.
-    const own = this.pairs.peaks(pair, at);
+    const own = this.pairs.leastIfWithin(pair, quickMs, at);
     // The least it ever took: what it costs the EL; more was its waits on a busy one.
-    if (isShort(own, quickMs)) return { ms: own!.least, probe: false };
+    if (own !== undefined) return { ms: own, probe: false };
     // A source's first calls to a target go by what the target's calls took, one at a time: a
     // crowd of sources new to a target (each with calldata of its own) must not all run on what
     // the target's cheap calls promised. The first that breaks the promise marks its source.
-    const target = this.targets.peaks(turn.target!, at);
-    if (!isShort(target, quickMs) || this.probing.has(turn.target!)) return undefined;
-    return { ms: target!.least, probe: true };
+    const target = this.targets.leastIfWithin(turn.target!, quickMs, at);
+    if (target === undefined || this.probing.has(turn.target!)) return undefined;
+    return { ms: target, probe: true };
   }
 
   /** The waiting line with the earliest start tag whose head may go on the quick lane, and what is expected of that head. */
@@ -344,7 +342,7 @@ export class ElTurns {
         elMs > this.lanes.quickMs ? Math.max(1, this.quickLimit / 2) : Math.min(most, this.quickLimit + 1 / this.quickLimit);
     }
     if (pair !== undefined) {
-      const counted = (this.pairs.peaks(pair, at)?.highest ?? 0) > this.lanes.quickMs;
+      const counted = this.pairs.highestAbove(pair, this.lanes.quickMs, at);
       if (elMs <= this.lanes.quickMs || !counted) this.targets.record(turn.target!, elMs, at);
       this.pairs.record(pair, elMs, at);
     }

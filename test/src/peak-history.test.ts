@@ -59,4 +59,39 @@ describe('peak history: the dearest EL times measured lately, per key', () => {
     peaks.record('c', 4);
     expect([peaks.peaks('a'), peaks.peaks('b')?.least, peaks.peaks('c')?.least]).to.deep.equal([undefined, 2, 4]);
   });
+
+  it('answers against a bound what peaks() answers, at any age, the clock read before the last record too', () => {
+    const peaks = new PeakHistory(1_000, 10, () => 0);
+    peaks.record('a', 40, 5_000);
+    peaks.record('a', 80, 5_000);
+    const answers: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const at of [4_000, 4_999, 5_000, 5_500, 6_000, 6_001, 7_000]) {
+      for (const bound of [10, 20, 39.99, 40, 40.01, 50, 79, 80, 81, 160]) {
+        const { highest, lately, least } = peaks.peaks('a', at)!;
+        expected.push([least <= bound && lately <= bound ? least : undefined, lately > bound, highest > bound]);
+        answers.push([peaks.leastIfWithin('a', bound, at), peaks.latelyAbove('a', bound, at), peaks.highestAbove('a', bound, at)]);
+      }
+    }
+    expect(answers).to.deep.equal(expected);
+    // Read before the last record, 80 and 40 are 160 and 80: above a bound their undecayed values are within.
+    expect([peaks.highestAbove('a', 100, 4_000), peaks.latelyAbove('a', 79, 4_000)]).to.deep.equal([true, true]);
+    expect([peaks.leastIfWithin('b', 1e9), peaks.latelyAbove('b', 0), peaks.highestAbove('b', 0)]).to.deep.equal([undefined, false, false]);
+  });
+
+  it('decays each key by its own age and half-life when keys recorded at different times are asked in turn', () => {
+    let clock = 0;
+    const peaks = new PeakHistory(1_000, 10, () => clock);
+    peaks.record('a', 400);
+    clock = 1_000;
+    peaks.record('b', 400);
+    clock = 2_000;
+    peaks.record('a', 1);
+    peaks.record('b', 1);
+    expect([peaks.peaks('a')?.highest, peaks.peaks('b')?.highest, peaks.peaks('a')?.highest]).to.deep.equal([100, 200, 100]);
+    // The same age, another half-life.
+    const slower = new PeakHistory(2_000, 10, () => clock);
+    slower.record('a', 400, 1_000);
+    expect([slower.peaks('a')?.highest, peaks.peaks('b', 3_000)?.highest]).to.deep.equal([400 * 2 ** -0.5, 100]);
+  });
 });
