@@ -1,9 +1,9 @@
 /**
  * Scale: the svc-ingress process's RSS with 10,000 idle keep-alive client connections (each has
- * made one eth_chainId call and stays open), with the shipped production chain (`max_connections`
- * and `keep_alive_ms` raised to hold them), beside anvil's own RSS growth for the same 10,000
- * connections made to it directly, in the same run. Then the latency of a fresh call while all
- * of them are open.
+ * made one eth_chainId call and stays open), with the shipped production chain (`max_connections`,
+ * `max_connections_per_source` and `keep_alive_ms` raised to hold them), beside anvil's own RSS
+ * growth for the same 10,000 connections made to it directly, in the same run. Then the latency
+ * of a fresh call while all of them are open.
  *
  *   npm run bench:idle [-- connections]        (needs `ulimit -n` above 2 × connections)
  */
@@ -81,6 +81,8 @@ async function main(stopLater: StopLater): Promise<void> {
     productionChain(anvil.url, [
       UNLIMITED_READS,
       ['max_connections: 10000', `max_connections: ${CONNECTIONS + 100}`],
+      // All from one address: the per-source share (156 by default) would evict the idlest.
+      ['# max_connections_per_source: 156', `max_connections_per_source: ${CONNECTIONS + 100}`],
       ['keep_alive_ms: 5000', 'keep_alive_ms: 600000'],
     ]),
   );
