@@ -54,9 +54,18 @@ const ROWS: ReadonlyArray<{
   { label: 'shipped limits, anvil mining every transaction, retries after 100 ms', backoffMs: 100, edits: [] },
 ];
 
-const ratio = (attacked: readonly number[], quiet: readonly number[]) => `x${(p50(attacked) / p50(quiet)).toFixed(1)}`;
+/** A phase shorter than a victim's slowest call may end before one of a kind was answered. */
+const NONE = 'none answered';
+const p50ms = (values: readonly number[]) => (values.length === 0 ? NONE : `${p50(values).toFixed(2)} ms`);
+const p50p90ms = (values: readonly number[]) => (values.length === 0 ? NONE : `${p50(values).toFixed(2)}/${p90(values).toFixed(1)} ms`);
+const ratio = (attacked: readonly number[], quiet: readonly number[] | undefined) =>
+  quiet === undefined || attacked.length === 0 || quiet.length === 0 ? '' : ` (x${(p50(attacked) / p50(quiet)).toFixed(1)})`;
+
 const line = (what: string, latencies: VictimLatencies, quiet?: VictimLatencies) =>
-  `  ${what.padEnd(20)} eth_getBalance p50 ${p50(latencies.reads).toFixed(2)} ms${quiet ? ` (${ratio(latencies.reads, quiet.reads)})` : ''}, transfers p50 ${p50(latencies.submissions).toFixed(2)} ms${quiet ? ` (${ratio(latencies.submissions, quiet.submissions)})` : ''}, eth_call p50/p90 ${p50(latencies.calls).toFixed(2)}/${p90(latencies.calls).toFixed(1)} ms, gasless eth_call p50/p90 ${p50(latencies.views).toFixed(2)}/${p90(latencies.views).toFixed(1)} ms, eth_estimateGas p50/p90 ${p50(latencies.estimates).toFixed(2)}/${p90(latencies.estimates).toFixed(1)} ms`;
+  `  ${what.padEnd(20)} eth_getBalance p50 ${p50ms(latencies.reads)}${ratio(latencies.reads, quiet?.reads)}, ` +
+  `transfers p50 ${p50ms(latencies.submissions)}${ratio(latencies.submissions, quiet?.submissions)}, ` +
+  `eth_call p50/p90 ${p50p90ms(latencies.calls)}, gasless eth_call p50/p90 ${p50p90ms(latencies.views)}, ` +
+  `eth_estimateGas p50/p90 ${p50p90ms(latencies.estimates)}`;
 
 async function main(stopLater: StopLater): Promise<void> {
   console.log(`el-fairness bench: 127.0.0.2 reads and transfers while another source attacks (${PHASE_MS / 1000} s a phase)`);
