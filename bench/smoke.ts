@@ -1,0 +1,58 @@
+/**
+ * Every bench of BENCHMARKS.md run to its end, one after another, with the smallest arguments
+ * that still take it through each of its phases: its exit code and time. A bench that no longer
+ * runs (a limit it does not raise, an answer it does not expect) shows here within minutes, not
+ * when its figures are next needed (bench:idle died on its 157th connection for a week).
+ *
+ *   npm run bench:smoke        needs what the benches need: wrk, nginx, taskset, redis-server
+ *
+ * The figures the benches print are too short to mean anything; each bench's output is kept in
+ * a temporary directory, named on a failure.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The bench (dist/bench/<name>.js), its arguments, and what it is told in its environment. */
+const BENCHES: ReadonlyArray<readonly [string, readonly string[], Record<string, string>?]> = [
+  ['reads', ['1', '1', '1'], { BENCH_METHODS: 'eth_chainId,eth_call' }],
+  ['forwarders', ['1', '1']],
+  ['cpu-ab', ['.', '.', '1', '1'], { BENCH_METHODS: 'eth_blockNumber' }],
+  ['chain', ['20000', '1']],
+  ['gate', ['1000', '20']],
+  ['victim', ['1']],
+  ['el-fairness', ['1']],
+  ['metered', ['2']],
+  ['stream', ['3']],
+  ['history', ['1', '1', '8', '5']],
+  ['subscriptions', ['2', '0']],
+  ['idle', ['500']],
+  ['workers', ['1']],
+  ['simulation', ['1', '1', '200']],
+  ['fleet', ['1', '1']],
+  ['crypto', ['2000']],
+];
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-bench-smoke-'));
+const failed: string[] = [];
+for (const [name, args, env] of BENCHES) {
+  const started = performance.now();
+  const log = join(dir, `${name}.log`);
+  const out = createWriteStream(log);
+  const child = spawn(process.execPath, [`dist/bench/${name}.js`, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout.pipe(out, { end: false });
+  child.stderr.pipe(out, { end: false });
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  out.end();
+  const seconds = ((performance.now() - started) / 1000).toFixed(0);
+  const ended = code === 0 ? 'ran to its end' : `FAILED (${signal ?? `exit ${code}`}): ${log}`;
+  console.log(`${name.padEnd(14)} ${seconds.padStart(4)} s  ${ended}`);
+  if (code !== 0) failed.push(name);
+}
+console.log(failed.length === 0 ? `every bench ran to its end (output in ${dir})` : `failed: ${failed.join(', ')}`);
+process.exitCode = failed.length === 0 ? 0 : 1;
