@@ -4,7 +4,8 @@
  * runs (a limit it does not raise, an answer it does not expect) shows here within minutes, not
  * when its figures are next needed (bench:idle died on its 157th connection for a week).
  *
- *   npm run bench:smoke        needs what the benches need: wrk, nginx, taskset, redis-server
+ *   npm run bench:smoke                   needs what the benches need: wrk, nginx, taskset, redis-server
+ *   npm run bench:smoke -- idle chain     only those named
  *
  * The figures the benches print are too short to mean anything; each bench's output is kept in
  * a temporary directory, named on a failure.
@@ -35,9 +36,12 @@ const BENCHES: ReadonlyArray<readonly [string, readonly string[], Record<string,
   ['crypto', ['2000']],
 ];
 
+const named = process.argv.slice(2);
+const unknown = named.filter((name) => !BENCHES.some(([bench]) => bench === name));
+if (unknown.length > 0) throw new Error(`no bench named ${unknown.join(', ')}`);
 const dir = mkdtempSync(join(tmpdir(), 'svc-bench-smoke-'));
 const failed: string[] = [];
-for (const [name, args, env] of BENCHES) {
+for (const [name, args, env] of BENCHES.filter(([bench]) => named.length === 0 || named.includes(bench))) {
   const started = performance.now();
   const log = join(dir, `${name}.log`);
   const out = createWriteStream(log);
@@ -47,7 +51,8 @@ for (const [name, args, env] of BENCHES) {
   });
   child.stdout.pipe(out, { end: false });
   child.stderr.pipe(out, { end: false });
-  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  // 'close', not 'exit': the bench's last lines are in the log by then.
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
   out.end();
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
   const ended = code === 0 ? 'ran to its end' : `FAILED (${signal ?? `exit ${code}`}): ${log}`;
