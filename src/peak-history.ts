@@ -101,21 +101,8 @@ export class PeakHistory {
   }
 }
 
-/**
- * What is left of a measurement `ms` milliseconds old. A power costs ~50 ns, and the keys a call
- * records were mostly last recorded together, by the call before: the last age asked is
- * answered again without one.
- */
-function decayed(ms: number, halfLifeMs: number): number {
-  if (ms === lastAge && halfLifeMs === lastHalfLife) return lastDecay;
-  lastAge = ms;
-  lastHalfLife = halfLifeMs;
-  lastDecay = 2 ** (-ms / halfLifeMs);
-  return lastDecay;
-}
-let lastAge = 0;
-let lastHalfLife = 1;
-let lastDecay = 1;
+/** What is left of a measurement `ms` milliseconds old. */
+const decayed = (ms: number, halfLifeMs: number): number => 2 ** (-ms / halfLifeMs);
 
 /**
  * Whether `value` measured at `since`, decayed to `at`, is above `bound`: once `at` is past
