@@ -10,11 +10,10 @@
  * The figures the benches print are too short to mean anything; each bench's output is kept in
  * a temporary directory, named on a failure.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream, mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runScript } from '../support/child.js';
 
 /** The bench (dist/bench/<name>.js), its arguments, and what it is told in its environment. */
 const BENCHES: ReadonlyArray<readonly [string, readonly string[], Record<string, string>?]> = [
@@ -36,6 +35,8 @@ const BENCHES: ReadonlyArray<readonly [string, readonly string[], Record<string,
   ['crypto', ['2000']],
 ];
 
+/** Past runBench's own 30-minute deadline: a bench that hangs is killed. */
+const BENCH_DEADLINE_MS = 35 * 60_000;
 const named = process.argv.slice(2);
 const unknown = named.filter((name) => !BENCHES.some(([bench]) => bench === name));
 if (unknown.length > 0) throw new Error(`no bench named ${unknown.join(', ')}`);
@@ -43,20 +44,13 @@ const dir = mkdtempSync(join(tmpdir(), 'svc-bench-smoke-'));
 const failed: string[] = [];
 for (const [name, args, env] of BENCHES.filter(([bench]) => named.length === 0 || named.includes(bench))) {
   const started = performance.now();
+  const { code, out } = await runScript(`bench/${name}.js`, env ?? {}, BENCH_DEADLINE_MS, args);
   const log = join(dir, `${name}.log`);
-  const out = createWriteStream(log);
-  const child = spawn(process.execPath, [`dist/bench/${name}.js`, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout.pipe(out, { end: false });
-  child.stderr.pipe(out, { end: false });
-  // 'close', not 'exit': the bench's last lines are in the log by then.
-  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
-  out.end();
+  writeFileSync(log, out);
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
-  const ended = code === 0 ? 'ran to its end' : `FAILED (${signal ?? `exit ${code}`}): ${log}`;
-  console.log(`${name.padEnd(14)} ${seconds.padStart(4)} s  ${ended}`);
+  console.log(
+    `${name.padEnd(14)} ${seconds.padStart(4)} s  ${code === 0 ? 'ran to its end' : `FAILED (exit ${code ?? 'killed'}): ${log}`}`,
+  );
   if (code !== 0) failed.push(name);
 }
 console.log(failed.length === 0 ? `every bench ran to its end (output in ${dir})` : `failed: ${failed.join(', ')}`);

@@ -47,15 +47,17 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env, nod
 }
 
 /**
- * Runs a compiled script under dist/ (an example) with `env` added, to its exit: its code and its
- * stdout and stderr. Killed after `timeoutMs`, so that a hung script cannot outlive its test.
+ * Runs a compiled script under dist/ (an example, a bench) with `env` added, to its exit: its code
+ * and its stdout and stderr. Killed after `timeoutMs`, so that a hung script cannot outlive its
+ * test.
  */
 export async function runScript(
   script: string,
   env: Record<string, string>,
   timeoutMs = 60_000,
+  args: readonly string[] = [],
 ): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [`dist/${script}`], {
+  const child = spawn(process.execPath, [`dist/${script}`, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: timeoutMs,
@@ -63,7 +65,8 @@ export async function runScript(
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
+  // 'close', not 'exit': the script's last lines are read by then.
+  const [code] = (await once(child, 'close')) as [number | null];
   return { code, out };
 }
 
