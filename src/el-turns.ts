@@ -27,7 +27,10 @@
  * code can do. A call that took longer than `quickMs` marks only if the EL answered another read
  * within `quickMs` meanwhile (`answered`): an EL that seals blocks under a write lock (anvil)
  * holds every read while a long call keeps the lock, and a call held so waited, whatever its own
- * time; an EL answering others quickly all along was not holding it.
+ * time; an EL answering others quickly all along was not holding it. Nor does it mark if reads
+ * lately took an eighth of its time or more, as a crowded EL makes them (a busy node, another
+ * proxy, this one's own loop behind): every call is slower then, the cheap ones too, and sending
+ * them to the heavy lane, one at a time, would leave the EL idle while clients wait.
  *
  * In each lane, waiting sources are served by start-time fair queueing on measured
  * milliseconds: a source's next call starts at the later of the current virtual time and the
@@ -84,6 +87,12 @@ const earlier = (line: Line, other: Line) =>
 const TINY_SHARE = 10;
 /** Sources whose virtual time is kept while they are idle; past it the idle ones are forgotten. */
 const MAX_LINES = 10_000;
+/** A call is long, for the quick lane, only at more than this many times the EL's typical answer lately. */
+const LONG_SHARE = 8;
+/** About how many answers the typical answer follows (the weight of each in the running mean). */
+const TYPICAL_ANSWERS = 32;
+/** An answer quicker than this counts as this (log2 of 0 is not a number). */
+const LEAST_TYPICAL_MS = 0.1;
 
 interface Line {
   /** Virtual time at which this source's next call may start. */
@@ -139,6 +148,8 @@ export class ElTurns {
   private readonly pairs: PeakHistory;
   /** When the EL last answered a read within `quickMs`: it was not holding reads then. */
   private lastResponsive = Number.NEGATIVE_INFINITY;
+  /** What the EL's answers took lately, typically: a running mean of their log2 ms, by answer. */
+  private typicalLog2 = 0;
 
   constructor(
     private lanes: ElLanes,
@@ -172,6 +183,7 @@ export class ElTurns {
 
   private answeredAt(elMs: number, at: number): void {
     if (elMs <= this.lanes.quickMs) this.lastResponsive = at;
+    this.typicalLog2 += (Math.log2(Math.max(elMs, LEAST_TYPICAL_MS)) - this.typicalLog2) / TYPICAL_ANSWERS;
   }
 
   /**
@@ -181,6 +193,16 @@ export class ElTurns {
    */
   held(startedAt: number, elMs: number): boolean {
     return elMs > this.lanes.quickMs && this.lastResponsive <= startedAt + this.lanes.quickMs;
+  }
+
+  /**
+   * Whether a long call's time says nothing of its own cost: held, or no more than `LONG_SHARE`
+   * times what the EL's answers typically took lately (a crowded EL slows every call alike). A
+   * dear call stands out of an EL's cheap answers however many of them there are: it is counted
+   * once, and each of the calls that answered quickly beside it once too.
+   */
+  private crowded(startedAt: number, elMs: number): boolean {
+    return this.held(startedAt, elMs) || (elMs > this.lanes.quickMs && elMs <= LONG_SHARE * 2 ** this.typicalLog2);
   }
 
   /** Sources whose virtual time counts: with calls waiting or running, or owed time ahead of the clock (a count, for metrics). */
@@ -335,7 +357,7 @@ export class ElTurns {
    */
   private learn(turn: ElTurn, pair: string | undefined, lane: Lane, elMs: number, startedAt: number, expected: number, at: number): void {
     if (turn.gas <= this.lanes.quickGas) return;
-    if (this.held(startedAt, elMs)) return;
+    if (this.crowded(startedAt, elMs)) return;
     if (lane === 'quick' && expected === 0) {
       const most = Math.max(1, this.lanes.quickMost);
       this.quickLimit =

@@ -242,6 +242,33 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.lanesOf.get('v7')).to.equal('heavy');
   });
 
+  it("marks nothing, nor halves the tiny calls' window, by a long call while the EL's answers lately took an eighth of it: crowded, not dear", () => {
+    const h = harness({ ...LANES, quickMost: 4 });
+    h.take('v1', LARGE, { target: 'view' });
+    h.end('v1', 2);
+    h.warm('view', 20);
+    /** A call of 140 ms to the view, while the EL answers 100 other reads in `others` ms each (after it, so not held). */
+    const long = (name: string, others: number) => {
+      h.take(name, LARGE, { target: 'view' });
+      expect(h.lanesOf.get(name), name).to.equal('quick');
+      h.advance(60);
+      for (let i = 0; i < 100; i++) h.turns.answered(others);
+      h.end(name, 140, 80, true);
+    };
+    // Crowded: reads take ~18 ms (another proxy on the EL, this one's loop behind), 140 ms is no outlier.
+    for (const name of ['v2', 'v3', 'v4']) long(name, 20);
+    h.take('v5', LARGE, { target: 'view' });
+    h.take('v6', LARGE, { target: 'view' });
+    expect([h.lanesOf.get('v5'), h.lanesOf.get('v6')], 'the window still lets two run at once').to.deep.equal(['quick', 'quick']);
+    h.end('v5', 2);
+    h.end('v6', 2);
+    // The same calls while the EL answers others in 2 ms: the second marks the source.
+    long('v7', 2);
+    long('v8', 2);
+    h.take('v9', LARGE, { target: 'view' });
+    expect(h.lanesOf.get('v9')).to.equal('heavy');
+  });
+
   it("keeps a target on the quick lane for others while one source's calls to it run long; two sources' mark it", () => {
     const h = harness();
     h.take('victim1', LARGE, { target: 'multicall' });
