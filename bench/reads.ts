@@ -26,8 +26,7 @@
  *   BENCH_CACHE=0 npm run bench:reads                       the forwarding path: no read kept or shared
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAnvil } from '../devnet/anvil.js';
 import { freePort } from '../support/ports.js';
@@ -45,6 +44,7 @@ import {
 } from './production.js';
 import { startReferenceProcess } from './reference-proxy.js';
 import { wrk, type Run } from './wrk.js';
+import { scratchDir } from '../support/scratch.js';
 
 const SECONDS = Number(process.argv[2] ?? 2);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -177,7 +177,7 @@ async function sideBySide(ingress: Target, reference: Target, cpu: number | unde
 }
 
 async function main(stopLater: StopLater): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const dir = scratchDir('svc-bench');
   const pinned = canPin();
   const anvil = await startAnvil();
   stopLater(() => anvil.stop());

@@ -1,11 +1,11 @@
 /** wrk (Debian: apt-get install wrk) as the load generator: one thread, keep-alive clients, one POST body. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { onCpu } from './cores.js';
 import { cpuSeconds } from './measure.js';
+import { scratchDir } from '../support/scratch.js';
 
 export interface Run {
   rps: number;
@@ -62,7 +62,7 @@ export async function wrk(
 ): Promise<Run> {
   const { expectNon2xx = false, cpuPid, cpu } = options;
   const run = (args: string[]) => promisify(execFile)(...onCpu(cpu, 'wrk', args));
-  const scriptPath = join(mkdtempSync(join(tmpdir(), 'svc-bench-wrk-')), 'post.lua');
+  const scriptPath = join(scratchDir('svc-bench-wrk'), 'post.lua');
   writeFileSync(scriptPath, script(body));
   // Connection set-up (clients and upstream pools, which idle out between runs) and JIT
   // warm-up otherwise land in the measured tail.

@@ -1,10 +1,10 @@
 /** Child processes: the real `svc-ingress` command (signals, process-level checks), the example scripts, cast. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { scratchDir } from './scratch.js';
 
 export interface IngressProcess {
   readonly child: ChildProcess;
@@ -24,7 +24,7 @@ export interface IngressProcess {
 export const CAST_BIN = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
 
 export function writeConfig(yaml: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'svc-ingress-')), 'ingress.yaml');
+  const path = join(scratchDir('svc-ingress'), 'ingress.yaml');
   writeFileSync(path, yaml);
   return path;
 }

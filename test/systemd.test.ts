@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { scratchDir } from '../support/scratch.js';
 
 const UNIT = 'systemd/svc-ingress.service';
 const text = readFileSync(UNIT, 'utf8');
@@ -47,7 +47,7 @@ describe('systemd unit', () => {
     );
     // The test command installs systemd (.ci/requirements); a machine without it still gets the checks above.
     if (analyze === '') return console.log('      (systemd-analyze not installed: verify not run)');
-    const dir = mkdtempSync(join(tmpdir(), 'svc-unit-'));
+    const dir = scratchDir('svc-unit');
     const local = text.replace('/usr/local/bin/svc-ingress', `${process.execPath} ${resolve('dist/src/cli.js')}`);
     writeFileSync(join(dir, 'svc-ingress.service'), local);
     const { stderr } = await promisify(execFile)(analyze, ['verify', join(dir, 'svc-ingress.service')]);

@@ -4,13 +4,13 @@
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scratchDir } from '../../support/scratch.js';
 
 describe('the test run: one deadline for all of it', () => {
   it('ends a run hung in a test at the deadline, naming the test', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-run-timeout-'));
+    const dir = scratchDir('svc-run-timeout');
     const spec = join(dir, 'hangs.test.mjs');
     writeFileSync(spec, "describe('a suite', () => { it('never settles', () => new Promise(() => {})); });\n");
     const started = Date.now();

@@ -4,8 +4,7 @@
  * endpoint does not know gets HTTP 401; keys never reach a log line, names do.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { request } from 'undici';
@@ -13,6 +12,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { useAnvil } from '../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { scratchDir } from '../../support/scratch.js';
 
 const KEY = 'partner-a-key-5f0c1e9a7d3b2468';
 const OTHER_KEY = 'partner-b-key-0a1b2c3d4e5f6789';
@@ -45,7 +45,7 @@ describe('API keys: keyed tenants with quotas of their own (issue 37)', () => {
   const anvil = useAnvil();
   let keysFile: string;
   beforeEach(() => {
-    keysFile = join(mkdtempSync(join(tmpdir(), 'svc-keys-')), 'keys.yaml');
+    keysFile = join(scratchDir('svc-keys'), 'keys.yaml');
     writeFileSync(keysFile, '[]\n');
   });
 

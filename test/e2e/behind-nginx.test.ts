@@ -5,20 +5,20 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Pool } from 'undici';
 import { freePort } from '../../support/ports.js';
 import { useAnvil } from '../helpers/el.js';
 import { startTestIngress, testConfig, type TestIngress } from '../helpers/ingress.js';
+import { scratchDir } from '../../support/scratch.js';
 
 const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 
 /** nginx in the foreground, one process, running the recipe in front of `ingressUrl`. */
 async function startNginx(ingressUrl: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-nginx-'));
+  const dir = scratchDir('svc-nginx');
   const port = await freePort();
   const recipe = readFileSync('ops/nginx.conf', 'utf8')
     .split('\n')

@@ -1,11 +1,11 @@
 /** A real redis-server (Debian package) on a free loopback port, for fleet-mode tests; or a primary, a replica and three Sentinels. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from '../../support/ports.js';
+import { scratchDir } from '../../support/scratch.js';
 
 export interface RedisServer {
   readonly url: string;
@@ -16,7 +16,7 @@ export interface RedisServer {
 }
 
 /** A fresh directory for a server's files (a primary writes an RDB file to sync a replica, whatever `--save` says). */
-const scratch = () => mkdtempSync(join(tmpdir(), 'svc-redis-'));
+const scratch = () => scratchDir('svc-redis');
 const serverArgs = (port: number) => [
   '--port',
   String(port),

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { presentedKey, readApiKeys } from '../../../plugins/rate-limit/api-keys.js';
 import { readBucket } from '../../../plugins/rate-limit/options.js';
 import { OptionsReader } from '../../../src/plugin.js';
+import { scratchDir } from '../../../support/scratch.js';
 
 const KEY = 'k3y-for-partner-a-0123456789';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -21,7 +21,7 @@ describe('rate-limit: API keys (api-keys.ts)', () => {
     });
 
     it('reads api_keys_file as the same list, beside the inline ones', () => {
-      const file = join(mkdtempSync(join(tmpdir(), 'svc-keys-')), 'keys.yaml');
+      const file = join(scratchDir('svc-keys'), 'keys.yaml');
       writeFileSync(file, `- name: from-file\n  sha256: ${sha256('another-key-0123456789')}\n`);
       const keys = read({ api_keys: [{ name: 'inline', sha256: sha256(KEY) }], api_keys_file: file });
       expect([...keys.values()].map((key) => key.name)).to.deep.equal(['inline', 'from-file']);

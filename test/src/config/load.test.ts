@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { defaultHeavyConnections, parseConfig } from '../../../src/config/load.js';
+import { scratchDir } from '../../../support/scratch.js';
 
 const base = (plugins: string, extra = '') => `listen: 127.0.0.1:8545
 upstreams:
@@ -12,7 +13,7 @@ plugins:${plugins}`;
 
 /** A token file with `mode`, in a fresh temporary directory. */
 const tokenFile = (mode: number, token = 'a-token-of-24-characters') => {
-  const path = join(mkdtempSync(join(tmpdir(), 'svc-token-')), 'token');
+  const path = join(scratchDir('svc-token'), 'token');
   writeFileSync(path, `${token}\n`, { mode });
   return path;
 };
