@@ -6,14 +6,14 @@
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { mldsa65Signer } from '../../client/index.js';
 import { encodeFrameTx } from '../../support/frames.js';
 import { call } from '../../support/http.js';
+import { scratchDir } from '../../support/scratch.js';
 import { fund, useDevnet } from '../helpers/devnet.js';
 
 const run = promisify(execFile);
@@ -48,16 +48,13 @@ describe('client: svc-ingress/client installed from npm pack into an empty proje
   let project: string;
 
   before(async () => {
-    const packed = mkdtempSync(join(tmpdir(), 'svc-pack-'));
+    const packed = scratchDir('svc-pack');
     await run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packed], { cwd: ROOT, timeout: 120_000 });
     const tarball = join(packed, readdirSync(packed).find((f) => f.endsWith('.tgz'))!);
-    project = mkdtempSync(join(tmpdir(), 'svc-client-'));
+    project = scratchDir('svc-client');
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'empty-wallet', private: true, type: 'module' }));
     await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: project, timeout: 180_000 });
     writeFileSync(join(project, 'use.mjs'), USE);
-  });
-  after(() => {
-    if (project !== undefined) rmSync(project, { recursive: true, force: true });
   });
 
   it("encodes as the chain does, round-trips, and its ML-DSA-65 signer's estimated transfer executes", async () => {
