@@ -365,10 +365,10 @@ export class ElTurns {
     }
     if (pair !== undefined) {
       const counted = this.pairs.highestAbove(pair, this.lanes.quickMs, at);
-      if (elMs <= this.lanes.quickMs || !counted) this.targets.record(turn.target!, elMs, at);
-      this.pairs.record(pair, elMs, at);
+      if (elMs <= this.lanes.quickMs || !counted) this.targets.recordAgainst(turn.target!, elMs, this.lanes.quickMs, at);
+      this.pairs.recordAgainst(pair, elMs, this.lanes.quickMs, at);
     }
-    if (lane === 'quick') this.sources.record(turn.source, elMs, at);
+    if (lane === 'quick') this.sources.recordAgainst(turn.source, elMs, this.lanes.quickMs, at);
   }
 
   /** An idle source whose calls no longer count against it: as good as new. */

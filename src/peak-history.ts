@@ -93,7 +93,24 @@ export class PeakHistory {
     kept.second = ms >= highest ? highest : Math.max(ms, second);
     kept.at = at;
     kept.least = Math.min(ms, kept.least);
-    // Last in the map's order: the key measured longest ago stays first, to go first.
+    this.measured(key, kept, at);
+  }
+
+  /**
+   * `record` where a question asked against `bound` could answer otherwise; else only moved in the
+   * eviction order, as a record moves it. Nothing asked against the bound changes when `ms` is
+   * within it and no less than the least, and both peaks were within it already: a key whose
+   * measurements all stay within the bound (a cheap target, called thousands of times a second)
+   * takes no power and no write.
+   */
+  recordAgainst(key: string, ms: number, bound: number, at = this.now()): void {
+    const kept = this.kept.get(key);
+    if (kept === undefined || ms > bound || ms < kept.least || kept.highest > bound) return this.record(key, ms, at);
+    this.measured(key, kept, at);
+  }
+
+  /** Last in the map's order: the key measured longest ago stays first, to go first. */
+  private measured(key: string, kept: Kept, at: number): void {
     if (at - kept.moved < this.halfLifeMs / MOVE_SHARE) return;
     kept.moved = at;
     this.kept.delete(key);

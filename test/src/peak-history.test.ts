@@ -94,4 +94,51 @@ describe('peak history: the dearest EL times measured lately, per key', () => {
     slower.record('a', 400, 1_000);
     expect([slower.peaks('a')?.highest, peaks.peaks('b', 3_000)?.highest]).to.deep.equal([400 * 2 ** -0.5, 100]);
   });
+
+  it('records against a bound what record does for every question asked against it, over mixed short and long measurements', () => {
+    const BOUND = 50;
+    let clock = 1_000;
+    const recorded = new PeakHistory(1_000, 3, () => clock);
+    const against = new PeakHistory(1_000, 3, () => clock);
+    // A fixed walk: short calls, a long one now and then, the clock on by 0-700 ms, four keys for three places.
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 48_271) % 2_147_483_647;
+      return seed / 2_147_483_647;
+    };
+    const answers = (peaks: PeakHistory, key: string) => [
+      peaks.leastIfWithin(key, BOUND),
+      peaks.latelyAbove(key, BOUND),
+      peaks.highestAbove(key, BOUND),
+      peaks.size,
+    ];
+    for (let i = 0; i < 2_000; i++) {
+      const key = `k${Math.floor(next() * 4)}`;
+      const ms = next() < 0.05 ? BOUND + next() * 400 : next() * BOUND;
+      clock += Math.floor(next() * 700);
+      recorded.record(key, ms);
+      against.recordAgainst(key, ms, BOUND);
+      for (const asked of ['k0', 'k1', 'k2', 'k3'])
+        expect(answers(against, asked), `step ${i}, ${asked}`).to.deep.equal(answers(recorded, asked));
+    }
+  });
+
+  it('records against a bound in full what could answer otherwise: a new key, a new least, a measurement past it, a peak still past it', () => {
+    let clock = 0;
+    const peaks = new PeakHistory(1_000, 10, () => clock);
+    peaks.recordAgainst('a', 20, 50);
+    peaks.recordAgainst('a', 10, 50);
+    peaks.recordAgainst('a', 30, 50);
+    expect(peaks.peaks('a'), 'a new least is kept, 30 within the bound above both peaks is not').to.deep.equal({
+      highest: 20,
+      lately: 10,
+      least: 10,
+    });
+    peaks.recordAgainst('a', 60, 50);
+    peaks.recordAgainst('a', 5, 50);
+    expect(peaks.peaks('a')).to.deep.equal({ highest: 60, lately: 20, least: 5 });
+    clock = 1_000;
+    peaks.recordAgainst('a', 25, 50);
+    expect(peaks.peaks('a'), 'a peak past the bound when last written: recorded').to.deep.equal({ highest: 30, lately: 25, least: 5 });
+  });
 });
