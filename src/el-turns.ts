@@ -28,9 +28,10 @@
  * within `quickMs` meanwhile (`answered`): an EL that seals blocks under a write lock (anvil)
  * holds every read while a long call keeps the lock, and a call held so waited, whatever its own
  * time; an EL answering others quickly all along was not holding it. Nor does it mark if reads
- * lately took an eighth of its time or more, as a crowded EL makes them (a busy node, another
- * proxy, this one's own loop behind): every call is slower then, the cheap ones too, and sending
- * them to the heavy lane, one at a time, would leave the EL idle while clients wait.
+ * answered within `quickMs` lately took an eighth of its time or more, as a crowded EL makes them
+ * (a busy node, another proxy, this one's own loop behind): every call is slower then, the cheap
+ * ones too, and sending them to the heavy lane, one at a time, would leave the EL idle while
+ * clients wait.
  *
  * In each lane, waiting sources are served by start-time fair queueing on measured
  * milliseconds: a source's next call starts at the later of the current virtual time and the
@@ -148,7 +149,11 @@ export class ElTurns {
   private readonly pairs: PeakHistory;
   /** When the EL last answered a read within `quickMs`: it was not holding reads then. */
   private lastResponsive = Number.NEGATIVE_INFINITY;
-  /** What the EL's answers took lately, typically: a running mean of their log2 ms, by answer. */
+  /**
+   * What the EL's answers within `quickMs` took lately, typically: a running mean of their log2
+   * ms, by answer. Longer ones are left out: a crowd of calls kept long (many sources' calls at
+   * once) would otherwise raise the bar they are themselves judged against.
+   */
   private typicalLog2 = 0;
 
   constructor(
@@ -182,7 +187,8 @@ export class ElTurns {
   }
 
   private answeredAt(elMs: number, at: number): void {
-    if (elMs <= this.lanes.quickMs) this.lastResponsive = at;
+    if (elMs > this.lanes.quickMs) return;
+    this.lastResponsive = at;
     this.typicalLog2 += (Math.log2(Math.max(elMs, LEAST_TYPICAL_MS)) - this.typicalLog2) / TYPICAL_ANSWERS;
   }
 
@@ -197,9 +203,9 @@ export class ElTurns {
 
   /**
    * Whether a long call's time says nothing of its own cost: held, or no more than `LONG_SHARE`
-   * times what the EL's answers typically took lately (a crowded EL slows every call alike). A
-   * dear call stands out of an EL's cheap answers however many of them there are: it is counted
-   * once, and each of the calls that answered quickly beside it once too.
+   * times what the EL's answers within `quickMs` typically took lately (a crowded EL slows every
+   * call alike). Counted by answer, a dear call stands out of others' cheap ones however many
+   * dear ones a source sends.
    */
   private crowded(startedAt: number, elMs: number): boolean {
     return this.held(startedAt, elMs) || (elMs > this.lanes.quickMs && elMs <= LONG_SHARE * 2 ** this.typicalLog2);

@@ -269,6 +269,26 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.lanesOf.get('v9')).to.equal('heavy');
   });
 
+  it('leaves answers past quick_call_ms out of the typical answer: a crowd of long calls does not raise the bar it is judged by', () => {
+    const h = harness({ ...LANES, quickMost: 4 });
+    h.take('v1', LARGE, { target: 'view' });
+    h.end('v1', 2);
+    h.warm('view', 20);
+    // 32 sources' calls kept long at once (400 ms each), the EL answering one read quickly meanwhile.
+    const long = (name: string) => {
+      h.take(name, LARGE, { target: 'view' });
+      expect(h.lanesOf.get(name), name).to.equal('quick');
+      h.advance(60);
+      for (let i = 0; i < 100; i++) h.turns.answered(400);
+      h.turns.answered(2);
+      h.end(name, 140, 80, true);
+    };
+    long('v2');
+    long('v3');
+    h.take('v4', LARGE, { target: 'view' });
+    expect(h.lanesOf.get('v4')).to.equal('heavy');
+  });
+
   it("keeps a target on the quick lane for others while one source's calls to it run long; two sources' mark it", () => {
     const h = harness();
     h.take('victim1', LARGE, { target: 'multicall' });
