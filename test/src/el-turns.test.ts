@@ -269,6 +269,16 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.lanesOf.get('v9')).to.equal('heavy');
   });
 
+  it('learns a call of exactly quick_call_ms while the EL is crowded: it is no long call to spare', () => {
+    const h = harness();
+    for (let i = 0; i < 100; i++) h.turns.answered(20);
+    h.take('a1', LARGE, { target: 'view' });
+    expect(h.lanesOf.get('a1'), 'a target never measured').to.equal('heavy');
+    h.end('a1', 50);
+    h.take('a2', LARGE, { target: 'view' });
+    expect(h.lanesOf.get('a2')).to.equal('quick');
+  });
+
   it('leaves answers past quick_call_ms out of the typical answer: a crowd of long calls does not raise the bar it is judged by', () => {
     const h = harness({ ...LANES, quickMost: 4 });
     h.take('v1', LARGE, { target: 'view' });
