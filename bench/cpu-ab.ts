@@ -71,13 +71,13 @@ runBench(async (stopLater) => {
     pin(child.pid!, PROXY_CPU);
     targets[name] = { url: ingress.url, pid: child.pid! };
   }
+  console.log(`A: ${A}, B: ${B}${process.env.BENCH_B_CHAIN ? ` (chain: ${process.env.BENCH_B_CHAIN})` : ''}; ${CLIENTS} clients`);
   if (SIDE_BY_SIDE) return sideBySide(targets);
   const reference = await startReferenceProcess(anvil.url);
   stopLater(() => reference.stop());
   pin(reference.child.pid!, PROXY_CPU);
   targets.reference = { url: reference.url, pid: reference.child.pid! };
 
-  console.log(`A: ${A}, B: ${B}${process.env.BENCH_B_CHAIN ? ` (chain: ${process.env.BENCH_B_CHAIN})` : ''}; ${CLIENTS} clients`);
   console.log(`${ROUNDS} paired rounds of ${SECONDS} s; CPU µs per call, median [each round], and req/s median`);
   for (const method of METHODS) {
     const body = bodyOf(method);

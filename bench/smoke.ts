@@ -20,6 +20,7 @@ const BENCHES: ReadonlyArray<readonly [string, readonly string[], Record<string,
   ['reads', ['1', '1', '1'], { BENCH_METHODS: 'eth_chainId,eth_call' }],
   ['forwarders', ['1', '1']],
   ['cpu-ab', ['.', '.', '1', '1'], { BENCH_METHODS: 'eth_blockNumber' }],
+  ['cpu-ab', ['.', '.', '1', '1'], { BENCH_METHODS: 'eth_call', BENCH_SIDE_BY_SIDE: '1' }],
   ['chain', ['20000', '1']],
   ['gate', ['1000', '20']],
   ['victim', ['1']],
@@ -42,10 +43,12 @@ const unknown = named.filter((name) => !BENCHES.some(([bench]) => bench === name
 if (unknown.length > 0) throw new Error(`no bench named ${unknown.join(', ')}`);
 const dir = mkdtempSync(join(tmpdir(), 'svc-bench-smoke-'));
 const failed: string[] = [];
-for (const [name, args, env] of BENCHES.filter(([bench]) => named.length === 0 || named.includes(bench))) {
+for (const [index, [name, args, env]] of BENCHES.entries()) {
+  if (named.length > 0 && !named.includes(name)) continue;
   const started = performance.now();
   const { code, out } = await runScript(`bench/${name}.js`, env ?? {}, BENCH_DEADLINE_MS, args);
-  const log = join(dir, `${name}.log`);
+  // One bench may run in two modes: each run's output has a file of its own.
+  const log = join(dir, `${index}-${name}.log`);
   writeFileSync(log, out);
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
   console.log(
