@@ -42,7 +42,18 @@ function harness(lanes: ElLanes = LANES) {
       end(`warm${i}x`, 1);
     }
   };
-  return { turns, take, end, warm, started, lanesOf, dropped, advance: (ms: number) => (clock += ms) };
+  /**
+   * A call of 140 ms to `target` that ran on the quick lane while the EL answered reads of `others`
+   * ms each, 60 ms after it reached the EL (so a quick one among them shows it was not held).
+   */
+  const longAmong = (name: string, target: string, others: readonly number[]) => {
+    take(name, LARGE, { target });
+    expect(lanesOf.get(name), name).to.equal('quick');
+    clock += 60;
+    for (const ms of others) turns.answered(ms);
+    end(name, 140, 80, true);
+  };
+  return { turns, take, end, warm, longAmong, started, lanesOf, dropped, advance: (ms: number) => (clock += ms) };
 }
 
 /** A quick lane of 50 ms for two calls, where a's, b's and c's calls to their targets are known to take 40, 40 and 8 ms. */
@@ -247,24 +258,17 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.take('v1', LARGE, { target: 'view' });
     h.end('v1', 2);
     h.warm('view', 20);
-    /** A call of 140 ms to the view, while the EL answers 100 other reads in `others` ms each (after it, so not held). */
-    const long = (name: string, others: number) => {
-      h.take(name, LARGE, { target: 'view' });
-      expect(h.lanesOf.get(name), name).to.equal('quick');
-      h.advance(60);
-      for (let i = 0; i < 100; i++) h.turns.answered(others);
-      h.end(name, 140, 80, true);
-    };
+    const reads = (ms: number) => Array<number>(100).fill(ms);
     // Crowded: reads take ~18 ms (another proxy on the EL, this one's loop behind), 140 ms is no outlier.
-    for (const name of ['v2', 'v3', 'v4']) long(name, 20);
+    for (const name of ['v2', 'v3', 'v4']) h.longAmong(name, 'view', reads(20));
     h.take('v5', LARGE, { target: 'view' });
     h.take('v6', LARGE, { target: 'view' });
     expect([h.lanesOf.get('v5'), h.lanesOf.get('v6')], 'the window still lets two run at once').to.deep.equal(['quick', 'quick']);
     h.end('v5', 2);
     h.end('v6', 2);
     // The same calls while the EL answers others in 2 ms: the second marks the source.
-    long('v7', 2);
-    long('v8', 2);
+    h.longAmong('v7', 'view', reads(2));
+    h.longAmong('v8', 'view', reads(2));
     h.take('v9', LARGE, { target: 'view' });
     expect(h.lanesOf.get('v9')).to.equal('heavy');
   });
@@ -285,16 +289,9 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.end('v1', 2);
     h.warm('view', 20);
     // 32 sources' calls kept long at once (400 ms each), the EL answering one read quickly meanwhile.
-    const long = (name: string) => {
-      h.take(name, LARGE, { target: 'view' });
-      expect(h.lanesOf.get(name), name).to.equal('quick');
-      h.advance(60);
-      for (let i = 0; i < 100; i++) h.turns.answered(400);
-      h.turns.answered(2);
-      h.end(name, 140, 80, true);
-    };
-    long('v2');
-    long('v3');
+    const crowd = [...Array<number>(100).fill(400), 2];
+    h.longAmong('v2', 'view', crowd);
+    h.longAmong('v3', 'view', crowd);
     h.take('v4', LARGE, { target: 'view' });
     expect(h.lanesOf.get('v4')).to.equal('heavy');
   });
