@@ -152,9 +152,11 @@ export class ElTurns {
   /**
    * What the EL's answers within `quickMs` took lately, typically: a running mean of their log2
    * ms, by answer. Longer ones are left out: a crowd of calls kept long (many sources' calls at
-   * once) would otherwise raise the bar they are themselves judged against.
+   * once) would otherwise raise the bar they are themselves judged against. It starts at half
+   * `quickMs` (long calls up to 4 times it spared): a restart under load knows nothing yet, and
+   * a few dozen answers within `quickMs` bring it to what the EL does.
    */
-  private typicalLog2 = 0;
+  private typicalLog2: number;
 
   constructor(
     private lanes: ElLanes,
@@ -164,6 +166,7 @@ export class ElTurns {
     this.targets = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
     this.pairs = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
     this.quickLimit = 1;
+    this.typicalLog2 = Math.log2(lanes.quickMs / 2);
   }
 
   /**

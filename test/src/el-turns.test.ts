@@ -273,6 +273,24 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.lanesOf.get('v9')).to.equal('heavy');
   });
 
+  it('spares long calls from a cold start until quick answers show the EL is not crowded: a restart under load keeps its lanes', () => {
+    const h = harness({ ...LANES, quickMost: 4 });
+    h.take('v1', LARGE, { target: 'view' });
+    h.end('v1', 2);
+    // Nothing measured yet but v1's 2 ms and a few reads of 20 ms: two calls of 140 ms mark nothing.
+    const reads = Array<number>(4).fill(20);
+    h.longAmong('v2', 'view', reads);
+    h.longAmong('v3', 'view', reads);
+    h.take('v4', LARGE, { target: 'view' });
+    expect(h.lanesOf.get('v4')).to.equal('quick');
+    h.end('v4', 2);
+    // Fifty reads answered in 2 ms later, the same two calls mark the source.
+    h.longAmong('v5', 'view', Array<number>(50).fill(2));
+    h.longAmong('v6', 'view', Array<number>(50).fill(2));
+    h.take('v7', LARGE, { target: 'view' });
+    expect(h.lanesOf.get('v7')).to.equal('heavy');
+  });
+
   it('learns a call of exactly quick_call_ms while the EL is crowded: it is no long call to spare', () => {
     const h = harness();
     for (let i = 0; i < 100; i++) h.turns.answered(20);
