@@ -41,6 +41,7 @@
  * lately is served first. Within a source, first come first served.
  */
 import { PeakHistory } from './peak-history.js';
+import { SealWatch } from './seal-watch.js';
 
 export type Lane = 'quick' | 'heavy';
 
@@ -92,6 +93,8 @@ const MAX_LINES = 10_000;
 const LONG_SHARE = 8;
 /** About how many answers the typical answer follows (the weight of each in the running mean). */
 const TYPICAL_ANSWERS = 32;
+/** What a source's next call on the heavy lane is expected to take: its last, or this share of what was expected of that one. */
+const HEAVY_MS_FADE = 0.9;
 /** An answer quicker than this counts as this (log2 of 0 is not a number). */
 const LEAST_TYPICAL_MS = 0.1;
 
@@ -104,6 +107,8 @@ interface Line {
   slot: number;
   /** When it last came to have a call waiting (a count): ties go to the earliest. */
   readySince: number;
+  /** What its last call on the heavy lane took (0: none yet): what its next is expected to take. */
+  heavyMs: number;
 }
 
 /** A call waiting, with its key in `pairs` made once (a key built anew is hashed anew at each look). */
@@ -158,10 +163,18 @@ export class ElTurns {
    */
   private typicalLog2: number;
 
+  /** When a long call may start on an EL that seals blocks under a lock (seal-watch.ts). */
+  private seals: SealWatch;
+  /** When the pump set to start a call that waited for a seal will run, if one is set. */
+  private pumpAt = Number.POSITIVE_INFINITY;
+
   constructor(
     private lanes: ElLanes,
     private readonly now: () => number = () => performance.now(),
+    /** Runs `run` in `ms` (this clock's); not keeping the process alive. */
+    private readonly later: (run: () => void, ms: number) => void = (run, ms) => void setTimeout(run, ms).unref(),
   ) {
+    this.seals = new SealWatch(lanes.quickMs);
     this.sources = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
     this.targets = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
     this.pairs = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
@@ -174,6 +187,7 @@ export class ElTurns {
    * the new numbers, so the EL never has more than the larger of the two at once.
    */
   resize(lanes: ElLanes): void {
+    if (lanes.quickMs !== this.lanes.quickMs) this.seals = new SealWatch(lanes.quickMs);
     this.lanes = lanes;
     this.quickLimit = Math.min(this.quickLimit, Math.max(1, lanes.quickMost));
     this.pump(this.now());
@@ -186,7 +200,9 @@ export class ElTurns {
 
   /** Another read answered in `elMs`: one within `quickMs` shows the EL was serving reads then. */
   answered(elMs: number): void {
-    this.answeredAt(elMs, this.now());
+    const at = this.now();
+    this.seals.answered(elMs, at);
+    this.answeredAt(elMs, at);
   }
 
   private answeredAt(elMs: number, at: number): void {
@@ -230,7 +246,7 @@ export class ElTurns {
     let line = this.lines.get(turn.source);
     if (line === undefined) {
       if (this.lines.size >= MAX_LINES) this.forgetIdle();
-      line = { finish: this.virtual, waiting: [], running: 0, slot: -1, readySince: 0 };
+      line = { finish: this.virtual, waiting: [], running: 0, slot: -1, readySince: 0, heavyMs: 0 };
       this.lines.set(turn.source, line);
     } else if (this.forgotten(line)) {
       // Kept idle, it starts where a new line would.
@@ -318,7 +334,9 @@ export class ElTurns {
       }
       if (lane === undefined && this.running.heavy < this.lanes.heavy) {
         line = this.earliest();
-        if (line !== undefined) lane = 'heavy';
+        const wait = line === undefined ? 0 : this.seals.waitFor(line.heavyMs, at);
+        if (wait > 0) this.pumpIn(wait, at);
+        else if (line !== undefined) lane = 'heavy';
       }
       if (lane === undefined || line === undefined) return;
       const waiting = line.waiting.shift()!;
@@ -330,6 +348,16 @@ export class ElTurns {
       }
       this.run(waiting, line, lane, lane === 'quick' ? expected : 0, lane === 'quick' && probe, at);
     }
+  }
+
+  /** Pumps again in `ms`, unless a pump is set sooner. */
+  private pumpIn(ms: number, at: number): void {
+    if (at + ms >= this.pumpAt) return;
+    this.pumpAt = at + ms;
+    this.later(() => {
+      this.pumpAt = Number.POSITIVE_INFINITY;
+      this.pump(this.now());
+    }, ms);
   }
 
   private run({ turn, pair }: Waiting, line: Line, lane: Lane, expected: number, probing: boolean, startedAt: number): void {
@@ -354,6 +382,10 @@ export class ElTurns {
       if (probe !== undefined) this.probing.delete(probe);
       line.running--;
       line.finish += Math.max(0, elMs - PROVISIONAL_MS);
+      // The longest of its recent calls there, fading: a call that may run long is planned as long.
+      if (lane === 'heavy') line.heavyMs = Math.max(elMs, line.heavyMs * HEAVY_MS_FADE);
+      if (lane === 'heavy' && elMs > this.lanes.quickMs) this.seals.longEnded(at - elMs, at);
+      else this.seals.answered(elMs, at);
       this.learn(turn, pair, lane, elMs, startedAt, expected, at);
       this.answeredAt(elMs, at);
       this.pump(at);

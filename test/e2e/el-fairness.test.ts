@@ -6,8 +6,8 @@
  * medians stay within 10x of its own quiet medians, measured in the same run, and its eth_call
  * (naming gas, and gasless to a view another source makes dear through its calldata) and
  * eth_estimateGas medians within 10x (or 50 ms, whichever is more), their 90th percentile
- * under a second (transfers and 90th percentiles measured only where one attacking request
- * holds anvil most of a block interval: its seals wait for it) (before issue 34: eth_call 2.3 -> 826 ms under max-gas calls, p90 12.6 s under
+ * under a second (measured only where one attacking request holds anvil longer than a block
+ * interval: its seals wait for it) (before issue 34: eth_call 2.3 -> 826 ms under max-gas calls, p90 12.6 s under
  * BLAKE2F simulations); the attacker is answered by the EL or refused with 429/-32005 and
  * Retry-After, nothing else. It asks again at once after a refusal; past as many refusals as its
  * quota, it is not read from until it may be refused again. Before: eth_getBalance 2.9 ms -> 9,040 ms, transfers
@@ -95,7 +95,7 @@ describe('el-fairness: another source is served while one floods the EL with gas
     const { from, concurrency, body, refusal } = attackOf;
     const sealStalls = 'sealStalls' in attackOf && attackOf.sealStalls;
     const promise = sealStalls
-      ? `the victim's medians but its transfers' stay within ${RATIO_CEILING}x of quiet (anvil's seals)`
+      ? "the attacker's answers and refusals as elsewhere; the victim measured, not asserted (anvil's seals)"
       : `the victim's medians stay within ${RATIO_CEILING}x of quiet`;
     it(`${name}: ${concurrency} concurrent clients retrying at once; ${promise}`, async () => {
       const until = Date.now() + PHASE_MS;
@@ -121,17 +121,14 @@ describe('el-fairness: another source is served while one floods the EL with gas
       const refusals = [...outcomes].reduce((sum, [what, n]) => sum + (what.startsWith('429') ? n : 0), 0);
       expect(refusals).to.be.at.most(REFUSALS_CEILING);
       if (!('withinQuota' in attackOf)) expect(refusals).to.be.above(0);
-      expect(reads).to.be.at.most(RATIO_CEILING);
-      for (const what of ['calls', 'views', 'estimates'] as const) {
-        expect(p50(attacked[what]), `${what} p50`).to.be.at.most(Math.max(RATIO_CEILING * p50(quiet[what]), CALL_FLOOR_MS));
-      }
-      // Where one request holds anvil most of a block interval or longer, its seals hold the
-      // victim's transfers (each makes the next seal) and a tenth of its calls, whatever the
-      // ingress does: measured, not asserted, until one request's EL time is bounded
-      // (support/el-fairness.ts, sealStalls).
+      // Where one request holds anvil longer than its block interval, its seals hold every read
+      // much of the time, whatever the ingress does: measured, not asserted, until one request's
+      // EL time is bounded (support/el-fairness.ts, sealStalls).
       if (sealStalls) return;
+      expect(reads).to.be.at.most(RATIO_CEILING);
       expect(submissions).to.be.at.most(RATIO_CEILING);
       for (const what of ['calls', 'views', 'estimates'] as const) {
+        expect(p50(attacked[what]), `${what} p50`).to.be.at.most(Math.max(RATIO_CEILING * p50(quiet[what]), CALL_FLOOR_MS));
         expect(p90(attacked[what]), `${what} p90`).to.be.at.most(P90_CEILING_MS);
       }
     });

@@ -722,4 +722,50 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.take('b1', LARGE, { target: 't40b' });
     expect([h.lanesOf.get('c1'), h.lanesOf.get('b1')]).to.deep.equal(['quick', 'quick']);
   });
+
+  it('starts a long call on the heavy lane between the ticks of an EL seen holding reads at its seals (anvil)', () => {
+    let clock = 0;
+    const pumps: Array<{ at: number; run: () => void }> = [];
+    const turns = new ElTurns(
+      LANES,
+      () => clock,
+      (run, ms) => pumps.push({ at: clock + ms, run }),
+    );
+    const started: string[] = [];
+    const ends = new Map<string, (elMs: number) => void>();
+    const take = (name: string) =>
+      turns.take({
+        source: 'a',
+        target: undefined,
+        gas: LARGE,
+        gone: () => false,
+        start: (lane, ended) => {
+          started.push(`${name} ${lane} at ${clock}`);
+          ends.set(name, ended);
+        },
+        dropped: () => {},
+      });
+    // Two calls of 800 ms, each across a seal (at 1,000 and 2,000): a read answered in 1 ms
+    // before the tick, then none until the call ends, then those held since just after the tick.
+    for (const [name, from, tick, to] of [
+      ['a1', 600, 1_000, 1_400],
+      ['a2', 1_600, 2_000, 2_400],
+    ] as const) {
+      clock = from;
+      take(name);
+      clock = tick - 10;
+      turns.answered(1);
+      clock = to;
+      ends.get(name)!(to - from);
+      clock = to + 3;
+      turns.answered(to + 3 - (tick + 4));
+    }
+    clock = 2_430;
+    take('a3');
+    expect(started).to.deep.equal(['a1 heavy at 600', 'a2 heavy at 1600']);
+    expect(pumps.map(({ at }) => at)).to.deep.equal([3_029]);
+    clock = 3_029;
+    pumps[0]!.run();
+    expect(started.at(-1)).to.equal('a3 heavy at 3029');
+  });
 });
