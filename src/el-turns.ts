@@ -31,7 +31,8 @@
  * answered within `quickMs` lately took an eighth of its time or more, as a crowded EL makes them
  * (a busy node, another proxy, this one's own loop behind): every call is slower then, the cheap
  * ones too, and sending them to the heavy lane, one at a time, would leave the EL idle while
- * clients wait.
+ * clients wait. On an EL seen holding every read while it seals a block under a lock (anvil), a
+ * call on the heavy lane starts only where it leaves the next seal free (seal-watch.ts).
  *
  * In each lane, waiting sources are served by start-time fair queueing on measured
  * milliseconds: a source's next call starts at the later of the current virtual time and the

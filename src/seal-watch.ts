@@ -8,11 +8,10 @@
  * It is read from the answers: when a long call ends and, at once, answers come that reached the
  * EL after it had answered another read quickly during that call, but waited longer than
  * `quickMs` themselves, while it answered nothing else from soon after the earliest of their
- * starts, the EL sealed a block meanwhile, at about that start.
- * Two such seals give the block interval (the least gap between them). While seals were seen in
- * the last minute, a long call expected to run across the next tick waits until just after it,
- * unless it could not fit between two ticks anyway (then it starts just after one): the seal
- * then finds nothing running.
+ * starts, the EL sealed a block meanwhile, at about that start. Two such seals give the block
+ * interval. While a seal was seen in the last minute, a long call expected to run across the
+ * next tick waits until just after it, unless it could not fit between two ticks anyway (then it
+ * starts soon after one): the seal then finds nothing running.
  */
 
 /** A seal counts answers that come this soon after the long call's end: the block is sealed at once. */
