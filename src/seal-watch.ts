@@ -16,28 +16,39 @@
 
 /** A seal counts answers that come this soon after the long call's end: the block is sealed at once. */
 const BURST_MS = 25;
-/** What a tick is known within (reads' gaps), and how long a seal takes: a long call keeps this clear of both sides. */
+/** How long a seal takes after its tick: a long call starts no sooner, and ends this much before the next. */
 const MARGIN_MS = 25;
+/** A call may start this long after a tick at most to count as started just after it (a timer may fire late). */
+const START_WINDOW_MS = 3 * MARGIN_MS;
+/** A seal counts only if it held the reads this long at least (the EL answering nothing meanwhile). */
+const LEAST_HOLD_MS = 100;
 /** Seals are looked for this long after the last one seen; past it, long calls start when they come. */
 const WATCH_MS = 60_000;
 /** Gaps between seals shorter than this are the same seal seen twice. */
 const LEAST_INTERVAL_MS = 200;
 /** A gap under this share of the interval learned shows the interval was a multiple of the true one. */
 const FRESH_SHARE = 0.75;
+/** A gap this far from a whole number of intervals at most is read as one. */
+const GAP_TOLERANCE_MS = 50;
+/** How far off the interval learned may be, as a share of it, for a gap to be read as whole intervals. */
+const DRIFT_SHARE = 0.02;
 /** About how many gaps the interval is the mean of. */
 const INTERVALS_MEAN = 8;
 
 export class SealWatch {
-  /** The last long call that ended: when it reached the EL and when it ended. */
-  private longFrom = Number.NaN;
+  /** When the last long call ended. */
   private longTo = Number.NaN;
-  /** When the EL last answered within `quickMs`. */
-  private quickAt = Number.NEGATIVE_INFINITY;
+  /** When the last answer within `quickMs` had reached the EL. */
+  private quickFrom = Number.NEGATIVE_INFINITY;
   /** When the EL last answered anything, and, when the last long call ended, the answer before that. */
   private answerAt = Number.NEGATIVE_INFINITY;
   private quietFrom = Number.NEGATIVE_INFINITY;
-  /** Whether the EL answered a read within `quickMs` while the last long call ran. */
-  private servedDuring = false;
+  /**
+   * When the last long call ended: when the last read the EL answered quickly before then had
+   * reached it, if during the call (a tick it sealed at came later); else NaN, the EL having
+   * answered no read that came during the call before it ended (one call at a time).
+   */
+  private servedFrom = Number.NaN;
   /** The seal being read from the answers after `longTo`: the earliest start among them. */
   private burstTick = Number.NaN;
   /** The last seal's tick, and the block interval, once two seals were seen. */
@@ -51,10 +62,9 @@ export class SealWatch {
   /** A call on the heavy lane ended at `at`, having reached the EL at `from`. */
   longEnded(from: number, at: number): void {
     this.settleBurst();
-    this.longFrom = from;
     this.longTo = at;
     this.quietFrom = this.answerAt;
-    this.servedDuring = this.quickAt > from;
+    this.servedFrom = this.quickFrom > from ? this.quickFrom : Number.NaN;
   }
 
   /** Any answer of the EL, `elMs` after it reached it, at `at`. */
@@ -62,13 +72,12 @@ export class SealWatch {
     const from = at - elMs;
     this.answerAt = at;
     if (elMs <= this.quickMs) {
-      this.quickAt = at;
+      this.quickFrom = from;
       return;
     }
     // Held by a seal: it came with the burst after the long call and reached the EL during it,
-    // which the EL had quickly answered another read in (an EL that answers one call at a time
-    // holds every read during a long call, tick or not).
-    if (!(this.servedDuring && at - this.longTo <= BURST_MS && from >= this.longFrom && from < this.longTo)) return;
+    // after a read the EL answered quickly meanwhile.
+    if (!(at - this.longTo <= BURST_MS && from > this.servedFrom && from < this.longTo)) return;
     if (!(from >= this.burstTick)) this.burstTick = from;
   }
 
@@ -80,47 +89,58 @@ export class SealWatch {
     this.settleBurst(at);
     if (!(at - this.tick <= WATCH_MS)) return 0;
     // A seal the last long call held may still be coming in: it may tell the interval.
-    if (at - this.longTo <= BURST_MS) return BURST_MS - (at - this.longTo) + 1;
+    if (at - this.longTo <= BURST_MS) return Math.ceil(BURST_MS - (at - this.longTo)) + 1;
     if (Number.isNaN(this.interval)) return 0;
     const since = (at - this.tick) % this.interval;
     // The seal may be under way.
-    if (since < MARGIN_MS) return MARGIN_MS - since;
+    if (since < MARGIN_MS) return Math.ceil(MARGIN_MS - since);
     const next = at - since + this.interval;
     if (at + expectedMs + MARGIN_MS <= next) return 0;
-    // One that cannot fit between two ticks starts soon after one: it runs across the fewest.
-    if (expectedMs + 2 * MARGIN_MS > this.interval && since <= this.interval / 4) return 0;
-    return next + MARGIN_MS - at;
+    // One that cannot fit between two ticks with room to spare starts just after one: no
+    // placement does better.
+    if (expectedMs + MARGIN_MS + START_WINDOW_MS > this.interval && since <= START_WINDOW_MS) return 0;
+    return Math.ceil(next + MARGIN_MS - at);
   }
 
   /**
-   * Ticks seen apart are whole intervals apart: a gap is read as the whole number of intervals
-   * nearest it, and the interval is their running mean (each tick is seen a little late, by a
-   * varying amount). A gap well under the interval starts it afresh. A seal after a long quiet
-   * only sets the ticks' phase again: long calls kept clear of the ticks leave no seal to see.
+   * Ticks seen apart are whole intervals apart: a gap within GAP_TOLERANCE_MS of a whole number
+   * of intervals is read as that many, and the interval is their running mean (ticks are seen
+   * within a few milliseconds). A gap well under the interval shows it was a multiple of the
+   * true one: the gap is the interval afresh. Other gaps teach nothing. A seal after a long quiet
+   * keeps the interval only if it is still a whole number of them away.
    */
   private learnInterval(gap: number): void {
-    if (!(gap <= WATCH_MS) || gap < LEAST_INTERVAL_MS) return;
-    if (!(gap >= this.interval * FRESH_SHARE)) {
-      this.interval = gap;
-      this.intervals = 1;
+    if (!(gap >= LEAST_INTERVAL_MS)) return;
+    const intervals = Math.round(gap / this.interval);
+    const rest = Math.abs(gap - intervals * this.interval);
+    // Each interval learned may be off by a little: over many, that adds up.
+    const whole = rest <= Math.max(GAP_TOLERANCE_MS, intervals * this.interval * DRIFT_SHARE) && rest < this.interval / 4;
+    if (gap > WATCH_MS) {
+      if (!whole) this.interval = Number.NaN;
       return;
     }
-    this.intervals = Math.min(this.intervals + 1, INTERVALS_MEAN);
-    this.interval += (gap / Math.round(gap / this.interval) - this.interval) / this.intervals;
+    if (intervals >= 1 && whole) {
+      this.intervals = Math.min(this.intervals + 1, INTERVALS_MEAN);
+      this.interval += (gap / intervals - this.interval) / this.intervals;
+    } else if (!(gap >= this.interval * FRESH_SHARE)) {
+      this.interval = gap;
+      this.intervals = 1;
+    }
   }
 
   /** Takes the seal read from a burst once the burst is over (or a new long call ends). */
   private settleBurst(at = Number.POSITIVE_INFINITY): void {
     if (Number.isNaN(this.burstTick) || at - this.longTo <= BURST_MS) return;
-    // A seal holds every read: the EL answered nothing from soon after the tick to the call's end
-    // (an EL merely crowded answers on).
-    if (this.quietFrom > this.burstTick + MARGIN_MS) {
-      this.burstTick = Number.NaN;
-      return;
-    }
-    const gap = this.burstTick - this.tick;
-    this.learnInterval(gap);
-    this.tick = this.burstTick;
+    const held = this.burstTick;
     this.burstTick = Number.NaN;
+    // A seal holds every read: the EL answered nothing from soon after the tick to the call's
+    // end, a while (an EL merely crowded answers on, or soon).
+    if (this.quietFrom > held + MARGIN_MS || this.longTo - held < LEAST_HOLD_MS) return;
+    // The tick came after the last read answered quickly had reached the EL, and before the
+    // first held one did: a seal is placed only where that is known within MARGIN_MS.
+    if (held - this.servedFrom > 2 * MARGIN_MS) return;
+    const tick = (this.servedFrom + held) / 2;
+    this.learnInterval(tick - this.tick);
+    this.tick = tick;
   }
 }

@@ -746,14 +746,14 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
         dropped: () => {},
       });
     // Two calls of 800 ms, each across a seal (at 1,000 and 2,000): a read answered in 1 ms
-    // before the tick, then none until the call ends, then those held since just after the tick.
+    // just before the tick, then none until the call ends, then one held since just after it.
     for (const [name, from, tick, to] of [
       ['a1', 600, 1_000, 1_400],
       ['a2', 1_600, 2_000, 2_400],
     ] as const) {
       clock = from;
       take(name);
-      clock = tick - 10;
+      clock = tick - 3;
       turns.answered(1);
       clock = to;
       ends.get(name)!(to - from);
@@ -763,9 +763,9 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     clock = 2_430;
     take('a3');
     expect(started).to.deep.equal(['a1 heavy at 600', 'a2 heavy at 1600']);
-    expect(pumps.map(({ at }) => at)).to.deep.equal([3_029]);
-    clock = 3_029;
+    expect(pumps.map(({ at }) => at)).to.deep.equal([3_025]);
+    clock = 3_025;
     pumps[0]!.run();
-    expect(started.at(-1)).to.equal('a3 heavy at 3029');
+    expect(started.at(-1)).to.equal('a3 heavy at 3025');
   });
 });

@@ -4,12 +4,12 @@ import { SealWatch } from '../../src/seal-watch.js';
 const QUICK_MS = 50;
 
 /**
- * A long call from `from` to `to` on an EL that sealed at `tick` meanwhile: a read answered in
- * 1 ms before the tick, then nothing until the call ends, then the reads held from just after
- * the tick, answered 3 ms after it.
+ * A long call from `from` to `to` on an EL that sealed at `tick` meanwhile: a read that reached
+ * it 4 ms before the tick answered in 1 ms, then nothing until the call ends, then the reads
+ * held since 4 and 12 ms after the tick, answered 3 ms after the call.
  */
 function sealDuring(watch: SealWatch, from: number, tick: number, to: number): void {
-  watch.answered(1, tick - 10);
+  watch.answered(1, tick - 3);
   watch.longEnded(from, to);
   for (const start of [tick + 4, tick + 12]) watch.answered(to + 3 - start, to + 3);
 }
@@ -17,8 +17,8 @@ function sealDuring(watch: SealWatch, from: number, tick: number, to: number): v
 /** A watch that has seen seals at 1,000 and 2,000 (calls of 800 ms each across them). */
 function learnt(): SealWatch {
   const watch = new SealWatch(QUICK_MS);
-  sealDuring(watch, 600, 996, 1_400);
-  sealDuring(watch, 1_600, 1_996, 2_400);
+  sealDuring(watch, 600, 1_000, 1_400);
+  sealDuring(watch, 1_600, 2_000, 2_400);
   return watch;
 }
 
@@ -34,56 +34,71 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
 
   it('starts a long call only where it ends before the next tick, else just after that tick', () => {
     const watch = learnt();
-    // Ticks seen at 1,000 and 2,000 (each 4 ms late): the next at ~3,000.
     expect(watch.waitFor(500, 2_430)).to.equal(0);
     expect(watch.waitFor(800, 2_430)).to.equal(3_025 - 2_430);
     expect(watch.waitFor(100, 2_860)).to.equal(0);
     expect(watch.waitFor(100, 2_880)).to.equal(3_025 - 2_880);
-    // Just after a tick, the seal may be under way.
+    // Just after a tick, the seal may be under way; whole milliseconds only.
     expect(watch.waitFor(100, 3_010)).to.equal(25 - 10);
+    expect(watch.waitFor(100, 3_024.9999999)).to.equal(1);
+  });
+
+  it('starts a call woken a little late after a tick, even one that would no longer fit before the next', () => {
+    const watch = learnt();
+    expect(watch.waitFor(949.5, 2_430)).to.equal(3_025 - 2_430);
+    expect(watch.waitFor(949.5, 3_027)).to.equal(0);
+    expect(watch.waitFor(949.5, 3_075)).to.equal(0);
+    expect(watch.waitFor(949.5, 3_076)).to.equal(4_025 - 3_076);
   });
 
   it('waits for the seal the last long call may have held before it decides: the burst may tell the interval', () => {
     const watch = new SealWatch(QUICK_MS);
-    sealDuring(watch, 600, 996, 1_400);
-    watch.answered(1, 1_990);
+    sealDuring(watch, 600, 1_000, 1_400);
+    watch.answered(1, 1_997);
     watch.longEnded(1_600, 2_400);
     expect(watch.waitFor(800, 2_401)).to.equal(25);
-    watch.answered(2_403 - 2_000, 2_403);
+    watch.answered(2_403 - 2_004, 2_403);
     // Seen: ticks at 1,000 and 2,000.
     expect(watch.waitFor(800, 2_426)).to.equal(3_025 - 2_426);
   });
 
-  it('starts a call longer than the interval within a quarter of it after a tick, else after the next', () => {
+  it('starts a call longer than the interval just after a tick', () => {
     const watch = learnt();
     expect(watch.waitFor(2_500, 2_430)).to.equal(3_025 - 2_430);
-    expect(watch.waitFor(2_500, 3_100)).to.equal(0);
-    expect(watch.waitFor(2_500, 3_300)).to.equal(4_025 - 3_300);
+    expect(watch.waitFor(2_500, 3_050)).to.equal(0);
+    expect(watch.waitFor(2_500, 3_100)).to.equal(4_025 - 3_100);
   });
 
-  it('takes the interval from ticks seen two intervals apart, and from one seen one apart after them', () => {
+  it('reads gaps as whole intervals; one well under the interval as the interval afresh; others teach it nothing', () => {
     const watch = new SealWatch(QUICK_MS);
-    sealDuring(watch, 600, 996, 1_400);
-    sealDuring(watch, 2_600, 2_996, 3_400);
-    // Read as 2,000: the next tick at ~5,000.
+    sealDuring(watch, 600, 1_000, 1_400);
+    sealDuring(watch, 2_600, 3_000, 3_400);
+    // Read as 2,000: the next tick at 5,000.
     expect(watch.waitFor(800, 3_500)).to.equal(0);
     expect(watch.waitFor(800, 4_300)).to.equal(5_025 - 4_300);
-    sealDuring(watch, 4_600, 4_996, 5_400);
-    sealDuring(watch, 5_600, 5_996, 6_400);
-    sealDuring(watch, 7_600, 7_996, 8_400);
-    // 2,000 again; then 1,000; then a gap of 2,000 read as two of them.
+    sealDuring(watch, 4_600, 5_000, 5_400);
+    sealDuring(watch, 5_600, 6_000, 6_400);
+    sealDuring(watch, 7_600, 8_000, 8_400);
+    // 2,000 again; then 1,000 (2,000 less one interval); then 2,000 read as two of them.
     expect(watch.waitFor(500, 8_430)).to.equal(0);
     expect(watch.waitFor(800, 8_430)).to.equal(9_025 - 8_430);
+    sealDuring(watch, 10_600, 11_000, 11_400);
+    sealDuring(watch, 12_100, 12_500, 12_900);
+    // 3,000 as three; then 1,500, half-way: the interval stays, the ticks move.
+    expect(watch.waitFor(400, 12_930)).to.equal(0);
+    expect(watch.waitFor(600, 12_930)).to.equal(13_525 - 12_930);
   });
 
-  it('sees no seal where the EL answered no read quickly during the long call: one call at a time holds every read', () => {
+  it('sees no seal where the EL answered no read that came during the long call before it ended: one call at a time', () => {
     const watch = new SealWatch(QUICK_MS);
     for (const [from, tick, to] of [
-      [600, 996, 1_400],
-      [1_600, 1_996, 2_400],
-    ]) {
-      watch.longEnded(from!, to!);
-      watch.answered(to! + 3 - (tick! + 4), to! + 3);
+      [600, 1_000, 1_400],
+      [1_600, 2_000, 2_400],
+    ] as const) {
+      // Answered quickly during the call, but it had come before it.
+      watch.answered(45, from + 40);
+      watch.longEnded(from, to);
+      watch.answered(to + 3 - (tick + 4), to + 3);
     }
     expect(watch.waitFor(800, 2_600)).to.equal(0);
   });
@@ -91,37 +106,66 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
   it('sees no seal where the EL answered on after the tick: crowded, not sealing', () => {
     const watch = new SealWatch(QUICK_MS);
     for (const [from, tick, to] of [
-      [600, 996, 1_400],
-      [1_600, 1_996, 2_400],
-    ]) {
-      watch.answered(1, tick! - 10);
-      watch.answered(70, tick! + 100);
-      watch.longEnded(from!, to!);
-      watch.answered(to! + 3 - (tick! + 4), to! + 3);
+      [600, 1_000, 1_400],
+      [1_600, 2_000, 2_400],
+    ] as const) {
+      watch.answered(1, tick - 3);
+      watch.answered(70, tick + 100);
+      watch.longEnded(from, to);
+      watch.answered(to + 3 - (tick + 4), to + 3);
     }
     expect(watch.waitFor(800, 2_600)).to.equal(0);
+  });
+
+  it('sees no seal that held the reads less than 100 ms: a slow read that ended with the call', () => {
+    const watch = new SealWatch(QUICK_MS);
+    for (const [from, tick, to] of [
+      [600, 1_000, 1_099],
+      [1_600, 2_000, 2_099],
+    ] as const) {
+      sealDuring(watch, from, tick, to);
+    }
+    expect(watch.waitFor(800, 2_200)).to.equal(0);
+  });
+
+  it('places no seal whose tick is known to no better than 50 ms: between the last quick read and the first held one', () => {
+    const watch = new SealWatch(QUICK_MS);
+    for (const [from, tick, to] of [
+      [600, 1_000, 1_400],
+      [1_600, 2_000, 2_400],
+    ] as const) {
+      watch.answered(1, tick - 47);
+      watch.longEnded(from, to);
+      watch.answered(to + 3 - (tick + 4), to + 3);
+    }
+    expect(watch.waitFor(800, 2_600)).to.equal(0);
+    sealDuring(watch, 2_600, 3_000, 3_400);
+    sealDuring(watch, 3_600, 4_000, 4_400);
+    expect(watch.waitFor(800, 4_430)).to.equal(5_025 - 4_430);
   });
 
   it('counts only answers that came at once after the long call and reached the EL during it', () => {
     const watch = new SealWatch(QUICK_MS);
     for (const [from, tick, to] of [
-      [600, 996, 1_400],
-      [1_600, 1_996, 2_400],
-    ]) {
-      watch.answered(1, tick! - 10);
-      watch.longEnded(from!, to!);
-      // 30 ms after the call's end; and one that reached the EL before the call.
-      watch.answered(to! + 3 - (from! - 5), to! + 3);
-      watch.answered(to! + 30 - (tick! + 4), to! + 30);
+      [600, 1_000, 1_400],
+      [1_600, 2_000, 2_400],
+    ] as const) {
+      watch.answered(1, tick - 3);
+      watch.longEnded(from, to);
+      // One that reached the EL before the quick one; one 30 ms after the call's end.
+      watch.answered(to + 3 - (tick - 10), to + 3);
+      watch.answered(to + 30 - (tick + 4), to + 30);
     }
     expect(watch.waitFor(800, 2_600)).to.equal(0);
   });
 
-  it('lets long calls start when they come once no seal was seen for a minute; one seal then sets the ticks again', () => {
+  it('lets long calls start when they come once no seal was seen for a minute; a seal then keeps the interval only if whole intervals away', () => {
     const watch = learnt();
     expect(watch.waitFor(800, 61_900)).to.equal(62_025 - 61_900);
     expect(watch.waitFor(800, 62_200)).to.equal(0);
-    sealDuring(watch, 90_100, 90_496, 90_900);
-    expect(watch.waitFor(800, 90_930)).to.equal(91_525 - 90_930);
+    sealDuring(watch, 89_600, 90_000, 90_400);
+    expect(watch.waitFor(800, 90_430)).to.equal(91_025 - 90_430);
+    sealDuring(watch, 149_850, 150_250, 150_650);
+    expect(watch.waitFor(800, 150_700)).to.equal(0);
   });
 });
