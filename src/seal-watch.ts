@@ -95,10 +95,9 @@ export class SealWatch {
     // The seal may be under way.
     if (since < MARGIN_MS) return Math.ceil(MARGIN_MS - since);
     const next = at - since + this.interval;
-    if (at + expectedMs + MARGIN_MS <= next) return 0;
-    // One that cannot fit between two ticks with room to spare starts just after one: no
-    // placement does better.
-    if (expectedMs + MARGIN_MS + START_WINDOW_MS > this.interval && since <= START_WINDOW_MS) return 0;
+    // It ends before the next tick; or it starts just after one (woken a little late, it may no
+    // longer fit before the next: then nothing fits better).
+    if (at + expectedMs + MARGIN_MS <= next || since <= START_WINDOW_MS) return 0;
     return Math.ceil(next + MARGIN_MS - at);
   }
 

@@ -43,8 +43,10 @@ const TARGETS: Record<string, readonly string[]> = {
   // The plugin contract holds auth to passing what it does not guard, even when called directly.
   'plugins/auth.ts': ['test/plugins/auth.test.ts', 'test/src/config/load.test.ts', 'test/plugins/contract.test.ts'],
   // Fairness (issue 34): EL turns by measured time, the queues served by source, the body budget,
-  // the per-source connection share, refusal holds, and the peaks a long call is judged by.
+  // the per-source connection share, refusal holds, the peaks a long call is judged by, and the
+  // seals of an EL that holds reads while it seals (heavy calls placed between its ticks).
   'src/el-turns.ts': ['test/src/el-turns.test.ts'],
+  'src/seal-watch.ts': ['test/src/seal-watch.test.ts', 'test/src/el-turns.test.ts'],
   'src/fair-queue.ts': ['test/src/fair-queue.test.ts'],
   'src/body-budget.ts': ['test/src/body-budget.test.ts'],
   'src/peak-history.ts': ['test/src/peak-history.test.ts'],

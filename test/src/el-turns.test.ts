@@ -723,49 +723,89 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect([h.lanesOf.get('c1'), h.lanesOf.get('b1')]).to.deep.equal(['quick', 'quick']);
   });
 
-  it('starts a long call on the heavy lane between the ticks of an EL seen holding reads at its seals (anvil)', () => {
-    let clock = 0;
+  /**
+   * Turns on a clock the test moves, its pumps kept for the test to run, after two calls of
+   * source a of 800 ms, each across a seal (at 1,000 and 2,000): a read answered in 1 ms just
+   * before the tick, then none until the call ends, then one held since just after it.
+   */
+  function sealed() {
+    const clock = { now: 0 };
     const pumps: Array<{ at: number; run: () => void }> = [];
     const turns = new ElTurns(
       LANES,
-      () => clock,
-      (run, ms) => pumps.push({ at: clock + ms, run }),
+      () => clock.now,
+      (run, ms) => pumps.push({ at: clock.now + ms, run }),
     );
     const started: string[] = [];
     const ends = new Map<string, (elMs: number) => void>();
     const take = (name: string) =>
       turns.take({
-        source: 'a',
+        source: name.replace(/\d+$/, ''),
         target: undefined,
         gas: LARGE,
         gone: () => false,
         start: (lane, ended) => {
-          started.push(`${name} ${lane} at ${clock}`);
+          started.push(`${name} ${lane} at ${clock.now}`);
           ends.set(name, ended);
         },
         dropped: () => {},
       });
-    // Two calls of 800 ms, each across a seal (at 1,000 and 2,000): a read answered in 1 ms
-    // just before the tick, then none until the call ends, then one held since just after it.
     for (const [name, from, tick, to] of [
       ['a1', 600, 1_000, 1_400],
       ['a2', 1_600, 2_000, 2_400],
     ] as const) {
-      clock = from;
+      clock.now = from;
       take(name);
-      clock = tick - 3;
+      clock.now = tick - 3;
       turns.answered(1);
-      clock = to;
+      clock.now = to;
       ends.get(name)!(to - from);
-      clock = to + 3;
+      clock.now = to + 3;
       turns.answered(to + 3 - (tick + 4));
     }
-    clock = 2_430;
+    return { turns, clock, pumps, started, ends, take };
+  }
+
+  it('starts a long call on the heavy lane between the ticks of an EL seen holding reads at its seals (anvil)', () => {
+    const { clock, pumps, started, take } = sealed();
+    clock.now = 2_430;
     take('a3');
     expect(started).to.deep.equal(['a1 heavy at 600', 'a2 heavy at 1600']);
     expect(pumps.map(({ at }) => at)).to.deep.equal([3_025]);
-    clock = 3_025;
+    clock.now = 3_025;
     pumps[0]!.run();
     expect(started.at(-1)).to.equal('a3 heavy at 3025');
+  });
+
+  it("expects a source's next heavy call to take its last, or nine tenths of what was expected of that one if more", () => {
+    const { clock, started, ends, take } = sealed();
+    // Expected 800 ms: from 3,025 it ends before 4,000.
+    clock.now = 3_025;
+    take('a3');
+    clock.now = 3_100;
+    ends.get('a3')!(75);
+    // 75 ms, but 720 expected of the next: from 3,130 it ends by 3,875.
+    clock.now = 3_130;
+    take('a4');
+    expect(started.at(-1)).to.equal('a4 heavy at 3130');
+    clock.now = 3_300;
+    ends.get('a4')!(170);
+    // 648 expected of the next: from 3,330 it would end at 3,978, past 3,975.
+    clock.now = 3_330;
+    take('a5');
+    expect(started.at(-1)).to.equal('a4 heavy at 3130');
+  });
+
+  it('forgets the seals seen when quick_call_ms changes on a reload, and keeps them otherwise', () => {
+    const kept = sealed();
+    kept.turns.resize({ ...LANES });
+    kept.clock.now = 2_430;
+    kept.take('a3');
+    expect(kept.started.at(-1)).to.equal('a2 heavy at 1600');
+    const forgot = sealed();
+    forgot.turns.resize({ ...LANES, quickMs: 60 });
+    forgot.clock.now = 2_430;
+    forgot.take('a3');
+    expect(forgot.started.at(-1)).to.equal('a3 heavy at 2430');
   });
 });

@@ -37,7 +37,8 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
     expect(watch.waitFor(500, 2_430)).to.equal(0);
     expect(watch.waitFor(800, 2_430)).to.equal(3_025 - 2_430);
     expect(watch.waitFor(100, 2_860)).to.equal(0);
-    expect(watch.waitFor(100, 2_880)).to.equal(3_025 - 2_880);
+    expect(watch.waitFor(100, 2_875)).to.equal(0);
+    expect(watch.waitFor(100, 2_876)).to.equal(3_025 - 2_876);
     // Just after a tick, the seal may be under way; whole milliseconds only.
     expect(watch.waitFor(100, 3_010)).to.equal(25 - 10);
     expect(watch.waitFor(100, 3_024.9999999)).to.equal(1);
@@ -57,7 +58,11 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
     watch.answered(1, 1_997);
     watch.longEnded(1_600, 2_400);
     expect(watch.waitFor(800, 2_401)).to.equal(25);
-    watch.answered(2_403 - 2_004, 2_403);
+    // One held since 12 ms after the tick, then one since 4 ms after it: the earliest counts.
+    watch.answered(2_403 - 2_012, 2_403);
+    expect(watch.waitFor(800, 2_403)).to.equal(23);
+    watch.answered(2_404 - 2_004, 2_404);
+    expect(watch.waitFor(800, 2_425)).to.equal(1);
     // Seen: ticks at 1,000 and 2,000.
     expect(watch.waitFor(800, 2_426)).to.equal(3_025 - 2_426);
   });
@@ -162,10 +167,76 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
   it('lets long calls start when they come once no seal was seen for a minute; a seal then keeps the interval only if whole intervals away', () => {
     const watch = learnt();
     expect(watch.waitFor(800, 61_900)).to.equal(62_025 - 61_900);
-    expect(watch.waitFor(800, 62_200)).to.equal(0);
+    expect(watch.waitFor(800, 62_000)).to.equal(25);
+    expect(watch.waitFor(800, 62_001)).to.equal(0);
     sealDuring(watch, 89_600, 90_000, 90_400);
     expect(watch.waitFor(800, 90_430)).to.equal(91_025 - 90_430);
     sealDuring(watch, 149_850, 150_250, 150_650);
     expect(watch.waitFor(800, 150_700)).to.equal(0);
+  });
+
+  it('takes the running mean of the gaps read as whole intervals, of one or of several', () => {
+    const watch = learnt();
+    sealDuring(watch, 2_610, 3_010, 3_410);
+    // 1,010: the interval 1,005 (the mean of two); the next tick at 4,015.
+    expect(watch.waitFor(100, 3_890)).to.equal(0);
+    expect(watch.waitFor(100, 3_891)).to.equal(4_040 - 3_891);
+    sealDuring(watch, 4_630, 5_030, 5_430);
+    // 2,020 as two of 1,010: the interval 1,006.67; the next tick at 6,036.67.
+    expect(watch.waitFor(100, 5_911)).to.equal(0);
+    expect(watch.waitFor(100, 5_912)).to.equal(Math.ceil(6_061.666 - 5_912));
+  });
+
+  it('reads a gap as whole intervals within 2% of the interval for each, and never a quarter of one', () => {
+    const within = learnt();
+    sealDuring(within, 11_750, 12_150, 12_550);
+    // 10,150 as ten of 1,015: the interval 1,007.5; the next tick at 13,157.5.
+    expect(within.waitFor(100, 13_032)).to.equal(0);
+    expect(within.waitFor(100, 13_033)).to.equal(Math.ceil(13_182.5 - 13_033));
+    const exactly = learnt();
+    sealDuring(exactly, 2_650, 3_050, 3_450);
+    // 1,050, 50 off: whole; the interval 1,025, the next tick at 4,075.
+    expect(exactly.waitFor(100, 3_950)).to.equal(0);
+    const beyond = learnt();
+    sealDuring(beyond, 2_800, 3_200, 3_600);
+    // 1,200: neither whole nor well under the interval; the ticks move to 3,200, the interval stays.
+    expect(beyond.waitFor(100, 4_075)).to.equal(0);
+    expect(beyond.waitFor(100, 4_076)).to.equal(4_225 - 4_076);
+  });
+
+  it('takes no gap under 200 ms for an interval: the same seal seen twice', () => {
+    const watch = new SealWatch(QUICK_MS);
+    sealDuring(watch, 600, 1_000, 1_400);
+    sealDuring(watch, 1_100, 1_150, 1_300);
+    expect(watch.waitFor(100, 1_400)).to.equal(0);
+  });
+
+  it('counts a seal at its bounds: held 100 ms, answered nothing from 25 ms after, placed within 50 ms, quick at 50 ms', () => {
+    const watch = new SealWatch(QUICK_MS);
+    for (const [from, tick] of [
+      [600, 1_000],
+      [1_600, 2_000],
+    ] as const) {
+      // Answered in exactly 50 ms, reached 46 ms before the first held read.
+      watch.answered(QUICK_MS, tick + 8);
+      watch.answered(60, tick + 29);
+      watch.longEnded(from, tick + 104);
+      watch.answered(tick + 107 - (tick + 4), tick + 107);
+    }
+    // Ticks seen at 981 and 1,981 (midway): the interval 1,000.
+    expect(watch.waitFor(900, 2_130)).to.equal(3_006 - 2_130);
+  });
+
+  it('sees no seal where the quick read had reached the EL before the long call: one call at a time', () => {
+    const watch = new SealWatch(QUICK_MS);
+    for (const [from, tick, to] of [
+      [990, 1_000, 1_400],
+      [1_990, 2_000, 2_400],
+    ] as const) {
+      watch.answered(1, from - 4);
+      watch.longEnded(from, to);
+      watch.answered(to + 3 - (tick + 4), to + 3);
+    }
+    expect(watch.waitFor(800, 2_600)).to.equal(0);
   });
 });
