@@ -14,6 +14,14 @@ function sealDuring(watch: SealWatch, from: number, tick: number, to: number): v
   for (const start of [tick + 4, tick + 12]) watch.answered(to + 3 - start, to + 3);
 }
 
+/**
+ * Runs `episode` for two long calls across ticks at 1,000 and 2,000: from 600 and 1,600 (or
+ * `lead` ms before the tick) to 1,400 and 2,400 (or `hold` ms after it).
+ */
+function twoCalls(episode: (from: number, tick: number, to: number) => void, lead = 400, hold = 400): void {
+  for (const tick of [1_000, 2_000]) episode(tick - lead, tick, tick + hold);
+}
+
 /** A watch that has seen seals at 1,000 and 2,000 (calls of 800 ms each across them). */
 function learnt(): SealWatch {
   const watch = new SealWatch(QUICK_MS);
@@ -96,53 +104,39 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
 
   it('sees no seal where the EL answered no read that came during the long call before it ended: one call at a time', () => {
     const watch = new SealWatch(QUICK_MS);
-    for (const [from, tick, to] of [
-      [600, 1_000, 1_400],
-      [1_600, 2_000, 2_400],
-    ] as const) {
+    twoCalls((from, tick, to) => {
       // Answered quickly during the call, but it had come before it.
       watch.answered(45, from + 40);
       watch.longEnded(from, to);
       watch.answered(to + 3 - (tick + 4), to + 3);
-    }
+    });
     expect(watch.waitFor(800, 2_600)).to.equal(0);
   });
 
   it('sees no seal where the EL answered on after the tick: crowded, not sealing', () => {
     const watch = new SealWatch(QUICK_MS);
-    for (const [from, tick, to] of [
-      [600, 1_000, 1_400],
-      [1_600, 2_000, 2_400],
-    ] as const) {
+    twoCalls((from, tick, to) => {
       watch.answered(1, tick - 3);
       watch.answered(70, tick + 100);
       watch.longEnded(from, to);
       watch.answered(to + 3 - (tick + 4), to + 3);
-    }
+    });
     expect(watch.waitFor(800, 2_600)).to.equal(0);
   });
 
   it('sees no seal that held the reads less than 100 ms: a slow read that ended with the call', () => {
     const watch = new SealWatch(QUICK_MS);
-    for (const [from, tick, to] of [
-      [600, 1_000, 1_099],
-      [1_600, 2_000, 2_099],
-    ] as const) {
-      sealDuring(watch, from, tick, to);
-    }
+    twoCalls((from, tick, to) => sealDuring(watch, from, tick, to), 400, 99);
     expect(watch.waitFor(800, 2_200)).to.equal(0);
   });
 
   it('places no seal whose tick is known to no better than 50 ms: between the last quick read and the first held one', () => {
     const watch = new SealWatch(QUICK_MS);
-    for (const [from, tick, to] of [
-      [600, 1_000, 1_400],
-      [1_600, 2_000, 2_400],
-    ] as const) {
+    twoCalls((from, tick, to) => {
       watch.answered(1, tick - 47);
       watch.longEnded(from, to);
       watch.answered(to + 3 - (tick + 4), to + 3);
-    }
+    });
     expect(watch.waitFor(800, 2_600)).to.equal(0);
     sealDuring(watch, 2_600, 3_000, 3_400);
     sealDuring(watch, 3_600, 4_000, 4_400);
@@ -151,16 +145,13 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
 
   it('counts only answers that came at once after the long call and reached the EL during it', () => {
     const watch = new SealWatch(QUICK_MS);
-    for (const [from, tick, to] of [
-      [600, 1_000, 1_400],
-      [1_600, 2_000, 2_400],
-    ] as const) {
+    twoCalls((from, tick, to) => {
       watch.answered(1, tick - 3);
       watch.longEnded(from, to);
       // One that reached the EL before the quick one; one 30 ms after the call's end.
       watch.answered(to + 3 - (tick - 10), to + 3);
       watch.answered(to + 30 - (tick + 4), to + 30);
-    }
+    });
     expect(watch.waitFor(800, 2_600)).to.equal(0);
   });
 
@@ -213,30 +204,24 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
 
   it('counts a seal at its bounds: held 100 ms, answered nothing from 25 ms after, placed within 50 ms, quick at 50 ms', () => {
     const watch = new SealWatch(QUICK_MS);
-    for (const [from, tick] of [
-      [600, 1_000],
-      [1_600, 2_000],
-    ] as const) {
+    twoCalls((from, tick) => {
       // Answered in exactly 50 ms, reached 46 ms before the first held read.
       watch.answered(QUICK_MS, tick + 8);
       watch.answered(60, tick + 29);
       watch.longEnded(from, tick + 104);
       watch.answered(tick + 107 - (tick + 4), tick + 107);
-    }
+    });
     // Ticks seen at 981 and 1,981 (midway): the interval 1,000.
     expect(watch.waitFor(900, 2_130)).to.equal(3_006 - 2_130);
   });
 
   it('sees no seal where the quick read had reached the EL before the long call: one call at a time', () => {
     const watch = new SealWatch(QUICK_MS);
-    for (const [from, tick, to] of [
-      [990, 1_000, 1_400],
-      [1_990, 2_000, 2_400],
-    ] as const) {
+    twoCalls((from, tick, to) => {
       watch.answered(1, from - 4);
       watch.longEnded(from, to);
       watch.answered(to + 3 - (tick + 4), to + 3);
-    }
+    }, 10);
     expect(watch.waitFor(800, 2_600)).to.equal(0);
   });
 });
