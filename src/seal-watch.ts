@@ -5,13 +5,13 @@
  * while one source's long call runs across a tick, whatever lane they are on; reth and geth read
  * state from snapshots and never do.
  *
- * It is read from the answers: when a long call ends and, at once, answers come that reached the
- * EL after it had answered another read quickly during that call, but waited longer than
- * `quickMs` themselves, while it answered nothing else from soon after the earliest of their
- * starts, the EL sealed a block meanwhile, at about that start. Two such seals give the block
- * interval. While a seal was seen in the last minute, a long call expected to run across the
- * next tick waits until just after it, unless it could not fit between two ticks anyway (then it
- * starts soon after one): the seal then finds nothing running.
+ * It is read from the answers: when a long call ends and, at once, answers come that waited
+ * longer than `quickMs`, having reached the EL during the call after a read that reached it then
+ * was answered quickly, while it answered nothing else for LEAST_HOLD_MS or more, the EL sealed a
+ * block between those two starts (counted only where they are close enough to place it). Two
+ * such seals give the block interval. While a seal was seen in the last minute, a long call
+ * expected to run across the next tick waits until just after it: the seal then finds nothing
+ * running. An EL that answers one call at a time, or answers on when crowded, shows no seal.
  */
 
 /** A seal counts answers that come this soon after the long call's end: the block is sealed at once. */
