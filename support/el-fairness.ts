@@ -123,7 +123,8 @@ export const ATTACKS = {
     ]),
     refusal: HEAVY_IN_FLIGHT,
     /**
-     * One such simulation keeps anvil ~2.5 s, and anvil seals a block only once the call running
+     * One such simulation keeps anvil ~2.5-4.5 s (4.5 s at the chain's 60,000,000-gas blocks,
+     * 2026-11-29), longer than a block, and anvil seals a block only once the call running
      * then has ended, every read of the new head waiting meanwhile: a victim request that meets a
      * seal waits for it whatever lane it is on. One request's EL time is not bounded yet (issue
      * 34, item 1): the victim's latencies are measured, not asserted, here.

@@ -7,8 +7,8 @@
  * (naming gas, and gasless to a view another source makes dear through its calldata) and
  * eth_estimateGas medians within 10x (or 50 ms, whichever is more), their 90th percentile
  * under a second (measured only where one attacking request holds anvil longer than a block
- * interval: its seals wait for it) (before issue 34: eth_call 2.3 -> 826 ms under max-gas calls, p90 12.6 s under
- * BLAKE2F simulations); the attacker is answered by the EL or refused with 429/-32005 and
+ * interval: its seals wait for it; before issue 34: eth_call 2.3 -> 826 ms under max-gas calls,
+ * p90 12.6 s under BLAKE2F simulations); the attacker is answered by the EL or refused with 429/-32005 and
  * Retry-After, nothing else. It asks again at once after a refusal; past as many refusals as its
  * quota, it is not read from until it may be refused again. Before: eth_getBalance 2.9 ms -> 9,040 ms, transfers
  * 9.4 -> 8,617 ms; an attacker retrying at once had ~6,000 refusals a second (x17-x59 on the
