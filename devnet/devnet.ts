@@ -65,6 +65,7 @@ export async function startDevnet(options: DevnetOptions, log: Logger): Promise<
         heavy: { ...upstreams.heavy, url: el.url },
         quick: { ...upstreams.quick, url: el.url },
         quickCall: upstreams.quickCall,
+        maxCallMs: upstreams.maxCallMs,
         node: upstreams.node && { ...upstreams.node, url: node.url },
       },
     };

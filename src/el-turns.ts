@@ -34,6 +34,14 @@
  * clients wait. On an EL seen holding every read while it seals a block under a lock (anvil), a
  * call on the heavy lane starts only where it leaves the next seal free (seal-watch.ts).
  *
+ * One call's EL time is bounded: a call its source's recent calls on the heavy lane, at their
+ * EL time per unit of gas, say would take longer than `callMs` (or, on an EL that seals under a
+ * lock, longer than fits between two ticks) is refused before it waits, unless the quick lane
+ * expects it short. The EL computes on whatever its client does (anvil does not stop a call whose
+ * connection closed), so only a call never sent is bounded. A source's cost per gas is learned
+ * from its own calls (the second dearest lately, halving each minute): its first two dear calls
+ * run, and it then runs such calls again only with less gas, or once what it showed has faded.
+ *
  * In each lane, waiting sources are served by start-time fair queueing on measured
  * milliseconds: a source's next call starts at the later of the current virtual time and the
  * end of its last, which the EL time that call took pushes on. A source whose calls take a
@@ -58,6 +66,16 @@ export interface ElTurn {
   start(lane: Lane, ended: (elMs: number) => void): void;
   /** Told instead of `start` when the turn was dropped. */
   dropped(): void;
+  /** Told instead of `start` (at once, never queued) when the call is expected to take longer than one call may. */
+  refused(refusal: CallRefusal): void;
+}
+
+/** Why a call was refused: what its source's recent calls say it would take, and what one call may. */
+export interface CallRefusal {
+  readonly expectedMs: number;
+  readonly mostMs: number;
+  /** When the source's cost per gas will have faded enough for this call to run. */
+  readonly retryAfterMs: number;
 }
 
 export interface ElLanes {
@@ -74,6 +92,8 @@ export interface ElLanes {
   readonly quickGas: bigint;
   /** A target (or a source's call on one) measured longer than this lately is kept out of the quick lane. */
   readonly quickMs: number;
+  /** The EL time one call may be expected to take at most (by its source's recent calls). */
+  readonly callMs: number;
 }
 
 /** How fast a long call's mark fades: 1 s is forgotten by a 50 ms bound in ~22 s. */
@@ -96,6 +116,8 @@ const LONG_SHARE = 8;
 const TYPICAL_ANSWERS = 32;
 /** What a source's next call on the heavy lane is expected to take: its last, or this share of what was expected of that one. */
 const HEAVY_MS_FADE = 0.9;
+/** How fast a source's EL time per gas fades: a call 4.7 times too long runs again after ~2 minutes. */
+const COST_HALF_LIFE_MS = 60_000;
 /** An answer quicker than this counts as this (log2 of 0 is not a number). */
 const LEAST_TYPICAL_MS = 0.1;
 
@@ -153,6 +175,8 @@ export class ElTurns {
   private readonly targets: PeakHistory;
   /** Per source and target: whether the source's long call on the target counted there lately. */
   private readonly pairs: PeakHistory;
+  /** Per source: the EL milliseconds per gas its calls on the heavy lane took. */
+  private readonly costs: PeakHistory;
   /** When the EL last answered a read within `quickMs`: it was not holding reads then. */
   private lastResponsive = Number.NEGATIVE_INFINITY;
   /**
@@ -179,6 +203,7 @@ export class ElTurns {
     this.sources = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
     this.targets = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
     this.pairs = new PeakHistory(PEAK_HALF_LIFE_MS, PEAK_KEYS, now);
+    this.costs = new PeakHistory(COST_HALF_LIFE_MS, PEAK_KEYS, now);
     this.quickLimit = 1;
     this.typicalLog2 = Math.log2(lanes.quickMs / 2);
   }
@@ -244,6 +269,10 @@ export class ElTurns {
   }
 
   take(turn: ElTurn): void {
+    const at = this.now();
+    const waiting: Waiting = { turn, pair: turn.target === undefined ? undefined : pairOf(turn.source, turn.target) };
+    const refusal = this.overlong(waiting, at);
+    if (refusal !== undefined) return turn.refused(refusal);
     let line = this.lines.get(turn.source);
     if (line === undefined) {
       if (this.lines.size >= MAX_LINES) this.forgetIdle();
@@ -253,14 +282,27 @@ export class ElTurns {
       // Kept idle, it starts where a new line would.
       line.finish = this.virtual;
     }
-    line.waiting.push({ turn, pair: turn.target === undefined ? undefined : pairOf(turn.source, turn.target) });
+    line.waiting.push(waiting);
     this.waiting++;
     if (line.slot < 0) {
       line.slot = this.readyCount;
       line.readySince = ++this.readySeq;
       this.ready[this.readyCount++] = line;
     }
-    this.pump(this.now());
+    this.pump(at);
+  }
+
+  /**
+   * Why a call may not run: its source's cost per gas lately, times its gas, is over what one call
+   * may take (`callMs`, or between two ticks of an EL that seals under a lock). A call the quick
+   * lane expects short runs (its expectation is its own target's, or bound by its gas).
+   */
+  private overlong(waiting: Waiting, at: number): CallRefusal | undefined {
+    const { source, gas } = waiting.turn;
+    const mostMs = Math.min(this.lanes.callMs, this.seals.longestBetweenTicks(at));
+    if (!this.costs.latelyAbove(source, mostMs / Number(gas), at) || this.quick(waiting, at) !== undefined) return undefined;
+    const expectedMs = this.costs.peaks(source, at)!.lately * Number(gas);
+    return { expectedMs, mostMs, retryAfterMs: Math.ceil(COST_HALF_LIFE_MS * Math.log2(expectedMs / mostMs)) };
   }
 
   /**
@@ -386,6 +428,8 @@ export class ElTurns {
       // The longest of its recent calls there, fading: a call that may run long is planned as long.
       if (lane === 'heavy') line.heavyMs = Math.max(elMs, line.heavyMs * HEAVY_MS_FADE);
       if (lane === 'heavy' && elMs > this.lanes.quickMs) this.seals.longEnded(at - elMs, at);
+      // Its cost per gas, unless the EL held it (or was crowded): then its time is not its own.
+      if (lane === 'heavy' && turn.gas > 0n && !this.crowded(startedAt, elMs)) this.costs.record(turn.source, elMs / Number(turn.gas), at);
       else this.seals.answered(elMs, at);
       this.learn(turn, pair, lane, elMs, startedAt, expected, at);
       this.answeredAt(elMs, at);

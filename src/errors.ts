@@ -123,6 +123,20 @@ export const errors = {
       ...(holdMs > 0 ? { holdMs } : {}),
     }),
   /**
+   * A gas-heavy read its source's recent calls say would keep the EL longer than one call may
+   * (`upstreams.max_call_ms`, or a block interval on an EL that seals under a lock: el-turns.ts):
+   * HTTP 429, to be asked again with less gas or once the source's cost has faded.
+   */
+  callTooLong: (expectedMs: number, mostMs: number, retryAfterMs: number): RpcError =>
+    Object.freeze({
+      code: LIMIT_EXCEEDED,
+      message:
+        'rate limited: calls this large from this source lately kept the execution layer longer than one call may; ask for less gas or retry later',
+      data: { retry_after_ms: retryAfterMs, expected_ms: Math.ceil(expectedMs), max_ms: Math.floor(mostMs) },
+      httpStatus: 429,
+      retryAfterMs,
+    }),
+  /**
    * An API key the endpoint does not know (rate-limit's api_keys): HTTP 401. A client refused
    * past its allowance of refusals is held as for a rate limit (`holdMs`).
    */

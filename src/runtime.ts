@@ -119,6 +119,7 @@ export class Runtime {
         quickMost: config.upstreams.quickCall.most,
         quickGas: config.upstreams.quickCall.gas,
         quickMs: config.upstreams.quickCall.ms,
+        callMs: config.upstreams.maxCallMs,
       };
       const elTurns = previous?.elTurns ?? new ElTurns(lanes);
       elTurns.resize(lanes);

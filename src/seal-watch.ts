@@ -102,6 +102,17 @@ export class SealWatch {
   }
 
   /**
+   * The longest call that can run between two ticks, at `at`, leaving both seals free: while
+   * seals are watched and the interval is known, the interval less a seal's margin at each end;
+   * else unbounded. A longer call holds a seal wherever it starts.
+   */
+  longestBetweenTicks(at: number): number {
+    this.settleBurst(at);
+    if (!(at - this.tick <= WATCH_MS) || Number.isNaN(this.interval)) return Number.POSITIVE_INFINITY;
+    return this.interval - 2 * MARGIN_MS;
+  }
+
+  /**
    * Ticks seen apart are whole intervals apart: a gap within GAP_TOLERANCE_MS of a whole number
    * of intervals is read as that many, and the interval is their running mean (ticks are seen
    * within a few milliseconds). A gap well under the interval shows it was a multiple of the

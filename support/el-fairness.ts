@@ -123,13 +123,14 @@ export const ATTACKS = {
     ]),
     refusal: HEAVY_IN_FLIGHT,
     /**
-     * One such simulation keeps anvil ~2.5-4.5 s (4.5 s at the chain's 60,000,000-gas blocks,
-     * 2026-11-29), longer than a block, and anvil seals a block only once the call running
-     * then has ended, every read of the new head waiting meanwhile: a victim request that meets a
-     * seal waits for it whatever lane it is on. One request's EL time is not bounded yet (issue
-     * 34, item 1): the victim's latencies are measured, not asserted, here.
+     * One such simulation keeps anvil ~4.5 s at the chain's 60,000,000-gas blocks, longer than a
+     * block: anvil seals a block only once the call running then has ended, every read of the
+     * new head waiting meanwhile, whatever lane it is on. Its source's first two run (the
+     * ingress learns a source's cost from its answers); the next are refused before they are
+     * sent, as longer than fits between two of anvil's ticks (src/el-turns.ts). The attack runs
+     * this long before the victim is measured: the phase is what a source's steady attack does.
      */
-    sealStalls: true,
+    warmUpMs: 12_000,
   },
   /**
    * 32 clients, each a gasless eth_estimateGas of the loop (the EL searches: many runs up to the

@@ -46,6 +46,11 @@ export interface IngressConfig {
      * most calls at once however short, and what it takes.
      */
     readonly quickCall: { readonly connections: number; readonly most: number; readonly gas: bigint; readonly ms: number };
+    /**
+     * The EL time one gas-heavy read may be expected to take, by its source's recent calls
+     * (src/el-turns.ts): a longer one is refused before it is sent.
+     */
+    readonly maxCallMs: number;
     /** The consensus node's local API, for node-local methods and gauges. */
     readonly node: UpstreamOptions | undefined;
   };
@@ -251,6 +256,7 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
     gas: BigInt(options.integer('quick_call_gas', QUICK_CALL_GAS, { min: 21_000 })),
     ms: options.integer('quick_call_ms', QUICK_CALL_MS, { min: 1 }),
   };
+  const maxCallMs = options.integer('max_call_ms', MAX_CALL_MS, { min: 100 });
   // node-api.md: short timeouts; an unreachable node is "unavailable", never empty data.
   const nodeTimeoutMs = options.integer('node_timeout_ms', 2_000);
   options.done();
@@ -260,6 +266,7 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
     heavy: { url: execution, ...common, connections: heavyConnections },
     quick: { url: execution, ...common, connections: Math.max(1, quickCall.most) },
     quickCall,
+    maxCallMs,
     node: node === undefined ? undefined : { url: node, connections: 8, headersTimeoutMs: nodeTimeoutMs, bodyTimeoutMs: nodeTimeoutMs },
   };
 }
@@ -268,6 +275,8 @@ function readUpstreams(options: OptionsReader): IngressConfig['upstreams'] {
 const QUICK_CALL_GAS = 2_000_000;
 /** The victim's bound of issue 34: a quick call never waits behind more than about this much. */
 const QUICK_CALL_MS = 50;
+/** geth's `--rpc.evmtimeout`: what an EL cuts a call at (geth) is what a call may be expected to take here. */
+const MAX_CALL_MS = 5_000;
 /** Short calls run on the quick lane at once: at most a quarter of `connections`. */
 const QUICK_SHARE_OF_CONNECTIONS = 4;
 

@@ -11,7 +11,8 @@ import { CALL_GAS, SOURCE } from '../facts.js';
 import { canonicalBody } from '../jsonrpc.js';
 import type { RequestContext } from '../plugin.js';
 import { peerSource } from '../source-connections.js';
-import { fail, sendKept, type Exchange } from './exchange.js';
+import { errors } from '../errors.js';
+import { answer, fail, sendKept, type Exchange } from './exchange.js';
 
 /** Kept, shared by the fleet, or asked of the EL. */
 export function answerRead(ex: Exchange, ctx: RequestContext): void {
@@ -124,6 +125,13 @@ function takeTurn(ex: Exchange, ctx: RequestContext, keep: ((bytes: Buffer | und
     gas: (ctx.facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP)) * runsOf(request.method),
     gone: () => res.destroyed,
     dropped: elSettled,
+    refused: ({ expectedMs, mostMs, retryAfterMs }) => {
+      elSettled();
+      // Those following the same read ask for themselves: they may be other sources.
+      keep?.(undefined);
+      trace.outcome = 'refused';
+      answer(ex, request.id, { error: errors.callTooLong(expectedMs, mostMs, retryAfterMs) });
+    },
     start: (lane, ended) => {
       const started = performance.now();
       let elMs: number | undefined;

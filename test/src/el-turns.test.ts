@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { type ElLanes, type ElTurn, ElTurns, type Lane } from '../../src/el-turns.js';
+import { type CallRefusal, type ElLanes, type ElTurn, ElTurns, type Lane } from '../../src/el-turns.js';
 
-const LANES: ElLanes = { heavy: 1, quick: 1, quickMost: 1, quickGas: 2_000_000n, quickMs: 50 };
+const LANES: ElLanes = { heavy: 1, quick: 1, quickMost: 1, quickGas: 2_000_000n, quickMs: 50, callMs: 5_000 };
 const SMALL = 21_000n;
 const LARGE = 50_000_000n;
 
@@ -12,6 +12,7 @@ function harness(lanes: ElLanes = LANES) {
   const started: string[] = [];
   const lanesOf = new Map<string, Lane>();
   const dropped: string[] = [];
+  const refused: Array<{ name: string } & CallRefusal> = [];
   const ends = new Map<string, (elMs: number) => void>();
   const take = (name: string, gas: bigint, options: { target?: string; gone?: () => boolean } = {}) =>
     turns.take({
@@ -25,6 +26,7 @@ function harness(lanes: ElLanes = LANES) {
         ends.set(name, ended);
       },
       dropped: () => dropped.push(name),
+      refused: (refusal) => refused.push({ name, ...refusal }),
     } satisfies ElTurn);
   /**
    * Ends `name`'s call, `elMs` after it reached the EL; the clock moves on by `advance`. Unless
@@ -53,7 +55,7 @@ function harness(lanes: ElLanes = LANES) {
     for (const ms of others) turns.answered(ms);
     end(name, 140, 80, true);
   };
-  return { turns, take, end, warm, longAmong, started, lanesOf, dropped, advance: (ms: number) => (clock += ms) };
+  return { turns, take, end, warm, longAmong, started, lanesOf, dropped, refused, advance: (ms: number) => (clock += ms) };
 }
 
 /** A quick lane of 50 ms for two calls, where a's, b's and c's calls to their targets are known to take 40, 40 and 8 ms. */
@@ -614,6 +616,51 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.lanesOf.get('s3')).to.equal('quick');
   });
 
+  it("refuses, before it waits, a call its source's last two on the heavy lane say would take longer than callMs; with less gas, or once that faded, it runs", () => {
+    const h = harness();
+    h.take('a1', LARGE);
+    h.end('a1', 6_000, 60);
+    // One dear call may have waited on a busy EL: forgiven.
+    h.take('a2', LARGE);
+    h.end('a2', 6_000, 60);
+    h.take('a3', LARGE);
+    expect(h.refused.map(({ name, mostMs }) => [name, mostMs])).to.deep.equal([['a3', 5_000]]);
+    const { expectedMs, retryAfterMs } = h.refused[0]!;
+    expect(expectedMs).to.be.closeTo(6_000 * 2 ** (-60 / 60_000), 0.01);
+    expect(retryAfterMs).to.equal(Math.ceil(60_000 * Math.log2(expectedMs / 5_000)));
+    expect(h.turns.queued).to.equal(0);
+    // 40,000,000 gas: 4,795 ms expected. Another source is not refused for a's calls.
+    h.take('a4', 40_000_000n);
+    h.take('b1', LARGE);
+    expect(h.started).to.deep.equal(['a1', 'a2', 'a4']);
+    expect(h.turns.queued).to.equal(1);
+    h.end('a4', 1, 60);
+    expect(h.started.at(-1)).to.equal('b1');
+    h.end('b1', 1, 60);
+    // Small calls run on the quick lane whatever the source's cost.
+    h.take('a5', SMALL);
+    expect(h.lanesOf.get('a5')).to.equal('quick');
+    h.end('a5', 1, 60);
+    // Refused at 120 ms: it may run from 120 + retryAfterMs. The clock is at 300.
+    h.advance(retryAfterMs - 190);
+    h.take('a6', LARGE);
+    expect(h.refused.map(({ name }) => name)).to.deep.equal(['a3', 'a6']);
+    h.advance(20);
+    h.take('a7', LARGE);
+    expect(h.started.at(-1)).to.equal('a7');
+  });
+
+  it('learns no cost from a call the EL may have held: two long calls without a quick answer meanwhile refuse nothing', () => {
+    const h = harness();
+    for (const name of ['a1', 'a2']) {
+      h.take(name, LARGE);
+      h.end(name, 6_000, 60, true);
+    }
+    h.take('a3', LARGE);
+    expect(h.refused).to.deep.equal([]);
+    expect(h.started.at(-1)).to.equal('a3');
+  });
+
   it('counts a call once however often its end is reported', () => {
     const h = harness({ ...LANES, quick: 0, heavy: 1 });
     h.take('a1', SMALL);
@@ -738,17 +785,19 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     );
     const started: string[] = [];
     const ends = new Map<string, (elMs: number) => void>();
-    const take = (name: string) =>
+    const refused: Array<{ name: string } & CallRefusal> = [];
+    const take = (name: string, gas = LARGE) =>
       turns.take({
         source: name.replace(/\d+$/, ''),
         target: undefined,
-        gas: LARGE,
+        gas,
         gone: () => false,
         start: (lane, ended) => {
           started.push(`${name} ${lane} at ${clock.now}`);
           ends.set(name, ended);
         },
         dropped: () => {},
+        refused: (refusal) => refused.push({ name, ...refusal }),
       });
     for (const [name, from, tick, to] of [
       ['a1', 600, 1_000, 1_400],
@@ -763,7 +812,7 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
       clock.now = to + 3;
       turns.answered(to + 3 - (tick + 4));
     }
-    return { turns, clock, pumps, started, ends, take };
+    return { turns, clock, pumps, started, ends, take, refused };
   }
 
   it('starts a long call on the heavy lane between the ticks of an EL seen holding reads at its seals (anvil)', () => {
@@ -794,6 +843,22 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     clock.now = 3_330;
     take('a5');
     expect(started.at(-1)).to.equal('a4 heavy at 3130');
+  });
+
+  it("refuses a call its source's cost says would not fit between two ticks of an EL seen sealing, however far under callMs", () => {
+    const { clock, started, take, refused } = sealed();
+    // a's two calls: 800 ms for 50,000,000 gas; 61,000,000 gas is expected to take 964 ms, past
+    // the 950 ms between two ticks' seals. 59,000,000 (938 ms) waits for the next tick.
+    clock.now = 2_430;
+    take('a3', 61_000_000n);
+    take('a4', 59_000_000n);
+    expect(refused.map(({ name, mostMs }) => [name, mostMs])).to.deep.equal([['a3', 950]]);
+    expect(refused[0]!.expectedMs).to.be.closeTo(800 * 2 ** (-1_030 / 60_000) * (61 / 50), 0.01);
+    expect(started).to.deep.equal(['a1 heavy at 600', 'a2 heavy at 1600']);
+    // A minute without a seal: only callMs bounds it.
+    clock.now = 62_500;
+    take('a5', 61_000_000n);
+    expect(refused).to.have.length(1);
   });
 
   it('forgets the seals seen when quick_call_ms changes on a reload, and keeps them otherwise', () => {

@@ -45,6 +45,7 @@ describe('errors: the wire error catalogue', () => {
       'rejected',
       'rejectedByExecutionLayer',
       'rateLimited',
+      'callTooLong',
       'unknownApiKey',
       'subscriptionKindUnsupported',
       'logCriteriaRefused',
@@ -160,6 +161,18 @@ describe('errors: the wire error catalogue', () => {
         data: { retry_after_ms: 1_000 },
         httpStatus: 429,
         retryAfterMs: 1_000,
+      },
+    ],
+    [
+      'callTooLong',
+      () => errors.callTooLong(4_500.2, 950, 67_000),
+      {
+        code: -32005,
+        message:
+          'rate limited: calls this large from this source lately kept the execution layer longer than one call may; ask for less gas or retry later',
+        data: { retry_after_ms: 67_000, expected_ms: 4_501, max_ms: 950 },
+        httpStatus: 429,
+        retryAfterMs: 67_000,
       },
     ],
     ['unknownApiKey', () => errors.unknownApiKey(), { code: -32000, message: 'unauthorized: unknown API key', httpStatus: 401 }],
@@ -299,7 +312,7 @@ describe('errors: the wire error catalogue', () => {
     });
 
     it('travels every other condition with HTTP 200 (no httpStatus, no Retry-After)', () => {
-      const limited = new Set(['rateLimited', 'unknownApiKey']);
+      const limited = new Set(['rateLimited', 'callTooLong', 'unknownApiKey']);
       for (const [name, make] of CATALOGUE) {
         if (limited.has(name)) continue;
         expect(make(), name).not.to.have.any.keys('httpStatus', 'retryAfterMs');

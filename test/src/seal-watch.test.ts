@@ -75,6 +75,17 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
     expect(watch.waitFor(800, 2_426)).to.equal(3_025 - 2_426);
   });
 
+  it('bounds a call to what fits between two ticks with a seal at each end, while seals are watched and the interval known', () => {
+    expect(new SealWatch(QUICK_MS).longestBetweenTicks(2_430)).to.equal(Number.POSITIVE_INFINITY);
+    const once = new SealWatch(QUICK_MS);
+    sealDuring(once, 600, 1_000, 1_400);
+    expect(once.longestBetweenTicks(1_430)).to.equal(Number.POSITIVE_INFINITY);
+    const watch = learnt();
+    expect(watch.longestBetweenTicks(2_430)).to.equal(950);
+    expect(watch.longestBetweenTicks(62_000)).to.equal(950);
+    expect(watch.longestBetweenTicks(62_001)).to.equal(Number.POSITIVE_INFINITY);
+  });
+
   it('starts a call longer than the interval just after a tick', () => {
     const watch = learnt();
     expect(watch.waitFor(2_500, 2_430)).to.equal(3_025 - 2_430);

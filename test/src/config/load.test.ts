@@ -50,6 +50,7 @@ describe('config', () => {
     // Up to a quarter of the 128 connections' worth of short calls at once.
     expect(config.upstreams.quick).to.deep.equal({ ...config.upstreams.execution, connections: 32 });
     expect(config.upstreams.quickCall).to.deep.equal({ connections: 1, most: 32, gas: 2_000_000n, ms: 50 });
+    expect(config.upstreams.maxCallMs).to.equal(5_000);
     expect(config.clientTimeouts.bodyIdleMs).to.equal(5_000);
     expect(config.maxBodyBytesInFlight).to.equal(64 * 1024 * 1024);
   });
@@ -86,6 +87,10 @@ describe('config', () => {
     expect(defaultHeavyConnections()).to.equal(Math.max(1, Math.floor(availableParallelism() / 2)));
     const config = parseConfig(base('\n  - gate', '  heavy_connections: 3'));
     expect(config.upstreams.heavy).to.deep.equal({ ...config.upstreams.execution, connections: 3 });
+  });
+
+  it('bounds what one gas-heavy read may be expected to take at max_call_ms: 5 s (geth cuts a call there) unless set', () => {
+    expect(parseConfig(base('\n  - gate', '  max_call_ms: 1000')).upstreams.maxCallMs).to.equal(1_000);
   });
 
   it('reads a Redis behind Sentinels: their addresses, the master name, a password from a file or the environment', () => {
@@ -278,6 +283,7 @@ describe('config', () => {
     ],
     ['a zero connection cap', base('\n  - gate', 'max_connections: 0'), 'max_connections: must be a positive integer'],
     ['no heavy connection', base('\n  - gate', '  heavy_connections: 0'), 'upstreams.heavy_connections: must be a positive integer'],
+    ['a call bound under 100 ms', base('\n  - gate', '  max_call_ms: 99'), 'upstreams.max_call_ms: must be an integer >= 100'],
     [
       'more heavy connections than connections',
       base('\n  - gate', '  connections: 4\n  heavy_connections: 5'),

@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { request, WebSocket } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { post, rpc } from '../../../support/http.js';
+import { post, postFresh, rpc } from '../../../support/http.js';
 import { heldAnswer, startStubEl } from '../../../support/stub-el.js';
 import { within } from '../../../support/within.js';
 import { startTestIngress, testConfig } from '../../helpers/ingress.js';
@@ -658,6 +658,67 @@ describe('server: gas-heavy reads on EL connections of their own', () => {
       expect(el.received.map((r) => r.method)).to.deep.equal(['eth_call', 'eth_getBalance', 'eth_estimateGas']);
     } finally {
       held.release();
+      await ingress.shutdown();
+      await el.close();
+    }
+  });
+
+  it("refuses, unsent, a call its source's last two show would take longer than max_call_ms: 429 -32005 with Retry-After; less gas, and other sources, run", async () => {
+    const CALL_MS = 300;
+    const el = await startStubEl({
+      eth_call: async (id) => {
+        await sleep(CALL_MS);
+        return JSON.stringify({ jsonrpc: '2.0', id, result: '0x' });
+      },
+      eth_getBalance: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }),
+    });
+    const ingress = await startTestIngress(
+      testConfig(el.url, '\n  - allowlist').replace(
+        '  headers_timeout_ms: 2000',
+        '  headers_timeout_ms: 2000\n  heavy_connections: 1\n  max_call_ms: 200',
+      ),
+    );
+    const dead = '0x000000000000000000000000000000000000dEaD';
+    const calls = () => el.received.filter(({ method }) => method === 'eth_call').length;
+    const body = (id: number, gas?: string) =>
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_call', params: [{ to: dead, ...(gas === undefined ? {} : { gas }) }, 'latest'] });
+    try {
+      // Two gasless calls of 300 ms; a read answered at once while each runs shows the EL was not holding them.
+      for (const id of [1, 2]) {
+        const answered = post(ingress.url, body(id));
+        await until(
+          async () => calls(),
+          (n) => n === id,
+          'the EL has the call',
+        );
+        await sleep(100);
+        expect((await rpc(ingress.url, 'eth_getBalance', [dead, 'latest'], 10 + id)).text).to.equal(
+          `{"jsonrpc":"2.0","id":${10 + id},"result":"0x1"}`,
+        );
+        expect((await answered).text).to.equal(`{"jsonrpc":"2.0","id":${id},"result":"0x"}`);
+      }
+      const refused = await post(ingress.url, body(3));
+      expect(refused.status).to.equal(429);
+      const { error } = JSON.parse(refused.text) as { error: { data: { retry_after_ms: number; expected_ms: number } } };
+      // 300 ms or a little more, of 200: due back once the cost faded to two thirds (it halves each minute).
+      expect(error.data.expected_ms).to.be.within(CALL_MS, 2 * CALL_MS);
+      expect(error.data.retry_after_ms).to.be.within(
+        60_000 * Math.log2((error.data.expected_ms - 1) / 200),
+        60_000 * Math.log2(error.data.expected_ms / 200) + 1,
+      );
+      expect(refused.text).to.equal(
+        `{"jsonrpc":"2.0","id":3,"error":{"code":-32005,"message":"rate limited: calls this large from this source lately kept the execution layer longer than one call may; ask for less gas or retry later","data":{"retry_after_ms":${error.data.retry_after_ms},"expected_ms":${error.data.expected_ms},"max_ms":200}}}`,
+      );
+      expect(refused.headers['retry-after']).to.equal(String(Math.ceil(error.data.retry_after_ms / 1000)));
+      expect(calls()).to.equal(2);
+      // A call naming 1,000,000 gas is expected to take a fiftieth; another source's call has no cost learned.
+      expect((await post(ingress.url, body(4, '0xf4240'))).text).to.equal('{"jsonrpc":"2.0","id":4,"result":"0x"}');
+      expect(await postFresh(ingress.url, body(5), '127.0.0.2')).to.deep.equal({
+        status: 200,
+        json: { jsonrpc: '2.0', id: 5, result: '0x' },
+      });
+      expect(calls()).to.equal(4);
+    } finally {
       await ingress.shutdown();
       await el.close();
     }
