@@ -67,6 +67,13 @@ const line = (what: string, latencies: VictimLatencies, quiet?: VictimLatencies)
   `eth_call p50/p90 ${p50p90ms(latencies.calls)}, gasless eth_call p50/p90 ${p50p90ms(latencies.views)}, ` +
   `eth_estimateGas p50/p90 ${p50p90ms(latencies.estimates)}`;
 
+function report(what: string, attacked: VictimLatencies, quiet: VictimLatencies, outcomes: ReadonlyMap<string, number>): void {
+  console.log(line(what, attacked, quiet));
+  if (attacked.failures.length > 0)
+    console.log(`  ${''.padEnd(20)} victim failed ${attacked.failures.length} times: ${attacked.failures[0]}`);
+  console.log(`  ${''.padEnd(20)} attacker: ${[...outcomes].map(([reply, n]) => `${n} × ${reply.slice(0, 40)}`).join('; ')}`);
+}
+
 async function main(stopLater: StopLater): Promise<void> {
   console.log(`el-fairness bench: 127.0.0.2 reads and transfers while another source attacks (${PHASE_MS / 1000} s a phase)`);
   for (const row of ROWS) {
@@ -74,20 +81,27 @@ async function main(stopLater: StopLater): Promise<void> {
     stopLater(() => anvil.stop());
     await placeLoop(anvil.url);
     const ingress = await benchIngress(stopLater, productionChain(anvil.url, [...row.edits, NONCES_NOT_CONTIGUOUS]));
-    const transfers: Transfers = { raws: await signTransfers(1, 0, 400), next: 0 };
+    const transfers: Transfers = { raws: await signTransfers(1, 0, 500), next: 0 };
     const quiet = await victim(ingress.url, transfers, Date.now() + PHASE_MS);
     console.log(`\n${row.label}:`);
     console.log(line('quiet', quiet));
-    for (const [name, { from, concurrency, body }] of Object.entries(ATTACKS)) {
+    for (const [name, attackOf] of Object.entries(ATTACKS)) {
+      const { from, concurrency, body } = attackOf;
+      // The attack's first seconds, where its source's first dear calls run (src/el-turns.ts).
+      if ('warmUpMs' in attackOf) {
+        const until = Date.now() + attackOf.warmUpMs;
+        const [first, outcomes] = await Promise.all([
+          victim(ingress.url, transfers, until),
+          attack(ingress.url, from, body, concurrency, until, row.backoffMs),
+        ]);
+        report(`${name}, first ${attackOf.warmUpMs / 1000} s`, first, quiet, outcomes);
+      }
       const until = Date.now() + PHASE_MS;
       const [attacked, outcomes] = await Promise.all([
         victim(ingress.url, transfers, until),
         attack(ingress.url, from, body, concurrency, until, row.backoffMs),
       ]);
-      console.log(line(name, attacked, quiet));
-      if (attacked.failures.length > 0)
-        console.log(`  ${''.padEnd(20)} victim failed ${attacked.failures.length} times: ${attacked.failures[0]}`);
-      console.log(`  ${''.padEnd(20)} attacker: ${[...outcomes].map(([what, n]) => `${n} × ${what.slice(0, 40)}`).join('; ')}`);
+      report(name, attacked, quiet, outcomes);
     }
     await stopIngress(ingress);
     await anvil.stop();

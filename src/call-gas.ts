@@ -19,6 +19,8 @@ export const GAS_HEAVY_METHODS: ReadonlySet<string> = new Set([...CALL_METHODS, 
 export const DEFAULT_RPC_GAS_CAP = 50_000_000n;
 
 const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
+/** The least gas a transaction can use: an estimate naming less searches as if it named none (geth). */
+const TRANSFER_GAS = 21_000n;
 
 /**
  * A JSON key as geth matches it to a field: case-insensitively, with Unicode's simple folding
@@ -131,9 +133,11 @@ export function runsOf(method: string): bigint {
 export function requestGas(method: string, params: unknown, cap: bigint, gaslessShareCap = true): bigint {
   let named = 0n;
   let gasless = 0;
+  const searches = runsOf(method) > 1n;
   for (const call of callsOf(method, params)) {
     const gas = gasOf(call);
-    if (gas === undefined) gasless++;
+    // geth's estimator searches up to the block's gas limit under a named gas below a transfer's.
+    if (gas === undefined || (searches && gas < TRANSFER_GAS)) gasless++;
     else named += gas;
   }
   if (gasless === 0) return named;

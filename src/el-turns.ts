@@ -34,13 +34,18 @@
  * clients wait. On an EL seen holding every read while it seals a block under a lock (anvil), a
  * call on the heavy lane starts only where it leaves the next seal free (seal-watch.ts).
  *
- * One call's EL time is bounded: a call its source's recent calls on the heavy lane, at their
- * EL time per unit of gas, say would take longer than `callMs` (or, on an EL that seals under a
- * lock, longer than fits between two ticks) is refused before it waits, unless the quick lane
- * expects it short. The EL computes on whatever its client does (anvil does not stop a call whose
- * connection closed), so only a call never sent is bounded. A source's cost per gas is learned
- * from its own calls (the second dearest lately, halving each minute): its first two dear calls
- * run, and it then runs such calls again only with less gas, or once what it showed has faded.
+ * One call's EL time is bounded: a call its source's recent long calls, at their EL time per
+ * unit of gas, say would take longer than `callMs` (or, on an EL that seals under a lock, longer
+ * than fits between two ticks) is refused when it comes and again when its turn comes, unless
+ * its gas is within `quickGas` or the source's own calls to its target were short. The EL
+ * computes on whatever its client does (anvil does not stop a call whose connection closed), so
+ * only a call never sent is bounded. A source's cost per gas is learned from its own calls longer
+ * than `quickMs` (the second dearest lately, halving each minute; searches, which the EL runs many
+ * times, apart), unless the EL held them: its first two dear calls run, and it then runs such
+ * calls again only with less gas, or once what it showed has faded. A call running at a tick of
+ * such an EL held the seal, and every read behind it: it was not held, and its time is its own.
+ * While seals are seen, the heavy lane runs one call at a time, each planned by the longer of its
+ * source's last and its cost (a source's first, by the dearest cost seen lately).
  *
  * In each lane, waiting sources are served by start-time fair queueing on measured
  * milliseconds: a source's next call starts at the later of the current virtual time and the
@@ -60,6 +65,8 @@ export interface ElTurn {
   readonly target: string | undefined;
   /** The gas its calls ask for in all, a call naming none counted at the cap, times the runs its method makes (call-gas.ts). */
   readonly gas: bigint;
+  /** Whether the EL runs it many times (an estimate, an access list): its cost is learned apart. */
+  readonly searches?: boolean;
   /** True once nobody waits for the answer: a turn not started yet is then dropped. */
   readonly gone: () => boolean;
   /** Runs the call on `lane`; `ended` is called once it is over, with the EL time it took. */
@@ -116,8 +123,14 @@ const LONG_SHARE = 8;
 const TYPICAL_ANSWERS = 32;
 /** What a source's next call on the heavy lane is expected to take: its last, or this share of what was expected of that one. */
 const HEAVY_MS_FADE = 0.9;
+/** A call answered this soon after another's long call ended was released by its end. */
+const RELEASED_MS = 25;
 /** How fast a source's EL time per gas fades: a call 4.7 times too long runs again after ~2 minutes. */
 const COST_HALF_LIFE_MS = 60_000;
+/** Where the dearest cost per gas of any source is kept: what a source's first call is planned by, between ticks. */
+const DEAREST = '';
+/** What a source's calls of a kind are learned under. */
+const costKey = (turn: ElTurn) => (turn.searches === true ? `${turn.source}\nsearches` : turn.source);
 /** An answer quicker than this counts as this (log2 of 0 is not a number). */
 const LEAST_TYPICAL_MS = 0.1;
 
@@ -177,6 +190,10 @@ export class ElTurns {
   private readonly pairs: PeakHistory;
   /** Per source: the EL milliseconds per gas its calls on the heavy lane took. */
   private readonly costs: PeakHistory;
+  /** When the last long call ended, and its source; when the last long call of another source did. */
+  private lastLongAt = Number.NEGATIVE_INFINITY;
+  private lastLongSource = '';
+  private otherLongAt = Number.NEGATIVE_INFINITY;
   /** When the EL last answered a read within `quickMs`: it was not holding reads then. */
   private lastResponsive = Number.NEGATIVE_INFINITY;
   /**
@@ -241,9 +258,16 @@ export class ElTurns {
    * Whether a call that reached the EL at `startedAt` (this clock) and was answered `elMs` later
    * may have been held by it: long, and the EL answered no other read quickly once it had the
    * call (anvil sealing a block holds every read). Its time then says nothing of its own cost.
+   * Unless it was running at one of the EL's ticks: the seal waited for it. Nor does the time of
+   * a long call that ended at once after another `source`'s long call that ended while it ran:
+   * it waited behind that one (held at a seal the other kept, then served while reads were
+   * answered quickly again), as the reads held with it did.
    */
-  held(startedAt: number, elMs: number): boolean {
-    return elMs > this.lanes.quickMs && this.lastResponsive <= startedAt + this.lanes.quickMs;
+  held(startedAt: number, elMs: number, source?: string, at = this.now()): boolean {
+    if (!(elMs > this.lanes.quickMs)) return false;
+    const other = source === undefined ? Number.NEGATIVE_INFINITY : this.lastLongSource === source ? this.otherLongAt : this.lastLongAt;
+    if (other > startedAt && at - other <= RELEASED_MS) return true;
+    return this.lastResponsive <= startedAt + this.lanes.quickMs && !this.seals.heldTick(startedAt, startedAt + elMs);
   }
 
   /**
@@ -252,8 +276,8 @@ export class ElTurns {
    * call alike). Counted by answer, a dear call stands out of others' cheap ones however many
    * dear ones a source sends.
    */
-  private crowded(startedAt: number, elMs: number): boolean {
-    return this.held(startedAt, elMs) || (elMs > this.lanes.quickMs && elMs <= LONG_SHARE * 2 ** this.typicalLog2);
+  private crowded(startedAt: number, elMs: number, source: string, at: number): boolean {
+    return this.held(startedAt, elMs, source, at) || (elMs > this.lanes.quickMs && elMs <= LONG_SHARE * 2 ** this.typicalLog2);
   }
 
   /** Sources whose virtual time counts: with calls waiting or running, or owed time ahead of the clock (a count, for metrics). */
@@ -298,11 +322,24 @@ export class ElTurns {
    * lane expects short runs (its expectation is its own target's, or bound by its gas).
    */
   private overlong(waiting: Waiting, at: number): CallRefusal | undefined {
-    const { source, gas } = waiting.turn;
+    const { turn } = waiting;
+    if (turn.gas <= this.lanes.quickGas) return undefined;
     const mostMs = Math.min(this.lanes.callMs, this.seals.longestBetweenTicks(at));
-    if (!this.costs.latelyAbove(source, mostMs / Number(gas), at) || this.quick(waiting, at) !== undefined) return undefined;
-    const expectedMs = this.costs.peaks(source, at)!.lately * Number(gas);
-    return { expectedMs, mostMs, retryAfterMs: Math.ceil(COST_HALF_LIFE_MS * Math.log2(expectedMs / mostMs)) };
+    const key = costKey(turn);
+    if (!(mostMs > 0) || !this.costs.latelyAbove(key, mostMs / Number(turn.gas), at)) return undefined;
+    // The source's own short calls to the target: a probe on the target's alone would let any
+    // source's dear calldata through on what cheap ones promised.
+    const quick = this.quick(waiting, at);
+    if (quick !== undefined && !quick.probe) return undefined;
+    const expectedMs = this.costs.peaks(key, at)!.lately * Number(turn.gas);
+    return { expectedMs, mostMs, retryAfterMs: Math.max(1, Math.ceil(COST_HALF_LIFE_MS * Math.log2(expectedMs / mostMs))) };
+  }
+
+  /** What a heavy call is planned to take between ticks: its source's last, or by its cost (a new source's, the dearest seen). */
+  private plannedMs(line: Line, at: number): number {
+    const turn = line.waiting[0]!.turn;
+    const peaks = this.costs.peaks(costKey(turn), at) ?? this.costs.peaks(DEAREST, at);
+    return Math.max(line.heavyMs, (peaks?.highest ?? 0) * Number(turn.gas));
   }
 
   /**
@@ -375,9 +412,10 @@ export class ElTurns {
             : found.line.waiting[0]!.turn.gas <= this.lanes.quickGas || this.tinyRunning < Math.floor(this.quickLimit));
         if (fits) lane = 'quick';
       }
-      if (lane === undefined && this.running.heavy < this.lanes.heavy) {
+      // Calls placed between ticks, one at a time: two at once could each hold the other at a seal.
+      if (lane === undefined && this.running.heavy < (this.seals.watching(at) ? 1 : this.lanes.heavy)) {
         line = this.earliest();
-        const wait = line === undefined ? 0 : this.seals.waitFor(line.heavyMs, at);
+        const wait = line === undefined || !this.seals.watching(at) ? 0 : this.seals.waitFor(this.plannedMs(line, at), at);
         if (wait > 0) this.pumpIn(wait, at);
         else if (line !== undefined) lane = 'heavy';
       }
@@ -387,6 +425,12 @@ export class ElTurns {
       if (line.waiting.length === 0) this.unready(line);
       if (waiting.turn.gone()) {
         waiting.turn.dropped();
+        continue;
+      }
+      // What its source showed while it waited counts too (a second call sent beside a first).
+      const refusal = this.overlong(waiting, at);
+      if (refusal !== undefined) {
+        waiting.turn.refused(refusal);
         continue;
       }
       this.run(waiting, line, lane, lane === 'quick' ? expected : 0, lane === 'quick' && probe, at);
@@ -428,13 +472,32 @@ export class ElTurns {
       // The longest of its recent calls there, fading: a call that may run long is planned as long.
       if (lane === 'heavy') line.heavyMs = Math.max(elMs, line.heavyMs * HEAVY_MS_FADE);
       if (lane === 'heavy' && elMs > this.lanes.quickMs) this.seals.longEnded(at - elMs, at);
-      // Its cost per gas, unless the EL held it (or was crowded): then its time is not its own.
-      if (lane === 'heavy' && turn.gas > 0n && !this.crowded(startedAt, elMs)) this.costs.record(turn.source, elMs / Number(turn.gas), at);
       else this.seals.answered(elMs, at);
+      this.learnCost(turn, elMs, startedAt, at);
       this.learn(turn, pair, lane, elMs, startedAt, expected, at);
+      if (elMs > this.lanes.quickMs) this.longEnded(turn.source, at);
       this.answeredAt(elMs, at);
       this.pump(at);
     });
+  }
+
+  /**
+   * A long call's EL time per gas, unless the EL held it (or was crowded): then its time is not
+   * its own. A short one's says little: its time is mostly what any call costs, whatever its gas.
+   */
+  private learnCost(turn: ElTurn, elMs: number, startedAt: number, at: number): void {
+    if (!(elMs > this.lanes.quickMs) || turn.gas === 0n || this.crowded(startedAt, elMs, turn.source, at)) return;
+    const cost = elMs / Number(turn.gas);
+    this.costs.record(costKey(turn), cost, at);
+    this.costs.record(DEAREST, cost, at);
+  }
+
+  private longEnded(source: string, at: number): void {
+    if (source !== this.lastLongSource) {
+      this.otherLongAt = this.lastLongAt;
+      this.lastLongSource = source;
+    }
+    this.lastLongAt = at;
   }
 
   /**
@@ -443,7 +506,7 @@ export class ElTurns {
    */
   private learn(turn: ElTurn, pair: string | undefined, lane: Lane, elMs: number, startedAt: number, expected: number, at: number): void {
     if (turn.gas <= this.lanes.quickGas) return;
-    if (this.crowded(startedAt, elMs)) return;
+    if (this.crowded(startedAt, elMs, turn.source, at)) return;
     if (lane === 'quick' && expected === 0) {
       const most = Math.max(1, this.lanes.quickMost);
       this.quickLimit =

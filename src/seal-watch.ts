@@ -24,6 +24,12 @@ const START_WINDOW_MS = 3 * MARGIN_MS;
 const LEAST_HOLD_MS = 100;
 /** Seals are looked for this long after the last one seen; past it, long calls start when they come. */
 const WATCH_MS = 60_000;
+/**
+ * The interval learned bounds a call's length this long after the last seal seen: once calls too
+ * long to fit between two ticks are refused, none holds a seal to be seen (a forged seal on an EL
+ * that never seals bounds calls as long, at most).
+ */
+const BOUND_MS = 600_000;
 /** Gaps between seals shorter than this are the same seal seen twice. */
 const LEAST_INTERVAL_MS = 200;
 /** A gap under this share of the interval learned shows the interval was a multiple of the true one. */
@@ -108,8 +114,26 @@ export class SealWatch {
    */
   longestBetweenTicks(at: number): number {
     this.settleBurst(at);
-    if (!(at - this.tick <= WATCH_MS) || Number.isNaN(this.interval)) return Number.POSITIVE_INFINITY;
+    if (!(at - this.tick <= BOUND_MS) || Number.isNaN(this.interval)) return Number.POSITIVE_INFINITY;
     return this.interval - 2 * MARGIN_MS;
+  }
+
+  /** Whether seals were seen lately: long calls are placed between ticks, one at a time. */
+  watching(at: number): boolean {
+    this.settleBurst(at);
+    return at - this.tick <= WATCH_MS;
+  }
+
+  /**
+   * Whether a call that reached the EL at `from` and ended at `to` was running at a tick of the
+   * interval learned (from MARGIN_MS before it to MARGIN_MS after it at least): the seal waited
+   * for it, and the reads it held were held by it, not it by them.
+   */
+  heldTick(from: number, to: number): boolean {
+    this.settleBurst(to);
+    if (Number.isNaN(this.interval) || !(to - this.tick <= BOUND_MS)) return false;
+    const tick = this.tick + Math.ceil((from + MARGIN_MS - this.tick) / this.interval) * this.interval;
+    return tick + MARGIN_MS <= to;
   }
 
   /**
@@ -131,7 +155,8 @@ export class SealWatch {
     }
     if (intervals >= 1 && whole) {
       this.intervals = Math.min(this.intervals + 1, INTERVALS_MEAN);
-      this.interval += (gap / intervals - this.interval) / this.intervals;
+      // Never under the least gap taken: a run of gaps a little short of whole must not wear it away.
+      this.interval = Math.max(LEAST_INTERVAL_MS, this.interval + (gap / intervals - this.interval) / this.intervals);
     } else if (!(gap >= this.interval * FRESH_SHARE)) {
       this.interval = gap;
       this.intervals = 1;

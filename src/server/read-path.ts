@@ -118,11 +118,13 @@ function takeTurn(ex: Exchange, ctx: RequestContext, keep: ((bytes: Buffer | und
     trace.afterEl = undefined;
     afterEl?.();
   };
+  const source = sourceOf(ex, ctx);
   runtime.elTurns.take({
-    source: sourceOf(ex, ctx),
+    source,
     target: callTarget(request.method, request.params),
     // The gas of every run: an estimate at 2,000,000 gas may run the call a dozen times.
     gas: (ctx.facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP)) * runsOf(request.method),
+    searches: runsOf(request.method) > 1n,
     gone: () => res.destroyed,
     dropped: elSettled,
     refused: ({ expectedMs, mostMs, retryAfterMs }) => {
@@ -148,7 +150,7 @@ function takeTurn(ex: Exchange, ctx: RequestContext, keep: ((bytes: Buffer | und
         (ms) => {
           elMs = ms;
           // Time the EL held the call (anvil sealing a block) is not the source's to pay for.
-          if (!runtime.elTurns.held(started, ms)) ctx.tab.elTime(ms);
+          if (!runtime.elTurns.held(started, ms, source)) ctx.tab.elTime(ms);
           // The EL has computed the answer: the turn is over, whatever the client's pace of
           // reading it (which holds one of the lane pool's spare connections, not the turn).
           ended(ms);

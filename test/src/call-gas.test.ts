@@ -92,6 +92,13 @@ describe('call-gas', () => {
       expect(requestGas('eth_simulateV1', simulation({ calls: [{ gas: '0x64' }] }), 10_000n), 'none gasless').to.equal(100n);
     });
 
+    it("counts an estimate naming less gas than a transfer's at the cap, as geth's estimator searches from the block's limit then", () => {
+      expect(requestGas('eth_estimateGas', [{ to: '0x1', gas: '0x5207' }], 50_000_000n)).to.equal(50_000_000n);
+      expect(requestGas('eth_createAccessList', [{ to: '0x1', gas: '0x0' }], 50_000_000n)).to.equal(50_000_000n);
+      expect(requestGas('eth_estimateGas', [{ to: '0x1', gas: '0x5208' }], 50_000_000n)).to.equal(21_000n);
+      expect(requestGas('eth_call', [{ to: '0x1', gas: '0x5207' }], 50_000_000n)).to.equal(20_999n);
+    });
+
     it('counts a simulation of no calls as no gas', () => {
       expect(requestGas('eth_simulateV1', simulation(), 10_000n)).to.equal(0n);
     });

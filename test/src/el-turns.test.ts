@@ -14,11 +14,12 @@ function harness(lanes: ElLanes = LANES) {
   const dropped: string[] = [];
   const refused: Array<{ name: string } & CallRefusal> = [];
   const ends = new Map<string, (elMs: number) => void>();
-  const take = (name: string, gas: bigint, options: { target?: string; gone?: () => boolean } = {}) =>
+  const take = (name: string, gas: bigint, options: { target?: string; gone?: () => boolean; searches?: boolean } = {}) =>
     turns.take({
       source: name.replace(/\d+$/, ''),
       target: options.target,
       gas,
+      searches: options.searches,
       gone: options.gone ?? (() => false),
       start: (lane, ended) => {
         started.push(name);
@@ -446,6 +447,18 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.started).to.deep.equal(['a1', 'b1', 'c1', 'd1']);
   });
 
+  it("says a long call answered within 25 ms after another source's long call ended while it ran waited behind it", () => {
+    const h = harness();
+    h.take('a1', LARGE);
+    h.end('a1', 1_000);
+    // Reads were answered quickly all along: only a's end tells.
+    expect([h.turns.held(500, 500, 'v'), h.turns.held(500, 500, 'a'), h.turns.held(500, 500)]).to.deep.equal([true, false, false]);
+    h.advance(25);
+    expect(h.turns.held(500, 525, 'v')).to.equal(true);
+    h.advance(1);
+    expect(h.turns.held(500, 526, 'v')).to.equal(false);
+  });
+
   it('counts a read answered within quick_call_ms, to the millisecond, as the EL serving reads', () => {
     const h = harness();
     h.advance(1_000);
@@ -650,6 +663,54 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.started.at(-1)).to.equal('a7');
   });
 
+  it("checks a call again when its turn comes: what its source's calls ahead of it showed meanwhile counts", () => {
+    const h = harness();
+    for (const name of ['a1', 'a2', 'a3']) h.take(name, LARGE);
+    h.end('a1', 6_000, 60);
+    expect(h.started).to.deep.equal(['a1', 'a2']);
+    h.end('a2', 6_000, 60);
+    expect(h.refused.map(({ name }) => name)).to.deep.equal(['a3']);
+    expect([h.turns.queued, h.turns.runningOn('heavy')]).to.deep.equal([0, 0]);
+  });
+
+  it("learns a source's searches apart from its single runs, and nothing from calls within quick_call_ms", () => {
+    const h = harness();
+    for (const name of ['a1', 'a2']) {
+      h.take(name, LARGE);
+      h.end(name, 400, 60);
+    }
+    // 400 ms for 50,000,000 gas: a search counted at 16 runs would be expected at 6.4 s.
+    h.take('a3', 16n * LARGE, { searches: true });
+    expect(h.refused).to.deep.equal([]);
+    h.end('a3', 50, 60);
+    for (const name of ['b1', 'b2']) {
+      h.take(name, 3_000_000n);
+      h.end(name, 50, 60);
+    }
+    h.take('b3', LARGE);
+    expect(h.refused).to.deep.equal([]);
+  });
+
+  it("refuses a dear source's call to a target others' calls promised short; runs one to a target its own calls kept short", () => {
+    const h = harness();
+    // The view is short for b; a's own calls to its view are short too.
+    for (const [name, target] of [
+      ['b1', 'view'],
+      ['a1', 'own'],
+    ] as const) {
+      h.take(name, LARGE, { target });
+      h.end(name, 2, 60);
+    }
+    for (const name of ['a2', 'a3']) {
+      h.take(name, LARGE);
+      h.end(name, 6_000, 60);
+    }
+    h.take('a4', LARGE, { target: 'view' });
+    h.take('a5', LARGE, { target: 'own' });
+    expect(h.refused.map(({ name }) => name)).to.deep.equal(['a4']);
+    expect(h.lanesOf.get('a5')).to.equal('quick');
+  });
+
   it('learns no cost from a call the EL may have held: two long calls without a quick answer meanwhile refuse nothing', () => {
     const h = harness();
     for (const name of ['a1', 'a2']) {
@@ -775,11 +836,11 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
    * source a of 800 ms, each across a seal (at 1,000 and 2,000): a read answered in 1 ms just
    * before the tick, then none until the call ends, then one held since just after it.
    */
-  function sealed() {
+  function sealed(lanes: ElLanes = LANES) {
     const clock = { now: 0 };
     const pumps: Array<{ at: number; run: () => void }> = [];
     const turns = new ElTurns(
-      LANES,
+      lanes,
       () => clock.now,
       (run, ms) => pumps.push({ at: clock.now + ms, run }),
     );
@@ -859,6 +920,49 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     clock.now = 62_500;
     take('a5', 61_000_000n);
     expect(refused).to.have.length(1);
+  });
+
+  it('tells the seal watch of every short answer on the heavy lane: one after the tick shows the EL answering, no seal', () => {
+    const h = harness({ ...LANES, heavy: 2 });
+    for (const [i, tick] of [
+      [1, 1_000],
+      [2, 2_000],
+    ] as const) {
+      h.advance(tick - 400 - h.advance(0));
+      h.take(`l${i}`, LARGE);
+      h.advance(397);
+      h.turns.answered(1);
+      h.advance(7);
+      h.take(`s${i}`, LARGE);
+      expect(h.started.at(-1)).to.equal(`s${i}`);
+      h.end(`s${i}`, 36, 36, true);
+      h.end(`l${i}`, 800, 360, true);
+      h.advance(3);
+      for (const from of [tick + 4, tick + 12]) h.turns.answered(tick + 403 - from);
+    }
+    h.advance(2_430 - h.advance(0));
+    h.take('l3', LARGE);
+    expect(h.started.at(-1)).to.equal('l3');
+  });
+
+  it("takes a call running at one of the EL's ticks as holding the seal, not held: its time is its own", () => {
+    const { turns } = sealed();
+    // The last read answered quickly at 1,997; ticks at 3,000, 4,000 ...
+    expect(turns.held(2_960, 840)).to.equal(false);
+    expect(turns.held(3_030, 400)).to.equal(true);
+  });
+
+  it("plans a source's first heavy call between ticks by the dearest cost seen, and runs heavy calls one at a time while seals are seen", () => {
+    const { clock, pumps, started, take } = sealed({ ...LANES, heavy: 2 });
+    clock.now = 2_430;
+    // a's 800 ms per 50,000,000 gas: b's first call, at 2,430, would end past 3,000 - 25.
+    take('b1');
+    expect(started).to.have.length(2);
+    expect(pumps.map(({ at }) => at)).to.deep.equal([3_025]);
+    clock.now = 3_025;
+    pumps[0]!.run();
+    take('c1', 2_100_000n);
+    expect(started.slice(2)).to.deep.equal(['b1 heavy at 3025']);
   });
 
   it('forgets the seals seen when quick_call_ms changes on a reload, and keeps them otherwise', () => {
