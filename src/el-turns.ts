@@ -123,8 +123,6 @@ const LONG_SHARE = 8;
 const TYPICAL_ANSWERS = 32;
 /** What a source's next call on the heavy lane is expected to take: its last, or this share of what was expected of that one. */
 const HEAVY_MS_FADE = 0.9;
-/** A call answered this soon after another's long call ended was released by its end. */
-const RELEASED_MS = 25;
 /** How fast a source's EL time per gas fades: a call 4.7 times too long runs again after ~2 minutes. */
 const COST_HALF_LIFE_MS = 60_000;
 /** Where the dearest cost per gas of any source is kept: what a source's first call is planned by, between ticks. */
@@ -190,10 +188,15 @@ export class ElTurns {
   private readonly pairs: PeakHistory;
   /** Per source: the EL milliseconds per gas its calls on the heavy lane took. */
   private readonly costs: PeakHistory;
-  /** When the last long call ended, and its source; when the last long call of another source did. */
+  /**
+   * When the last long call ended, its source, and when the EL had last answered a read quickly
+   * then; the same of the last long call of another source.
+   */
   private lastLongAt = Number.NEGATIVE_INFINITY;
   private lastLongSource = '';
+  private lastLongQuick = Number.NEGATIVE_INFINITY;
   private otherLongAt = Number.NEGATIVE_INFINITY;
+  private otherLongQuick = Number.NEGATIVE_INFINITY;
   /** When the EL last answered a read within `quickMs`: it was not holding reads then. */
   private lastResponsive = Number.NEGATIVE_INFINITY;
   /**
@@ -255,19 +258,30 @@ export class ElTurns {
   }
 
   /**
-   * Whether a call that reached the EL at `startedAt` (this clock) and was answered `elMs` later
-   * may have been held by it: long, and the EL answered no other read quickly once it had the
-   * call (anvil sealing a block holds every read). Its time then says nothing of its own cost.
-   * Unless it was running at one of the EL's ticks: the seal waited for it. Nor does the time of
-   * a long call that ended at once after another `source`'s long call that ended while it ran:
-   * it waited behind that one (held at a seal the other kept, then served while reads were
-   * answered quickly again), as the reads held with it did.
+   * The part of the EL time of a call that reached the EL at `startedAt` (this clock) and was
+   * answered `elMs` later, at `at`, that was its own work. A long call during which another
+   * `source`'s long call ended, the EL having answered no read quickly from soon after it had the
+   * call to that end, waited behind that one (held at a seal the other kept): its own is what came
+   * after. A long call during which the EL answered no other read quickly at all may have been
+   * held throughout (anvil sealing a block holds every read): none of it, unless it was running
+   * at one of the EL's ticks (the seal waited for it). Else all of it.
    */
+  ownMs(startedAt: number, elMs: number, source?: string, at = this.now()): number {
+    const { quickMs } = this.lanes;
+    if (!(elMs > quickMs)) return elMs;
+    if (source !== undefined) {
+      const mine = this.lastLongSource === source;
+      const otherEnd = mine ? this.otherLongAt : this.lastLongAt;
+      const quickBefore = mine ? this.otherLongQuick : this.lastLongQuick;
+      if (otherEnd > startedAt && quickBefore <= startedAt + quickMs) return Math.max(0, at - otherEnd);
+    }
+    if (this.lastResponsive <= startedAt + quickMs && !this.seals.heldTick(startedAt, startedAt + elMs)) return 0;
+    return elMs;
+  }
+
+  /** Whether a long call may have been held by the EL: its own work (ownMs) was no longer than a quick call's. */
   held(startedAt: number, elMs: number, source?: string, at = this.now()): boolean {
-    if (!(elMs > this.lanes.quickMs)) return false;
-    const other = source === undefined ? Number.NEGATIVE_INFINITY : this.lastLongSource === source ? this.otherLongAt : this.lastLongAt;
-    if (other > startedAt && at - other <= RELEASED_MS) return true;
-    return this.lastResponsive <= startedAt + this.lanes.quickMs && !this.seals.heldTick(startedAt, startedAt + elMs);
+    return elMs > this.lanes.quickMs && this.ownMs(startedAt, elMs, source, at) <= this.lanes.quickMs;
   }
 
   /**
@@ -338,7 +352,8 @@ export class ElTurns {
   /** What a heavy call is planned to take between ticks: its source's last, or by its cost (a new source's, the dearest seen). */
   private plannedMs(line: Line, at: number): number {
     const turn = line.waiting[0]!.turn;
-    const peaks = this.costs.peaks(costKey(turn), at) ?? this.costs.peaks(DEAREST, at);
+    // A source without a heavy call yet, by the dearest: a source whose calls are short keeps its own.
+    const peaks = this.costs.peaks(costKey(turn), at) ?? (line.heavyMs === 0 ? this.costs.peaks(DEAREST, at) : undefined);
     return Math.max(line.heavyMs, (peaks?.highest ?? 0) * Number(turn.gas));
   }
 
@@ -482,12 +497,15 @@ export class ElTurns {
   }
 
   /**
-   * A long call's EL time per gas, unless the EL held it (or was crowded): then its time is not
-   * its own. A short one's says little: its time is mostly what any call costs, whatever its gas.
+   * A long call's own EL time per gas (ownMs), unless that was short, or within what a crowded EL
+   * makes of any call. A short call's says little: its time is mostly what any call costs,
+   * whatever its gas.
    */
   private learnCost(turn: ElTurn, elMs: number, startedAt: number, at: number): void {
-    if (!(elMs > this.lanes.quickMs) || turn.gas === 0n || this.crowded(startedAt, elMs, turn.source, at)) return;
-    const cost = elMs / Number(turn.gas);
+    if (!(elMs > this.lanes.quickMs) || turn.gas === 0n) return;
+    const own = this.ownMs(startedAt, elMs, turn.source, at);
+    if (own <= this.lanes.quickMs || own <= LONG_SHARE * 2 ** this.typicalLog2) return;
+    const cost = own / Number(turn.gas);
     this.costs.record(costKey(turn), cost, at);
     this.costs.record(DEAREST, cost, at);
   }
@@ -495,9 +513,11 @@ export class ElTurns {
   private longEnded(source: string, at: number): void {
     if (source !== this.lastLongSource) {
       this.otherLongAt = this.lastLongAt;
+      this.otherLongQuick = this.lastLongQuick;
       this.lastLongSource = source;
     }
     this.lastLongAt = at;
+    this.lastLongQuick = this.lastResponsive;
   }
 
   /**

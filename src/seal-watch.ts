@@ -25,9 +25,10 @@ const LEAST_HOLD_MS = 100;
 /** Seals are looked for this long after the last one seen; past it, long calls start when they come. */
 const WATCH_MS = 60_000;
 /**
- * The interval learned bounds a call's length this long after the last seal seen: once calls too
- * long to fit between two ticks are refused, none holds a seal to be seen (a forged seal on an EL
- * that never seals bounds calls as long, at most).
+ * An interval learned from two gaps or more bounds a call's length this long after the last seal
+ * seen (one from a single gap, for WATCH_MS): once calls too long to fit between two ticks are
+ * refused, none holds a seal to be seen. Seals forged on an EL that never seals bound calls as
+ * long, at most: three, placed to agree.
  */
 const BOUND_MS = 600_000;
 /** Gaps between seals shorter than this are the same seal seen twice. */
@@ -114,7 +115,7 @@ export class SealWatch {
    */
   longestBetweenTicks(at: number): number {
     this.settleBurst(at);
-    if (!(at - this.tick <= BOUND_MS) || Number.isNaN(this.interval)) return Number.POSITIVE_INFINITY;
+    if (!(at - this.tick <= this.boundFor()) || Number.isNaN(this.interval)) return Number.POSITIVE_INFINITY;
     return this.interval - 2 * MARGIN_MS;
   }
 
@@ -131,9 +132,14 @@ export class SealWatch {
    */
   heldTick(from: number, to: number): boolean {
     this.settleBurst(to);
-    if (Number.isNaN(this.interval) || !(to - this.tick <= BOUND_MS)) return false;
+    if (Number.isNaN(this.interval) || !(to - this.tick <= this.boundFor())) return false;
     const tick = this.tick + Math.ceil((from + MARGIN_MS - this.tick) / this.interval) * this.interval;
     return tick + MARGIN_MS <= to;
+  }
+
+  /** How long after the last seal the interval bounds calls: longer once more than one gap agreed. */
+  private boundFor(): number {
+    return this.intervals >= 2 ? BOUND_MS : WATCH_MS;
   }
 
   /**

@@ -150,7 +150,8 @@ function takeTurn(ex: Exchange, ctx: RequestContext, keep: ((bytes: Buffer | und
         (ms) => {
           elMs = ms;
           // Time the EL held the call (anvil sealing a block) is not the source's to pay for.
-          if (!runtime.elTurns.held(started, ms, source)) ctx.tab.elTime(ms);
+          const own = runtime.elTurns.ownMs(started, ms, source);
+          if (own > 0) ctx.tab.elTime(own);
           // The EL has computed the answer: the turn is over, whatever the client's pace of
           // reading it (which holds one of the lane pool's spare connections, not the turn).
           ended(ms);

@@ -447,16 +447,23 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.started).to.deep.equal(['a1', 'b1', 'c1', 'd1']);
   });
 
-  it("says a long call answered within 25 ms after another source's long call ended while it ran waited behind it", () => {
+  it("takes as a call's own work only what came after another source's long call that held it: no quick answer from its start to that end", () => {
     const h = harness();
     h.take('a1', LARGE);
-    h.end('a1', 1_000);
-    // Reads were answered quickly all along: only a's end tells.
-    expect([h.turns.held(500, 500, 'v'), h.turns.held(500, 500, 'a'), h.turns.held(500, 500)]).to.deep.equal([true, false, false]);
-    h.advance(25);
-    expect(h.turns.held(500, 525, 'v')).to.equal(true);
-    h.advance(1);
-    expect(h.turns.held(500, 526, 'v')).to.equal(false);
+    h.advance(100);
+    h.turns.answered(1);
+    h.end('a1', 1_000, 900, true);
+    // At 1,000: v's call, from 450, waited behind a's; from 49, the answer at 100 shows the EL answering meanwhile.
+    expect(h.turns.ownMs(450, 550, 'v')).to.equal(0);
+    expect(h.turns.held(450, 550, 'v')).to.equal(true);
+    h.advance(51);
+    h.turns.answered(1);
+    expect([h.turns.ownMs(450, 601, 'v'), h.turns.held(450, 601, 'v'), h.turns.ownMs(49, 1_002, 'v')]).to.deep.equal([51, false, 1_002]);
+    expect(h.turns.ownMs(450, 601, 'a'), 'not by a call of its own source').to.equal(601);
+    expect(h.turns.ownMs(50, 1_001, 'v')).to.equal(51);
+    // No quick answer at all since it started (at 1,051 - 50 or later): held throughout.
+    h.advance(200);
+    expect(h.turns.ownMs(1_001, 250)).to.equal(0);
   });
 
   it('counts a read answered within quick_call_ms, to the millisecond, as the EL serving reads', () => {
@@ -963,6 +970,17 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     pumps[0]!.run();
     take('c1', 2_100_000n);
     expect(started.slice(2)).to.deep.equal(['b1 heavy at 3025']);
+  });
+
+  it('plans a source whose heavy calls were all short by its own last call, not by the dearest cost seen', () => {
+    const { clock, started, ends, take } = sealed();
+    clock.now = 3_030;
+    take('c1');
+    clock.now = 3_040;
+    ends.get('c1')!(10);
+    clock.now = 3_300;
+    take('c2');
+    expect(started.slice(2)).to.deep.equal(['c1 heavy at 3030', 'c2 heavy at 3300']);
   });
 
   it('forgets the seals seen when quick_call_ms changes on a reload, and keeps them otherwise', () => {

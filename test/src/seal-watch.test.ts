@@ -75,17 +75,21 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
     expect(watch.waitFor(800, 2_426)).to.equal(3_025 - 2_426);
   });
 
-  it('bounds a call to what fits between two ticks with a seal at each end, for ten minutes after the last seal once the interval is known', () => {
+  it('bounds a call to what fits between two ticks with a seal at each end: for a minute after the last seal, ten once two gaps agreed', () => {
     expect(new SealWatch(QUICK_MS).longestBetweenTicks(2_430)).to.equal(Number.POSITIVE_INFINITY);
     const once = new SealWatch(QUICK_MS);
     sealDuring(once, 600, 1_000, 1_400);
     expect(once.longestBetweenTicks(1_430)).to.equal(Number.POSITIVE_INFINITY);
     const watch = learnt();
     expect(watch.longestBetweenTicks(2_430)).to.equal(950);
-    // Calls placed between ticks for a minute; bounded for ten (refused calls show no seal).
     expect([watch.watching(62_000), watch.watching(62_001)]).to.deep.equal([true, false]);
-    expect(watch.longestBetweenTicks(602_000)).to.equal(950);
-    expect(watch.longestBetweenTicks(602_001)).to.equal(Number.POSITIVE_INFINITY);
+    expect([watch.longestBetweenTicks(62_000), watch.longestBetweenTicks(62_001)]).to.deep.equal([950, Number.POSITIVE_INFINITY]);
+    // Calls placed between ticks for a minute; bounded for ten (refused calls show no seal).
+    const agreed = learnt();
+    sealDuring(agreed, 2_600, 3_000, 3_400);
+    expect([agreed.watching(63_000), agreed.watching(63_001)]).to.deep.equal([true, false]);
+    expect(agreed.longestBetweenTicks(603_000)).to.equal(950);
+    expect(agreed.longestBetweenTicks(603_001)).to.equal(Number.POSITIVE_INFINITY);
   });
 
   it('says a call running at a tick, 25 ms either side of it, held the seal, for as long as the interval bounds calls', () => {
@@ -97,8 +101,9 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
     expect(watch.heldTick(2_960, 3_024)).to.equal(false);
     expect(watch.heldTick(3_030, 3_900)).to.equal(false);
     expect(watch.heldTick(3_030, 4_100)).to.equal(true);
-    expect(watch.heldTick(600_900, 602_000)).to.equal(true);
-    expect(watch.heldTick(600_900, 602_001)).to.equal(false);
+    expect([watch.heldTick(60_900, 62_000), watch.heldTick(60_900, 62_001)]).to.deep.equal([true, false]);
+    sealDuring(watch, 2_600, 3_000, 3_400);
+    expect([watch.heldTick(601_900, 603_000), watch.heldTick(601_900, 603_001)]).to.deep.equal([true, false]);
     expect(new SealWatch(QUICK_MS).heldTick(960, 1_800)).to.equal(false);
   });
 
