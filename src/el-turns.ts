@@ -39,13 +39,13 @@
  * than fits between two ticks) is refused when it comes and again when its turn comes, unless
  * its gas is within `quickGas` or the source's own calls to its target were short. The EL
  * computes on whatever its client does (anvil does not stop a call whose connection closed), so
- * only a call never sent is bounded. A source's cost per gas is learned from its own calls longer
- * than `quickMs` (the second dearest lately, halving each minute; searches, which the EL runs many
- * times, apart), unless the EL held them: its first two dear calls run, and it then runs such
- * calls again only with less gas, or once what it showed has faded. A call running at a tick of
- * such an EL held the seal, and every read behind it: it was not held, and its time is its own.
- * While seals are seen, the heavy lane runs one call at a time, each planned by the longer of its
- * source's last and its cost (a source's first, by the dearest cost seen lately).
+ * only a call never sent is bounded. A source's cost per gas is learned from the own work
+ * (`ownMs`) of its calls longer than `quickMs` (the second dearest lately, halving each minute;
+ * searches, which the EL runs many times, apart): its first two dear calls run, and it then runs
+ * such calls again only with less gas, or once what it showed has faded. A call running at a tick
+ * of such an EL held the seal, and every read behind it: it was not held, and its time is its
+ * own. While seals are seen, the heavy lane runs one call at a time, each planned by the longer
+ * of its source's last and its cost (a source with no heavy call yet, by the dearest cost seen).
  *
  * In each lane, waiting sources are served by start-time fair queueing on measured
  * milliseconds: a source's next call starts at the later of the current virtual time and the
@@ -125,7 +125,7 @@ const TYPICAL_ANSWERS = 32;
 const HEAVY_MS_FADE = 0.9;
 /** How fast a source's EL time per gas fades: a call 4.7 times too long runs again after ~2 minutes. */
 const COST_HALF_LIFE_MS = 60_000;
-/** Where the dearest cost per gas of any source is kept: what a source's first call is planned by, between ticks. */
+/** Where the dearest cost per gas of any source is kept: what a source with no heavy call yet is planned by, between ticks. */
 const DEAREST = '';
 /** What a source's calls of a kind are learned under. */
 const costKey = (turn: ElTurn) => (turn.searches === true ? `${turn.source}\nsearches` : turn.source);
@@ -186,7 +186,7 @@ export class ElTurns {
   private readonly targets: PeakHistory;
   /** Per source and target: whether the source's long call on the target counted there lately. */
   private readonly pairs: PeakHistory;
-  /** Per source: the EL milliseconds per gas its calls on the heavy lane took. */
+  /** Per source (its searches apart), and of all under DEAREST: the EL milliseconds per gas its long calls took. */
   private readonly costs: PeakHistory;
   /**
    * When the last long call ended, its source, and when the EL had last answered a read quickly
@@ -332,8 +332,8 @@ export class ElTurns {
 
   /**
    * Why a call may not run: its source's cost per gas lately, times its gas, is over what one call
-   * may take (`callMs`, or between two ticks of an EL that seals under a lock). A call the quick
-   * lane expects short runs (its expectation is its own target's, or bound by its gas).
+   * may take (`callMs`, or between two ticks of an EL that seals under a lock). A call within
+   * `quickGas` runs, as does one to a target the source's own calls kept short.
    */
   private overlong(waiting: Waiting, at: number): CallRefusal | undefined {
     const { turn } = waiting;
@@ -349,7 +349,7 @@ export class ElTurns {
     return { expectedMs, mostMs, retryAfterMs: Math.max(1, Math.ceil(COST_HALF_LIFE_MS * Math.log2(expectedMs / mostMs))) };
   }
 
-  /** What a heavy call is planned to take between ticks: its source's last, or by its cost (a new source's, the dearest seen). */
+  /** What a heavy call is planned to take between ticks: its source's last, or by its cost (a source with no heavy call yet, by the dearest seen). */
   private plannedMs(line: Line, at: number): number {
     const turn = line.waiting[0]!.turn;
     // A source without a heavy call yet, by the dearest: a source whose calls are short keeps its own.
