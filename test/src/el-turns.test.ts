@@ -456,7 +456,10 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     // At 1,000: v's call, from 450, waited behind a's; from 49, the answer at 100 shows the EL answering meanwhile.
     expect(h.turns.ownMs(450, 550, 'v')).to.equal(0);
     expect(h.turns.held(450, 550, 'v')).to.equal(true);
-    h.advance(51);
+    // 50 ms of its own, exactly quick_call_ms: still held.
+    h.advance(50);
+    expect(h.turns.held(450, 600, 'v')).to.equal(true);
+    h.advance(1);
     h.turns.answered(1);
     expect([h.turns.ownMs(450, 601, 'v'), h.turns.held(450, 601, 'v'), h.turns.ownMs(49, 1_002, 'v')]).to.deep.equal([51, false, 1_002]);
     expect(h.turns.ownMs(450, 601, 'a'), 'not by a call of its own source').to.equal(601);
@@ -716,6 +719,28 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     h.take('a5', LARGE, { target: 'own' });
     expect(h.refused.map(({ name }) => name)).to.deep.equal(['a4']);
     expect(h.lanesOf.get('a5')).to.equal('quick');
+  });
+
+  it("takes no short call's end as what another call waited behind", () => {
+    const h = harness();
+    h.advance(100);
+    h.turns.answered(1);
+    h.take('a1', LARGE);
+    h.advance(900);
+    h.end('a1', 10, 0, true);
+    h.advance(20);
+    expect(h.turns.ownMs(450, 570, 'v')).to.equal(570);
+  });
+
+  it('learns no cost from a long call within eight times what answers within quick_call_ms typically took (a crowded EL)', () => {
+    const h = harness();
+    // The typical answer starts at 25 ms: 150 ms is within 200.
+    for (const name of ['a1', 'a2']) {
+      h.take(name, LARGE);
+      h.end(name, 150, 60);
+    }
+    h.take('a3', 2_000_000_000n);
+    expect(h.refused).to.deep.equal([]);
   });
 
   it('learns no cost from a call the EL may have held: two long calls without a quick answer meanwhile refuse nothing', () => {
