@@ -88,6 +88,9 @@ export async function placeLoop(anvilUrl: string): Promise<void> {
 
 const HEAVY_IN_FLIGHT =
   'rate limited: too many eth_call, eth_estimateGas, eth_createAccessList or eth_simulateV1 requests in flight from this source; retry later';
+/** A call its source's recent calls show would not fit between two of anvil's ticks (src/el-turns.ts). */
+const CALL_TOO_LONG =
+  'rate limited: calls this large from this source lately kept the execution layer longer than one call may; ask for less gas or retry later';
 
 /**
  * The attacks of row N2, as request bodies, with the 429 each is refused with; then a flood of
@@ -131,6 +134,7 @@ export const ATTACKS = {
      * this long before the victim is measured: the phase is what a source's steady attack does.
      */
     warmUpMs: 12_000,
+    bounded: CALL_TOO_LONG,
   },
   /**
    * 32 clients, each a gasless eth_estimateGas of the loop (the EL searches: many runs up to the

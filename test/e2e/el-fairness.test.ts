@@ -121,6 +121,7 @@ describe('el-fairness: another source is served while one floods the EL with gas
       const answeredSo = (what: string) => (outcomes.get(what) ?? 0) + (warmedUp.get(what) ?? 0);
       expect(answeredSo('result')).to.be.above(0);
       if (refusal !== undefined) expect(answeredSo(`429 -32005 ${refusal}`)).to.be.above(0);
+      if ('bounded' in attackOf) expect(answeredSo(`429 -32005 ${attackOf.bounded}`), 'refused as too long').to.be.above(0);
       const refusals = [...outcomes].reduce((sum, [what, n]) => sum + (what.startsWith('429') ? n : 0), 0);
       expect(refusals).to.be.at.most(REFUSALS_CEILING);
       if (!('withinQuota' in attackOf)) expect(refusals).to.be.above(0);
