@@ -39,6 +39,8 @@ const FRESH_SHARE = 0.75;
 const GAP_TOLERANCE_MS = 50;
 /** How far off the interval learned may be, as a share of it, for a gap to be read as whole intervals. */
 const DRIFT_SHARE = 0.02;
+/** An interval learned is looked at as at most this many times the true one. */
+const MOST_PARTS = 8;
 /** About how many gaps the interval is the mean of. */
 const INTERVALS_MEAN = 8;
 
@@ -63,6 +65,8 @@ export class SealWatch {
   private interval = Number.NaN;
   /** Gaps the interval is the mean of (up to INTERVALS_MEAN). */
   private intervals = 0;
+  /** A whole fraction of the interval a gap that was not whole intervals fitted: the interval once another does. */
+  private divisor = Number.NaN;
 
   constructor(private readonly quickMs: number) {}
 
@@ -166,7 +170,27 @@ export class SealWatch {
     } else if (!(gap >= this.interval * FRESH_SHARE)) {
       this.interval = gap;
       this.intervals = 1;
+      this.divisor = Number.NaN;
+    } else {
+      // Neither: the interval learned may be a multiple of the true one (seals seen only some
+      // intervals apart, as one source's own long calls show them). Taken once two gaps agree.
+      const divisor = this.divisorFitting(gap);
+      if (Math.abs(divisor - this.divisor) <= GAP_TOLERANCE_MS) {
+        this.interval = divisor;
+        this.intervals = 1;
+        this.divisor = Number.NaN;
+      } else this.divisor = divisor;
     }
+  }
+
+  /** The largest whole fraction of the interval (at least LEAST_INTERVAL_MS) that `gap` is a whole number of; NaN if none. */
+  private divisorFitting(gap: number): number {
+    for (let parts = 2; parts <= MOST_PARTS; parts++) {
+      const divisor = this.interval / parts;
+      if (divisor < LEAST_INTERVAL_MS) break;
+      if (Math.abs(gap - Math.round(gap / divisor) * divisor) <= GAP_TOLERANCE_MS) return divisor;
+    }
+    return Number.NaN;
   }
 
   /** Takes the seal read from a burst once the burst is over (or a new long call ends). */

@@ -134,6 +134,19 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
     expect(watch.waitFor(600, 12_930)).to.equal(13_525 - 12_930);
   });
 
+  it('takes a whole fraction of the interval once two gaps that were not whole intervals agree on it: seals seen only some ticks apart', () => {
+    const watch = new SealWatch(QUICK_MS);
+    // Ticks every 1,000 ms, seen only at 1,000, 6,000, 10,000, 15,000, 19,000 (one source's own 4.5 s calls).
+    for (const tick of [1_000, 6_000, 10_000]) sealDuring(watch, tick - 400, tick, tick + 400);
+    // 5,000, then 4,000: one fraction, the interval stays.
+    expect(watch.longestBetweenTicks(10_430)).to.equal(4_950);
+    sealDuring(watch, 14_600, 15_000, 15_400);
+    expect(watch.longestBetweenTicks(15_430)).to.equal(4_950);
+    sealDuring(watch, 18_600, 19_000, 19_400);
+    expect(watch.longestBetweenTicks(19_430)).to.equal(950);
+    expect(watch.waitFor(800, 19_430)).to.equal(20_025 - 19_430);
+  });
+
   it('sees no seal where the EL answered no read that came during the long call before it ended: one call at a time', () => {
     const watch = new SealWatch(QUICK_MS);
     twoCalls((from, tick, to) => {
