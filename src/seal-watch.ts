@@ -45,7 +45,8 @@ const MOST_PARTS = 8;
 const INTERVALS_MEAN = 8;
 
 export class SealWatch {
-  /** When the last long call ended. */
+  /** When the last long call had reached the EL, and when it ended. */
+  private longFrom = Number.NaN;
   private longTo = Number.NaN;
   /** When the last answer within `quickMs` had reached the EL. */
   private quickFrom = Number.NEGATIVE_INFINITY;
@@ -70,9 +71,14 @@ export class SealWatch {
 
   constructor(private readonly quickMs: number) {}
 
-  /** A call on the heavy lane ended at `at`, having reached the EL at `from`. */
+  /**
+   * A call on the heavy lane ended at `at`, having reached the EL at `from`. One that reached it
+   * after the last long call did and ended in that one's burst was held by its seal, as a read.
+   */
   longEnded(from: number, at: number): void {
+    if (at - this.longTo <= BURST_MS && from > this.longFrom) return this.answered(at - from, at);
     this.settleBurst();
+    this.longFrom = from;
     this.longTo = at;
     this.quietFrom = this.answerAt;
     this.servedFrom = this.quickFrom > from ? this.quickFrom : Number.NaN;

@@ -147,6 +147,17 @@ describe('seal watch: long calls kept clear of the ticks of an EL that seals und
     expect(watch.waitFor(800, 19_430)).to.equal(20_025 - 19_430);
   });
 
+  it('takes a long call that reached the EL after the tick and ended in the burst as a read the seal held: two heavy calls at once', () => {
+    const watch = new SealWatch(QUICK_MS);
+    twoCalls((from, tick, to) => {
+      watch.answered(1, tick - 3);
+      watch.longEnded(from, to);
+      watch.longEnded(tick + 4, to + 2);
+      watch.answered(to + 3 - (tick + 12), to + 3);
+    });
+    expect(watch.longestBetweenTicks(2_430)).to.equal(950);
+  });
+
   it('sees no seal where the EL answered no read that came during the long call before it ended: one call at a time', () => {
     const watch = new SealWatch(QUICK_MS);
     twoCalls((from, tick, to) => {
