@@ -50,7 +50,8 @@ describe('config', () => {
     // Up to a quarter of the 128 connections' worth of short calls at once.
     expect(config.upstreams.quick).to.deep.equal({ ...config.upstreams.execution, connections: 32 });
     expect(config.upstreams.quickCall).to.deep.equal({ connections: 1, most: 32, gas: 2_000_000n, ms: 50 });
-    expect(config.upstreams.maxCallMs).to.equal(5_000);
+    // The shipped file bounds one call at 2 s; the default is geth's 5 s (below).
+    expect(config.upstreams.maxCallMs).to.equal(2_000);
     expect(config.clientTimeouts.bodyIdleMs).to.equal(5_000);
     expect(config.maxBodyBytesInFlight).to.equal(64 * 1024 * 1024);
   });
@@ -90,6 +91,7 @@ describe('config', () => {
   });
 
   it('bounds what one gas-heavy read may be expected to take at max_call_ms: 5 s (geth cuts a call there) unless set', () => {
+    expect(parseConfig(base('\n  - gate', '')).upstreams.maxCallMs).to.equal(5_000);
     expect(parseConfig(base('\n  - gate', '  max_call_ms: 1000')).upstreams.maxCallMs).to.equal(1_000);
   });
 
