@@ -96,7 +96,8 @@ describe('el-fairness: another source is served while one floods the EL with gas
   for (const [name, attackOf] of Object.entries(ATTACKS)) {
     const { from, concurrency, body, refusal } = attackOf;
     const warmUpMs = 'warmUpMs' in attackOf ? attackOf.warmUpMs : 0;
-    const after = warmUpMs > 0 ? ` (after ${warmUpMs / 1000} s of it, and its calls refused as too long, another source reading meanwhile)` : '';
+    const after =
+      warmUpMs > 0 ? ` (after ${warmUpMs / 1000} s of it, and its calls refused as too long, another source reading meanwhile)` : '';
     it(`${name}: ${concurrency} concurrent clients retrying at once${after}; the victim's medians stay within ${RATIO_CEILING}x of quiet`, async () => {
       const bounded = 'bounded' in attackOf ? `429 -32005 ${attackOf.bounded}` : undefined;
       const warmedUp = warmUpMs > 0 ? await warmUp(from, body, concurrency, warmUpMs, bounded) : new Map<string, number>();
