@@ -291,7 +291,12 @@ export class ElTurns {
    * dear ones a source sends.
    */
   private crowded(startedAt: number, elMs: number, source: string, at: number): boolean {
-    return this.held(startedAt, elMs, source, at) || (elMs > this.lanes.quickMs && elMs <= LONG_SHARE * 2 ** this.typicalLog2);
+    return this.held(startedAt, elMs, source, at) || (elMs > this.lanes.quickMs && this.asCrowdedMakes(elMs));
+  }
+
+  /** Whether `ms` is within what a crowded EL makes of any call: LONG_SHARE times its typical answer lately. */
+  private asCrowdedMakes(ms: number): boolean {
+    return ms <= LONG_SHARE * 2 ** this.typicalLog2;
   }
 
   /** Sources whose virtual time counts: with calls waiting or running, or owed time ahead of the clock (a count, for metrics). */
@@ -428,9 +433,10 @@ export class ElTurns {
         if (fits) lane = 'quick';
       }
       // Calls placed between ticks, one at a time: two at once could each hold the other at a seal.
-      if (lane === undefined && this.running.heavy < (this.seals.watching(at) ? 1 : this.lanes.heavy)) {
+      const watching = lane === undefined && this.seals.watching(at);
+      if (lane === undefined && this.running.heavy < (watching ? 1 : this.lanes.heavy)) {
         line = this.earliest();
-        const wait = line === undefined || !this.seals.watching(at) ? 0 : this.seals.waitFor(this.plannedMs(line, at), at);
+        const wait = line === undefined || !watching ? 0 : this.seals.waitFor(this.plannedMs(line, at), at);
         if (wait > 0) this.pumpIn(wait, at);
         else if (line !== undefined) lane = 'heavy';
       }
@@ -504,7 +510,7 @@ export class ElTurns {
   private learnCost(turn: ElTurn, elMs: number, startedAt: number, at: number): void {
     if (!(elMs > this.lanes.quickMs) || turn.gas === 0n) return;
     const own = this.ownMs(startedAt, elMs, turn.source, at);
-    if (own <= this.lanes.quickMs || own <= LONG_SHARE * 2 ** this.typicalLog2) return;
+    if (own <= this.lanes.quickMs || this.asCrowdedMakes(own)) return;
     const cost = own / Number(turn.gas);
     this.costs.record(costKey(turn), cost, at);
     this.costs.record(DEAREST, cost, at);

@@ -673,6 +673,22 @@ describe('EL turns: gas-heavy reads shared by measured EL time', () => {
     expect(h.started.at(-1)).to.equal('a7');
   });
 
+  it('bounds calls by the callMs a reload gives', () => {
+    const h = harness();
+    for (const name of ['a1', 'a2']) {
+      h.take(name, LARGE);
+      h.end(name, 6_000, 60);
+    }
+    h.turns.resize({ ...LANES, callMs: 7_000 });
+    h.take('a3', LARGE);
+    expect(h.refused).to.deep.equal([]);
+    expect(h.started.at(-1)).to.equal('a3');
+    h.end('a3', 1, 60);
+    h.turns.resize({ ...LANES, callMs: 5_000 });
+    h.take('a4', LARGE);
+    expect(h.refused.map(({ name }) => name)).to.deep.equal(['a4']);
+  });
+
   it("checks a call again when its turn comes: what its source's calls ahead of it showed meanwhile counts", () => {
     const h = harness();
     for (const name of ['a1', 'a2', 'a3']) h.take(name, LARGE);
