@@ -87,21 +87,22 @@ async function main(stopLater: StopLater): Promise<void> {
     console.log(line('quiet', quiet));
     for (const [name, attackOf] of Object.entries(ATTACKS)) {
       const { from, concurrency, body } = attackOf;
-      // The attack's first seconds, where its source's first dear calls run (src/el-turns.ts).
-      if ('warmUpMs' in attackOf) {
-        const until = Date.now() + attackOf.warmUpMs;
-        const [first, outcomes] = await Promise.all([
+      // The attack's first seconds, where its source's first dear calls run (src/el-turns.ts), apart.
+      const phases: ReadonlyArray<readonly [string, number]> =
+        'warmUpMs' in attackOf
+          ? [
+              [`${name}, first ${attackOf.warmUpMs / 1000} s`, attackOf.warmUpMs],
+              [name, PHASE_MS],
+            ]
+          : [[name, PHASE_MS]];
+      for (const [label, ms] of phases) {
+        const until = Date.now() + ms;
+        const [attacked, outcomes] = await Promise.all([
           victim(ingress.url, transfers, until),
           attack(ingress.url, from, body, concurrency, until, row.backoffMs),
         ]);
-        report(`${name}, first ${attackOf.warmUpMs / 1000} s`, first, quiet, outcomes);
+        report(label, attacked, quiet, outcomes);
       }
-      const until = Date.now() + PHASE_MS;
-      const [attacked, outcomes] = await Promise.all([
-        victim(ingress.url, transfers, until),
-        attack(ingress.url, from, body, concurrency, until, row.backoffMs),
-      ]);
-      report(name, attacked, quiet, outcomes);
     }
     await stopIngress(ingress);
     await anvil.stop();

@@ -119,12 +119,13 @@ function takeTurn(ex: Exchange, ctx: RequestContext, keep: ((bytes: Buffer | und
     afterEl?.();
   };
   const source = sourceOf(ex, ctx);
+  const runs = runsOf(request.method);
   runtime.elTurns.take({
     source,
     target: callTarget(request.method, request.params),
     // The gas of every run: an estimate at 2,000,000 gas may run the call a dozen times.
-    gas: (ctx.facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP)) * runsOf(request.method),
-    searches: runsOf(request.method) > 1n,
+    gas: (ctx.facts.get(CALL_GAS) ?? requestGas(request.method, request.params, DEFAULT_RPC_GAS_CAP)) * runs,
+    searches: runs > 1n,
     gone: () => res.destroyed,
     dropped: elSettled,
     refused: ({ expectedMs, mostMs, retryAfterMs }) => {
